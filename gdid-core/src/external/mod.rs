@@ -1,0 +1,14 @@
+//! Optional integrations, one file each, holding impls and helpers only.
+
+#[cfg(feature = "serde")]
+pub mod serde_support;
+
+#[cfg(feature = "bson")]
+pub mod bson_support;
+
+#[cfg(any(
+    feature = "sqlx-mysql",
+    feature = "sqlx-postgres",
+    feature = "sqlx-sqlite"
+))]
+mod sqlx_support;
