@@ -1,0 +1,104 @@
+//! Property tests: every form round-trips, `Ord` is byte order, decoders never panic.
+
+use gdid_core::{AUTHORITY_MAX, COUNTER_MAX, Gdid};
+use proptest::prelude::*;
+
+/// Any valid id, with extra weight on the small values that the variable-length forms favour.
+fn any_gdid() -> impl Strategy<Value = Gdid> {
+    let era = prop_oneof![0..300u32, any::<u32>()];
+    let counter = prop_oneof![0..100_000u64, 0..=COUNTER_MAX];
+    (era, 0..=AUTHORITY_MAX, counter)
+        .prop_map(|(era, authority, counter)| Gdid::from_parts(era, authority, counter).unwrap())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    #[test]
+    fn text_forms_round_trip(id in any_gdid()) {
+        for text in [id.to_string(), format!("{id:x}"), format!("{id:X}"), format!("{id:#x}")] {
+            prop_assert_eq!(text.parse::<Gdid>(), Ok(id), "{}", text);
+        }
+        let mut buf = [0u8; Gdid::TEXT_MAX_LEN];
+        prop_assert_eq!(id.encode_text(&mut buf), id.to_string());
+    }
+
+    #[test]
+    fn bytes_round_trip(id in any_gdid()) {
+        prop_assert_eq!(Gdid::from_slice(&id.to_bytes()), Ok(id));
+        prop_assert_eq!(Gdid::from_raw(id.era(), id.id64()), id);
+        prop_assert_eq!(Gdid::from_parts(id.era(), id.authority(), id.counter()), Ok(id));
+    }
+
+    #[test]
+    fn variable_length_forms_round_trip(id in any_gdid()) {
+        let mut leb = Vec::new();
+        id.encode_leb(&mut leb);
+        prop_assert_eq!(leb.len(), id.leb_len());
+        prop_assert_eq!(Gdid::decode_leb(&leb), Ok((id, leb.len())));
+        let mut compact = Vec::new();
+        id.encode_compact(&mut compact);
+        prop_assert_eq!(compact.len(), id.compact_len());
+        prop_assert_eq!(Gdid::decode_compact(&compact), Ok((id, compact.len())));
+        if id.era() < 128 && id.counter() < (1 << 31) {
+            prop_assert!(compact.len() <= 6);
+        }
+    }
+
+    #[test]
+    fn ord_is_byte_order_and_field_order(a in any_gdid(), b in any_gdid()) {
+        let by_fields = (a.era(), a.authority(), a.counter()).cmp(&(b.era(), b.authority(), b.counter()));
+        prop_assert_eq!(a.cmp(&b), by_fields);
+        prop_assert_eq!(a.as_bytes().cmp(b.as_bytes()), by_fields);
+        prop_assert_eq!(format!("{a:x}").cmp(&format!("{b:x}")), by_fields);
+        prop_assert_eq!(
+            a.cmp_ignoring_authority(&b),
+            (a.era(), a.counter()).cmp(&(b.era(), b.counter()))
+        );
+    }
+
+    #[test]
+    fn decoders_never_panic_and_accept_only_canonical_input(bytes in proptest::collection::vec(any::<u8>(), 0..24)) {
+        if let Ok((id, used)) = Gdid::decode_leb(&bytes) {
+            let mut again = Vec::new();
+            id.encode_leb(&mut again);
+            prop_assert_eq!(&again[..], &bytes[..used]);
+        }
+        if let Ok((id, used)) = Gdid::decode_compact(&bytes) {
+            let mut again = Vec::new();
+            id.encode_compact(&mut again);
+            prop_assert_eq!(&again[..], &bytes[..used]);
+        }
+        match Gdid::from_slice(&bytes) {
+            Ok(id) => prop_assert_eq!(&id.to_bytes()[..], &bytes[..]),
+            Err(e) => prop_assert_eq!(e.found, bytes.len()),
+        }
+    }
+
+    #[test]
+    fn the_parser_never_panics_and_reparses_what_it_accepts(text in "\\PC{0,40}|[0-9: xX\\t]{0,40}|[0-9a-fA-F]{20,28}") {
+        if let Ok(id) = text.parse::<Gdid>() {
+            prop_assert_eq!(id.to_string().parse::<Gdid>(), Ok(id));
+        }
+    }
+}
+
+#[cfg(feature = "serde")]
+proptest! {
+    #[test]
+    fn serde_round_trips_in_every_helper(id in any_gdid()) {
+        #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
+        struct All {
+            plain: Gdid,
+            #[serde(with = "gdid_core::serde::hex")]
+            hex: Gdid,
+            #[serde(with = "gdid_core::serde::bytes")]
+            bytes: Gdid,
+            #[serde(with = "gdid_core::serde::compact")]
+            compact: Gdid,
+        }
+        let all = All { plain: id, hex: id, bytes: id, compact: id };
+        let json = serde_json::to_string(&all).unwrap();
+        prop_assert_eq!(serde_json::from_str::<All>(&json).unwrap(), all);
+    }
+}
