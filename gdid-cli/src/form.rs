@@ -1,0 +1,134 @@
+//! Reading a GDID from any of its forms, as typed on a command line.
+
+use std::fmt;
+
+use clap::ValueEnum;
+use gdid_core::Gdid;
+
+/// The forms a value on the command line can be given in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputForm {
+    /// `era:authority:counter` or 24 hex digits (optionally `0x`).
+    Text,
+    /// The 12-byte form, as 24 hex digits.
+    Bytes,
+    /// The `leb` form (LEB128 era, LEB128 id64), as hex digits.
+    Leb,
+    /// The `compact` form (LEB128 era, LEB128 counter<<4|authority), as hex digits.
+    Compact,
+}
+
+impl fmt::Display for InputForm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            InputForm::Text => "text",
+            InputForm::Bytes => "bytes",
+            InputForm::Leb => "leb",
+            InputForm::Compact => "compact",
+        })
+    }
+}
+
+/// A value that is not a GDID in the form it was said to be in.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid {form} value {input:?}: {reason}")]
+pub struct BadValue {
+    /// The form the value was read as.
+    pub form: InputForm,
+    /// The value as given.
+    pub input: String,
+    /// Why it is not a GDID.
+    pub reason: String,
+}
+
+/// Reads `input` as a GDID in `form`.
+pub fn read(form: InputForm, input: &str) -> Result<Gdid, BadValue> {
+    let bad = |reason: String| BadValue {
+        form,
+        input: input.to_owned(),
+        reason,
+    };
+    match form {
+        InputForm::Text => input.parse().map_err(|e| bad(format!("{e}"))),
+        InputForm::Bytes => {
+            let bytes = hex_bytes(input).map_err(bad)?;
+            Gdid::from_slice(&bytes).map_err(|e| bad(e.to_string()))
+        }
+        InputForm::Leb | InputForm::Compact => {
+            let bytes = hex_bytes(input).map_err(bad)?;
+            let decoded = if form == InputForm::Leb {
+                Gdid::decode_leb(&bytes)
+            } else {
+                Gdid::decode_compact(&bytes)
+            };
+            let (id, used) = decoded.map_err(|e| bad(e.to_string()))?;
+            if used != bytes.len() {
+                return Err(bad(format!(
+                    "{} bytes follow the encoding that ends at byte {used}",
+                    bytes.len() - used
+                )));
+            }
+            Ok(id)
+        }
+    }
+}
+
+/// Decodes hex digits (optionally after `0x`, surrounding whitespace ignored) into bytes.
+fn hex_bytes(input: &str) -> Result<Vec<u8>, String> {
+    let digits = input.trim();
+    let digits = digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+        .unwrap_or(digits);
+    if digits.is_empty() {
+        return Err("expected hex digits, found none".into());
+    }
+    hex::decode(digits).map_err(|e| format!("expected hex digits: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_form_of_the_same_id() {
+        let id: Gdid = "1293:3:57".parse().unwrap();
+        assert_eq!(read(InputForm::Text, "1293:3:57").unwrap(), id);
+        assert_eq!(
+            read(InputForm::Text, "0000050d3000000000000039").unwrap(),
+            id
+        );
+        assert_eq!(
+            read(InputForm::Bytes, "0x0000050D3000000000000039").unwrap(),
+            id
+        );
+        assert_eq!(read(InputForm::Compact, "8d0a9307").unwrap(), id);
+        let zero_authority: Gdid = "5:0:123".parse().unwrap();
+        assert_eq!(read(InputForm::Leb, "057b").unwrap(), zero_authority);
+    }
+
+    #[test]
+    fn says_what_is_wrong_with_the_value() {
+        let msg = |form, input| read(form, input).unwrap_err().to_string();
+        assert_eq!(
+            msg(InputForm::Text, "1:18:3"),
+            "invalid text value \"1:18:3\": the authority segment at byte 2 is out of range: the maximum is 15"
+        );
+        assert_eq!(
+            msg(InputForm::Bytes, "0102"),
+            "invalid bytes value \"0102\": expected 12 bytes, found 2"
+        );
+        assert_eq!(
+            msg(InputForm::Leb, "057b00"),
+            "invalid leb value \"057b00\": 1 bytes follow the encoding that ends at byte 2"
+        );
+        assert_eq!(
+            msg(InputForm::Compact, "zz"),
+            "invalid compact value \"zz\": expected hex digits: Invalid character 'z' at position 0"
+        );
+        assert_eq!(
+            msg(InputForm::Leb, ""),
+            "invalid leb value \"\": expected hex digits, found none"
+        );
+    }
+}

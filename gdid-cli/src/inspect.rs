@@ -1,0 +1,92 @@
+//! `gdid inspect`: every field and every form of one id.
+
+use std::io::{self, Write};
+
+use gdid_core::Gdid;
+use serde::Serialize;
+
+/// Every field and form of an id, in the order `--json` prints them.
+#[derive(Debug, Serialize)]
+pub struct Inspection {
+    era: u32,
+    authority: u8,
+    counter: u64,
+    text: String,
+    hex: String,
+    bytes: String,
+    leb: String,
+    compact: String,
+}
+
+impl Inspection {
+    /// Computes every form of `id`.
+    pub fn of(id: Gdid) -> Self {
+        let mut leb = Vec::with_capacity(Gdid::VARINT_MAX_LEN);
+        id.encode_leb(&mut leb);
+        let mut compact = Vec::with_capacity(Gdid::VARINT_MAX_LEN);
+        id.encode_compact(&mut compact);
+        Inspection {
+            era: id.era(),
+            authority: id.authority(),
+            counter: id.counter(),
+            text: id.to_string(),
+            hex: format!("{id:x}"),
+            bytes: hex::encode(id.as_bytes()),
+            leb: hex::encode(leb),
+            compact: hex::encode(compact),
+        }
+    }
+
+    /// Writes one JSON object on one line.
+    pub fn write_json(&self, out: &mut impl Write) -> io::Result<()> {
+        serde_json::to_writer(&mut *out, self)?;
+        writeln!(out)
+    }
+
+    /// Writes a readable table of the fields and forms.
+    pub fn write_table(&self, out: &mut impl Write) -> io::Result<()> {
+        let spaced = |hex: &str| {
+            hex.as_bytes()
+                .chunks(2)
+                .map(|pair| String::from_utf8_lossy(pair).into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let n = |hex: &str| hex.len() / 2;
+        writeln!(out, "era        {}", self.era)?;
+        writeln!(out, "authority  {}", self.authority)?;
+        writeln!(out, "counter    {}", self.counter)?;
+        writeln!(out, "text       {}", self.text)?;
+        writeln!(out, "hex        {}", self.hex)?;
+        for (name, hex) in [
+            ("bytes", &self.bytes),
+            ("leb", &self.leb),
+            ("compact", &self.compact),
+        ] {
+            writeln!(out, "{name:<10} {} ({} bytes)", spaced(hex), n(hex))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_has_exactly_the_documented_fields_in_order() {
+        let mut out = Vec::new();
+        Inspection::of("1293:3:57".parse().unwrap())
+            .write_json(&mut out)
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            concat!(
+                r#"{"era":1293,"authority":3,"counter":57,"text":"1293:3:57","#,
+                r#""hex":"0000050d3000000000000039","bytes":"0000050d3000000000000039","#,
+                r#""leb":"8d0ab98080808080808030","compact":"8d0a9307"}"#,
+                "\n"
+            )
+        );
+    }
+}

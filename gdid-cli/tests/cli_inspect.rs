@@ -1,0 +1,93 @@
+//! `gdid inspect` end to end: the real binary, its output, its exit status.
+
+use std::process::{Command, Output};
+
+fn gdid(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gdid"))
+        .args(args)
+        .output()
+        .expect("the gdid binary runs")
+}
+
+fn stdout(output: &Output) -> &str {
+    std::str::from_utf8(&output.stdout).unwrap()
+}
+
+fn stderr(output: &Output) -> &str {
+    std::str::from_utf8(&output.stderr).unwrap()
+}
+
+#[test]
+fn prints_a_table_of_every_field_and_form() {
+    let out = gdid(&["inspect", "1293:3:57"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "era        1293\n\
+         authority  3\n\
+         counter    57\n\
+         text       1293:3:57\n\
+         hex        0000050d3000000000000039\n\
+         bytes      00 00 05 0d 30 00 00 00 00 00 00 39 (12 bytes)\n\
+         leb        8d 0a b9 80 80 80 80 80 80 80 30 (11 bytes)\n\
+         compact    8d 0a 93 07 (4 bytes)\n"
+    );
+}
+
+#[test]
+fn json_is_exactly_one_object_with_the_documented_fields() {
+    let expected = concat!(
+        r#"{"era":0,"authority":1,"counter":75,"text":"0:1:75","hex":"00000000100000000000004b","#,
+        r#""bytes":"00000000100000000000004b","leb":"00cb8080808080808010","compact":"00b109"}"#,
+        "\n"
+    );
+    for args in [
+        &["inspect", "--json", "0:1:75"][..],
+        &["inspect", "--json", "0x00000000100000000000004B"],
+        &[
+            "inspect",
+            "--from",
+            "bytes",
+            "--json",
+            "00000000100000000000004b",
+        ],
+        &["inspect", "--from", "leb", "--json", "00cb8080808080808010"],
+        &["inspect", "--from", "compact", "--json", "00b109"],
+    ] {
+        let out = gdid(args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert_eq!(stdout(&out), expected, "{args:?}");
+        let value: serde_json::Value = serde_json::from_str(stdout(&out)).unwrap();
+        assert_eq!(value.as_object().unwrap().len(), 8);
+    }
+}
+
+#[test]
+fn invalid_input_exits_2_with_one_line_naming_input_and_reason() {
+    for (args, message) in [
+        (
+            &["inspect", "1:18:3"][..],
+            "gdid: invalid text value \"1:18:3\": the authority segment at byte 2 is out of range: the maximum is 15\n",
+        ),
+        (
+            &["inspect", "--json", "--from", "leb", "05fb00"],
+            "gdid: invalid leb value \"05fb00\": the id64 at byte 1 is not in canonical (shortest) LEB128 form\n",
+        ),
+        (
+            &["inspect", "--from", "bytes", "0102"],
+            "gdid: invalid bytes value \"0102\": expected 12 bytes, found 2\n",
+        ),
+    ] {
+        let out = gdid(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(stdout(&out), "", "{args:?}");
+        assert_eq!(stderr(&out), message, "{args:?}");
+    }
+}
+
+#[test]
+fn a_bad_flag_is_bad_input_too() {
+    let out = gdid(&["inspect", "--from", "base64", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stdout(&out), "");
+}
