@@ -15,16 +15,16 @@ const HEX_DIGITS: usize = 2 * Gdid::SIZE;
 /// Maps an ASCII byte to its hex value; `0xff` for anything that is not a hex digit.
 const HEX_VALUES: [u8; 256] = {
     let mut table = [0xff_u8; 256];
-    let mut i = 0;
-    while i < 10 {
-        table[b'0' as usize + i] = i as u8;
-        i += 1;
+    let mut digit = 0u8;
+    while digit < 10 {
+        table[(b'0' + digit) as usize] = digit;
+        digit += 1;
     }
-    let mut i = 0;
-    while i < 6 {
-        table[b'a' as usize + i] = 10 + i as u8;
-        table[b'A' as usize + i] = 10 + i as u8;
-        i += 1;
+    let mut letter = 0u8;
+    while letter < 6 {
+        table[(b'a' + letter) as usize] = 10 + letter;
+        table[(b'A' + letter) as usize] = 10 + letter;
+        letter += 1;
     }
     table
 };
@@ -365,7 +365,9 @@ mod tests {
     #[test]
     fn the_hex_table_matches_char_to_digit() {
         for b in 0..=255u8 {
-            let expected = (b as char).to_digit(16).map_or(0xff, |d| d as u8);
+            let expected = (b as char)
+                .to_digit(16)
+                .map_or(0xff, |d| u8::try_from(d).unwrap());
             assert_eq!(HEX_VALUES[usize::from(b)], expected, "byte {b}");
         }
     }
