@@ -57,3 +57,8 @@ pub use external::serde_support as serde;
 
 #[cfg(feature = "bson")]
 pub use external::bson_support as bson;
+
+/// The README's examples, run as doc tests.
+#[cfg(all(doctest, feature = "bson", feature = "sqlx-mysql"))]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
