@@ -49,6 +49,9 @@ mod varint;
 
 mod external;
 
+#[cfg(feature = "generator")]
+pub mod generator;
+
 pub use error::{BufferTooSmall, DecodeError, Field, InvalidLength, InvalidParts, ParseError};
 pub use gdid::{AUTHORITY_MAX, COUNTER_MAX, Gdid};
 

@@ -1,0 +1,243 @@
+//! How a [`BlockGenerator`](super::BlockGenerator) behaves, and its builder.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::authority::{Authority, DynAuthority};
+use super::error::Error;
+
+/// Which order ids come out in across threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IdOrder {
+    /// Each thread takes a slice of the current block and serves ids from it without touching
+    /// shared memory: ids increase per thread (and per block), not across threads. The fast
+    /// default.
+    #[default]
+    PerThread,
+    /// One shared cursor per block: ids are issued in one increasing order across the process
+    /// (while one authority serves). Each id costs an atomic operation on shared memory.
+    Strict,
+}
+
+/// The settings of a [`BlockGenerator`](super::BlockGenerator); see the builder methods for each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeneratorConfig {
+    /// How long the ids in hand must last if the store goes down (default 60 s).
+    pub cover: Duration,
+    /// Fraction of a block left when the next one is fetched in the background (default 0.5);
+    /// 0 turns prefetch off.
+    pub low_water_mark: f64,
+    /// Smallest block requested (default 16).
+    pub min_block: u64,
+    /// Largest block requested (default 2^31).
+    pub max_block: u64,
+    /// How long one authority gets to answer an allocation (default 3 s).
+    pub allocation_timeout: Duration,
+    /// How long a caller waits for an id at most (default 10 s).
+    pub request_timeout: Duration,
+    /// First pause after a failure, for the failing authority and for prefetch retries; doubles
+    /// up to `max_backoff` (default 100 ms).
+    pub min_backoff: Duration,
+    /// Longest pause after repeated failures (default 10 s).
+    pub max_backoff: Duration,
+    /// Id order across threads (default per thread).
+    pub order: IdOrder,
+    /// Most ids one thread takes from the shared block at a time in per-thread order (default 256).
+    pub max_slice: u64,
+}
+
+impl Default for GeneratorConfig {
+    fn default() -> Self {
+        GeneratorConfig {
+            cover: Duration::from_secs(60),
+            low_water_mark: 0.5,
+            min_block: 16,
+            max_block: 1 << 31,
+            allocation_timeout: Duration::from_secs(3),
+            request_timeout: Duration::from_secs(10),
+            min_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(10),
+            order: IdOrder::PerThread,
+            max_slice: 256,
+        }
+    }
+}
+
+impl GeneratorConfig {
+    /// Checks the settings against each other.
+    pub(crate) fn validate(&self) -> Result<(), String> {
+        if !(0.0..1.0).contains(&self.low_water_mark) {
+            return Err(format!(
+                "low_water_mark {} is not in 0.0..1.0",
+                self.low_water_mark
+            ));
+        }
+        if self.min_block == 0 || self.min_block > self.max_block {
+            return Err(format!(
+                "block sizes min {} and max {} must satisfy 1 <= min <= max",
+                self.min_block, self.max_block
+            ));
+        }
+        if self.max_block > crate::COUNTER_MAX {
+            return Err(format!("max block {} is above COUNTER_MAX", self.max_block));
+        }
+        if self.allocation_timeout.is_zero() || self.request_timeout.is_zero() {
+            return Err("timeouts must be above zero".into());
+        }
+        if self.min_backoff > self.max_backoff {
+            return Err("min_backoff must not exceed max_backoff".into());
+        }
+        if self.max_slice == 0 {
+            return Err("max_slice must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// Builds a [`BlockGenerator`](super::BlockGenerator): the scope and sequence, the authorities in
+/// preference order, and the settings.
+pub struct BlockGeneratorBuilder {
+    pub(crate) scope: String,
+    pub(crate) sequence: String,
+    pub(crate) authorities: Vec<Arc<dyn DynAuthority>>,
+    pub(crate) config: GeneratorConfig,
+}
+
+impl std::fmt::Debug for BlockGeneratorBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockGeneratorBuilder")
+            .field("scope", &self.scope)
+            .field("sequence", &self.sequence)
+            .field(
+                "authorities",
+                &self
+                    .authorities
+                    .iter()
+                    .map(|a| (a.number(), a.label()))
+                    .collect::<Vec<_>>(),
+            )
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl BlockGeneratorBuilder {
+    pub(crate) fn new(scope: &str, sequence: &str) -> Self {
+        BlockGeneratorBuilder {
+            scope: scope.to_owned(),
+            sequence: sequence.to_owned(),
+            authorities: Vec::new(),
+            config: GeneratorConfig::default(),
+        }
+    }
+
+    /// Adds an authority; authorities are tried in the order they are added.
+    pub fn authority(mut self, authority: impl Authority) -> Self {
+        self.authorities.push(Arc::new(authority));
+        self
+    }
+
+    /// Adds an authority already shared (by several generators, say).
+    pub fn shared_authority(mut self, authority: Arc<dyn DynAuthority>) -> Self {
+        self.authorities.push(authority);
+        self
+    }
+
+    /// Replaces every setting.
+    pub fn config(mut self, config: GeneratorConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// How long the ids in hand must last if the store goes down.
+    pub fn cover(mut self, cover: Duration) -> Self {
+        self.config.cover = cover;
+        self
+    }
+
+    /// Bounds of the dynamic block size.
+    pub fn block_size(mut self, min: u64, max: u64) -> Self {
+        self.config.min_block = min;
+        self.config.max_block = max;
+        self
+    }
+
+    /// Always requests blocks of `size` ids (no dynamic sizing).
+    pub fn fixed_block_size(self, size: u64) -> Self {
+        self.block_size(size, size)
+    }
+
+    /// Fraction of a block left when the next one is fetched in the background.
+    pub fn low_water_mark(mut self, fraction: f64) -> Self {
+        self.config.low_water_mark = fraction;
+        self
+    }
+
+    /// No background prefetch: a block is fetched when the previous one is used up.
+    pub fn no_prefetch(self) -> Self {
+        self.low_water_mark(0.0)
+    }
+
+    /// How long one authority gets to answer an allocation.
+    pub fn allocation_timeout(mut self, timeout: Duration) -> Self {
+        self.config.allocation_timeout = timeout;
+        self
+    }
+
+    /// How long a caller waits for an id at most.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.config.request_timeout = timeout;
+        self
+    }
+
+    /// Pauses after failures: the first, and the longest.
+    pub fn backoff(mut self, min: Duration, max: Duration) -> Self {
+        self.config.min_backoff = min;
+        self.config.max_backoff = max;
+        self
+    }
+
+    /// Id order across threads.
+    pub fn order(mut self, order: IdOrder) -> Self {
+        self.config.order = order;
+        self
+    }
+
+    /// Checks everything and builds the generator. Allocation starts with the first id.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidName`] for a bad scope or sequence; [`Error::InvalidConfig`] for no
+    /// authority, more than 16, two with the same number, or settings that contradict each other.
+    pub fn build(self) -> Result<super::BlockGenerator, Error> {
+        use super::authority::validate_name;
+        use super::error::NameKind;
+
+        validate_name(NameKind::Scope, &self.scope)?;
+        validate_name(NameKind::Sequence, &self.sequence)?;
+        let invalid = |reason: String| Err(Error::InvalidConfig { reason });
+        if self.authorities.is_empty() {
+            return invalid("no authority: add at least one".into());
+        }
+        if self.authorities.len() > 16 {
+            return invalid(format!(
+                "{} authorities: at most 16",
+                self.authorities.len()
+            ));
+        }
+        let mut seen = [false; 16];
+        for authority in &self.authorities {
+            let number = usize::from(authority.number());
+            if number >= seen.len() {
+                return invalid(format!("authority number {number} is above 15"));
+            }
+            if std::mem::replace(&mut seen[number], true) {
+                return invalid(format!("authority number {number} is given twice"));
+            }
+        }
+        if let Err(reason) = self.config.validate() {
+            return invalid(reason);
+        }
+        Ok(super::BlockGenerator::from_builder(self))
+    }
+}

@@ -1,0 +1,136 @@
+//! The dynamic block size: from the observed consumption rate to a block that covers an outage.
+//!
+//! # The rule
+//!
+//! A prefetch starts when a fraction `f` (the low-water mark, default 0.5) of the current block is
+//! left. If the store goes down at that moment, those `f × size` ids must last the configured
+//! cover time `T` (default 60 s) at the observed rate `r`. So:
+//!
+//! ```text
+//! size = clamp(⌈r × T / f⌉, min, max)        (f = 1 when prefetch is off)
+//! ```
+//!
+//! and the ids in hand never fall below `r × T` while the store answers: an outage shorter than
+//! `T` is invisible to callers, whenever it starts. With the defaults (`T` = 60 s, `f` = 0.5,
+//! `min` = 16, `max` = 2^31):
+//!
+//! | rate | block size | allocations per hour |
+//! |---|---|---|
+//! | 1 id/s | 120 | 30 |
+//! | 1,000 ids/s | 120,000 | 30 |
+//! | 1,000,000 ids/s | 120,000,000 | 30 |
+//!
+//! The rate is measured between allocations (never on the per-id path). It follows a rise at
+//! once and a fall by halves, so a burst gets a large block immediately and a quiet spell shrinks
+//! blocks gently.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// The block size for a rate, per the rule in the module docs.
+pub(crate) fn block_size(
+    rate: f64,
+    cover: Duration,
+    low_water_mark: f64,
+    min: u64,
+    max: u64,
+) -> u64 {
+    let fraction = if low_water_mark > 0.0 {
+        low_water_mark
+    } else {
+        1.0
+    };
+    let wanted = (rate * cover.as_secs_f64() / fraction).ceil();
+    if wanted.is_nan() || wanted < min as f64 {
+        min
+    } else if wanted >= max as f64 {
+        max
+    } else {
+        // In range [min, max): the conversion is exact for whole numbers below 2^53 and never
+        // wraps (saturating float-to-int).
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let size = wanted as u64;
+        size
+    }
+}
+
+/// Consumption rate between allocations: rises at once, falls by halves.
+#[derive(Debug, Default)]
+pub(crate) struct RateEstimator {
+    rate: Option<f64>,
+    last: Option<(Instant, u64)>,
+}
+
+/// Intervals shorter than this are counted as this long, so a burst in a paused or coarse clock
+/// does not read as an infinite rate.
+const MIN_INTERVAL: Duration = Duration::from_millis(1);
+
+impl RateEstimator {
+    /// Records that `consumed` ids in all had been taken at `now`; returns the rate estimate.
+    pub(crate) fn observe(&mut self, now: Instant, consumed: u64) -> Option<f64> {
+        if let Some((then, before)) = self.last {
+            let elapsed = now.saturating_duration_since(then).max(MIN_INTERVAL);
+            let measured = consumed.saturating_sub(before) as f64 / elapsed.as_secs_f64();
+            self.rate = Some(match self.rate {
+                Some(old) if measured < old => (old + measured) / 2.0,
+                _ => measured,
+            });
+        }
+        self.last = Some((now, consumed));
+        self.rate
+    }
+
+    /// The latest estimate, ids per second.
+    pub(crate) fn rate(&self) -> Option<f64> {
+        self.rate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINUTE: Duration = Duration::from_secs(60);
+
+    #[test]
+    fn the_documented_sizes() {
+        let size = |rate| block_size(rate, MINUTE, 0.5, 16, 1 << 31);
+        assert_eq!(size(1.0), 120);
+        assert_eq!(size(1_000.0), 120_000);
+        assert_eq!(size(1_000_000.0), 120_000_000);
+        assert_eq!(size(0.0), 16);
+        assert_eq!(size(1e12), 1 << 31);
+        assert_eq!(size(f64::NAN), 16);
+        assert_eq!(size(f64::INFINITY), 1 << 31);
+    }
+
+    #[test]
+    fn without_prefetch_the_block_alone_covers() {
+        assert_eq!(block_size(1_000.0, MINUTE, 0.0, 1, u64::MAX), 60_000);
+    }
+
+    #[test]
+    fn the_rate_rises_at_once_and_falls_by_halves() {
+        let start = Instant::now();
+        let mut rate = RateEstimator::default();
+        assert_eq!(rate.observe(start, 0), None);
+        assert_eq!(
+            rate.observe(start + Duration::from_secs(1), 100),
+            Some(100.0)
+        );
+        assert_eq!(
+            rate.observe(start + Duration::from_secs(2), 1_100),
+            Some(1_000.0)
+        );
+        assert_eq!(
+            rate.observe(start + Duration::from_secs(3), 1_100),
+            Some(500.0)
+        );
+        // A zero interval counts as 1 ms.
+        assert_eq!(
+            rate.observe(start + Duration::from_secs(3), 2_100),
+            Some(1_000_000.0)
+        );
+    }
+}
