@@ -62,6 +62,11 @@ pub use external::serde_support as serde;
 pub use external::bson_support as bson;
 
 /// The README's examples, run as doc tests.
-#[cfg(all(doctest, feature = "bson", feature = "sqlx-mysql"))]
+#[cfg(all(
+    doctest,
+    feature = "bson",
+    feature = "sqlx-mysql",
+    feature = "generator"
+))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
