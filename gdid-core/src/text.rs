@@ -29,6 +29,14 @@ const HEX_VALUES: [u8; 256] = {
     table
 };
 
+/// `"00" "01" … "99"`: two decimal digits per lookup.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
 const LOWER_DIGITS: &[u8; 16] = b"0123456789abcdef";
 const UPPER_DIGITS: &[u8; 16] = b"0123456789ABCDEF";
 
@@ -96,17 +104,15 @@ impl Gdid {
     /// assert_eq!(Gdid::MAX.encode_text(&mut buf), "4294967295:15:1152921504606846975");
     /// ```
     pub fn encode_text<'b>(&self, buf: &'b mut [u8; Gdid::TEXT_MAX_LEN]) -> &'b str {
-        let mut len = 0;
-        let mut push = |s: &str| {
-            buf[len..len + s.len()].copy_from_slice(s.as_bytes());
-            len += s.len();
-        };
-        push(itoa::Buffer::new().format(self.era()));
-        push(":");
-        push(itoa::Buffer::new().format(self.authority()));
-        push(":");
-        push(itoa::Buffer::new().format(self.counter()));
-        ascii(&buf[..len])
+        // Right to left, straight into `buf`: no scratch buffers to copy from.
+        let mut start = write_decimal(buf, Gdid::TEXT_MAX_LEN, self.counter());
+        start -= 1;
+        buf[start] = b':';
+        start = write_decimal(buf, start, u64::from(self.authority()));
+        start -= 1;
+        buf[start] = b':';
+        start = write_decimal(buf, start, u64::from(self.era()));
+        ascii(&buf[start..])
     }
 
     /// Writes the 24 lowercase hex digits of the 12-byte form into `buf`; never allocates.
@@ -181,6 +187,9 @@ const fn parse_colon(bytes: &[u8], first: usize, second: usize) -> Result<Gdid, 
 }
 
 /// Parses `bytes[start..end]` as optionally-space-padded decimal digits no greater than `max`.
+///
+/// Three cheap passes instead of a checked multiply-add per digit: check the digits, skip leading
+/// zeros and reject by digit count, then add up (19 digits always fit in a `u64`).
 const fn parse_segment(
     bytes: &[u8],
     start: usize,
@@ -188,43 +197,55 @@ const fn parse_segment(
     field: Field,
     max: u64,
 ) -> Result<u64, ParseError> {
-    let (mut i, end) = trim(bytes, start, end);
-    if i == end {
+    let (digits_start, end) = trim(bytes, start, end);
+    if digits_start == end {
         return Err(ParseError::EmptySegment {
             field,
             index: start,
         });
     }
-    let digits_start = i;
-    let mut value: u64 = 0;
-    let mut overflow = false;
+    let mut i = digits_start;
     while i < end {
-        let b = bytes[i];
-        if !b.is_ascii_digit() {
+        if !bytes[i].is_ascii_digit() {
             return Err(ParseError::InvalidDigit {
                 field,
                 character: char_at(bytes, i),
                 index: i,
             });
         }
-        // Keep scanning after an overflow so that a bad character is still reported first.
-        match value.checked_mul(10) {
-            Some(v) => match v.checked_add((b - b'0') as u64) {
-                Some(v) if v <= max => value = v,
-                _ => overflow = true,
-            },
-            None => overflow = true,
-        }
         i += 1;
     }
-    if overflow {
-        return Err(ParseError::OutOfRange {
-            field,
-            index: digits_start,
-            max,
-        });
+    let out_of_range = ParseError::OutOfRange {
+        field,
+        index: digits_start,
+        max,
+    };
+    let mut i = digits_start;
+    while i + 1 < end && bytes[i] == b'0' {
+        i += 1;
+    }
+    if end - i > decimal_digits(max) {
+        return Err(out_of_range);
+    }
+    let mut value: u64 = 0;
+    while i < end {
+        value = value * 10 + (bytes[i] - b'0') as u64;
+        i += 1;
+    }
+    if value > max {
+        return Err(out_of_range);
     }
     Ok(value)
+}
+
+/// Number of decimal digits of `n` (at most 20).
+const fn decimal_digits(mut n: u64) -> usize {
+    let mut digits = 1;
+    while n >= 10 {
+        n /= 10;
+        digits += 1;
+    }
+    digits
 }
 
 const fn parse_hex(bytes: &[u8]) -> Result<Gdid, ParseError> {
@@ -294,6 +315,25 @@ const fn char_at(bytes: &[u8], index: usize) -> char {
     }
 }
 
+/// Writes `n` in decimal so that it ends just before `buf[end]`; returns where it starts.
+fn write_decimal(buf: &mut [u8], mut end: usize, mut n: u64) -> usize {
+    while n >= 100 {
+        let pair = usize::try_from(n % 100).unwrap_or(0) * 2;
+        n /= 100;
+        end -= 2;
+        buf[end..end + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        let pair = usize::try_from(n).unwrap_or(0) * 2;
+        end -= 2;
+        buf[end..end + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
+        end -= 1;
+        buf[end] = b"0123456789"[usize::try_from(n).unwrap_or(0)];
+    }
+    end
+}
+
 /// Writes two digits per byte into `out`, which holds at least 24 bytes.
 fn write_hex(bytes: &[u8; Gdid::SIZE], out: &mut [u8], digits: &[u8; 16]) {
     for (pair, byte) in out.chunks_exact_mut(2).zip(bytes) {
@@ -303,11 +343,15 @@ fn write_hex(bytes: &[u8; Gdid::SIZE], out: &mut [u8], digits: &[u8; 16]) {
 }
 
 /// Views bytes this module wrote (ASCII digits, `:`, `x`) as `str`.
+///
+/// The one `unsafe` in the crate: UTF-8 validation of what the encoders just wrote was half the
+/// time of hex formatting (13.2 → 7.7 ns per id measured, README "Benchmarks").
+#[allow(unsafe_code)]
 fn ascii(bytes: &[u8]) -> &str {
-    match core::str::from_utf8(bytes) {
-        Ok(s) => s,
-        Err(_) => unreachable!("the encoders write ASCII only"),
-    }
+    debug_assert!(bytes.is_ascii());
+    // SAFETY: every caller passes bytes taken only from DIGIT_PAIRS, LOWER_DIGITS, UPPER_DIGITS,
+    // "0123456789", b':' and b"0x", all ASCII, and ASCII is valid UTF-8.
+    unsafe { core::str::from_utf8_unchecked(bytes) }
 }
 
 impl FromStr for Gdid {
@@ -369,6 +413,33 @@ mod tests {
                 .to_digit(16)
                 .map_or(0xff, |d| u8::try_from(d).unwrap());
             assert_eq!(HEX_VALUES[usize::from(b)], expected, "byte {b}");
+        }
+    }
+
+    #[test]
+    fn the_digit_pair_table_counts_from_00_to_99() {
+        let expected: String = (0..100).map(|n| format!("{n:02}")).collect();
+        assert_eq!(&DIGIT_PAIRS[..], expected.as_bytes());
+    }
+
+    #[test]
+    fn decimal_fields_are_written_exactly() {
+        for n in [
+            0,
+            9,
+            10,
+            99,
+            100,
+            101,
+            12_345,
+            u64::from(u32::MAX),
+            COUNTER_MAX,
+            u64::MAX,
+        ] {
+            let mut buf = [0u8; 20];
+            let start = write_decimal(&mut buf, 20, n);
+            assert_eq!(&buf[start..], n.to_string().as_bytes());
+            assert_eq!(decimal_digits(n), n.to_string().len());
         }
     }
 

@@ -1,0 +1,162 @@
+//! ns per id through each generator's public API, side by side in one run: gdid's
+//! `BlockGenerator` (`next_id().await`, per-thread and strict order, and `next_ids` amortized)
+//! against uuid v7 and v4, ulid, bson ObjectId and ferroid's snowflake; on 1 thread and on 2.
+//!
+//! `cargo bench -p gdid-benches --bench engine`
+
+use std::hint::black_box;
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use ferroid::generator::AtomicSnowflakeGenerator;
+use ferroid::id::SnowflakeTwitterId;
+use ferroid::time::MonotonicClock;
+use gdid_core::generator::{BlockGenerator, IdOrder, MemoryAuthority};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+}
+
+/// A warm generator on an in-memory authority (the store's latency is off the measured path:
+/// allocations happen in the background, see the latency benchmark for them).
+fn gdid_generator(order: IdOrder) -> BlockGenerator {
+    BlockGenerator::builder("bench", "ids")
+        .authority(MemoryAuthority::new(1))
+        .order(order)
+        .build()
+        .unwrap()
+}
+
+/// Times `iters` calls of `id` on each of `threads` threads started together; returns the wall
+/// time divided by `threads`, so that the figure is the time per id of the whole process.
+fn on_threads<F>(threads: u32, iters: u64, make: impl Fn() -> F + Sync) -> Duration
+where
+    F: FnMut(u64),
+{
+    let barrier = Barrier::new(threads as usize + 1);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let mut run = make();
+                barrier.wait();
+                run(iters);
+            });
+        }
+        barrier.wait();
+        let started = Instant::now();
+        // Scoped threads are joined when the scope ends; time until then.
+        started
+    })
+    .elapsed()
+        / threads
+}
+
+/// Calls `make` `iters` times, keeping each result alive.
+fn repeat<T>(iters: u64, mut make: impl FnMut() -> T) {
+    for _ in 0..iters {
+        black_box(make());
+    }
+}
+
+fn gdid_runner(generator: &BlockGenerator) -> impl FnMut(u64) + use<> {
+    let generator = generator.clone();
+    let rt = runtime();
+    move |iters| {
+        rt.block_on(async {
+            for _ in 0..iters {
+                black_box(generator.next_id().await.unwrap());
+            }
+        })
+    }
+}
+
+fn per_id(c: &mut Criterion) {
+    let per_thread = gdid_generator(IdOrder::PerThread);
+    let strict = gdid_generator(IdOrder::Strict);
+    let snowflake =
+        AtomicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(1, MonotonicClock::default());
+
+    for threads in [1u32, 2] {
+        let mut group = c.benchmark_group(format!("per_id/{threads}_thread"));
+        group.throughput(Throughput::Elements(1));
+        let id = |name: &str| BenchmarkId::new(name, threads);
+
+        group.bench_function(id("gdid_next_id"), |b| {
+            b.iter_custom(|iters| on_threads(threads, iters, || gdid_runner(&per_thread)))
+        });
+        group.bench_function(id("gdid_next_id_strict"), |b| {
+            b.iter_custom(|iters| on_threads(threads, iters, || gdid_runner(&strict)))
+        });
+        group.bench_function(id("gdid_next_ids_1000_per_id"), |b| {
+            b.iter_custom(|iters| {
+                on_threads(threads, iters, || {
+                    let generator = per_thread.clone();
+                    let rt = runtime();
+                    move |iters: u64| {
+                        rt.block_on(async {
+                            let mut left = iters;
+                            while left > 0 {
+                                let n = left.min(1000);
+                                black_box(generator.next_ids(n).await.unwrap());
+                                left -= n;
+                            }
+                        })
+                    }
+                })
+            })
+        });
+        group.bench_function(id("uuid_now_v7"), |b| {
+            b.iter_custom(|iters| {
+                on_threads(threads, iters, || |iters| repeat(iters, uuid::Uuid::now_v7))
+            })
+        });
+        group.bench_function(id("uuid_new_v4"), |b| {
+            b.iter_custom(|iters| {
+                on_threads(threads, iters, || |iters| repeat(iters, uuid::Uuid::new_v4))
+            })
+        });
+        group.bench_function(id("ulid_generate"), |b| {
+            b.iter_custom(|iters| {
+                on_threads(threads, iters, || {
+                    |iters| repeat(iters, ulid::Ulid::generate)
+                })
+            })
+        });
+        group.bench_function(id("ulid_generator_per_thread"), |b| {
+            b.iter_custom(|iters| {
+                on_threads(threads, iters, || {
+                    let mut generator = ulid::Generator::new();
+                    move |iters| repeat(iters, || generator.generate().unwrap())
+                })
+            })
+        });
+        group.bench_function(id("bson_object_id_new"), |b| {
+            b.iter_custom(|iters| {
+                on_threads(threads, iters, || {
+                    |iters| repeat(iters, bson::oid::ObjectId::new)
+                })
+            })
+        });
+        group.bench_function(id("ferroid_atomic_snowflake"), |b| {
+            b.iter_custom(|iters| {
+                on_threads(threads, iters, || {
+                    |iters| repeat(iters, || snowflake.next_id(|_| std::thread::yield_now()))
+                })
+            })
+        });
+        group.finish();
+    }
+}
+
+criterion_group! {
+    name = engine;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    targets = per_id
+}
+criterion_main!(engine);

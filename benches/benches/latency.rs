@@ -1,0 +1,135 @@
+//! Caller latency of `BlockGenerator::next_id` at a steady 1M ids/s against an authority that takes
+//! 10 ms per allocation: with the low-water-mark prefetch (the default), without it, and the naive
+//! one-allocation-per-id path. Prints a markdown table.
+//!
+//! `cargo bench -p gdid-benches --bench latency` (`LATENCY_SECONDS`, default 10, sets the run
+//! length of the 1M ids/s modes).
+//!
+//! Each call is timed with two `Instant::now()` reads, whose cost (~25 ns here) is included.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gdid_core::generator::{BlockGenerator, FaultyAuthority, Latency, MemoryAuthority};
+use hdrhistogram::Histogram;
+use tokio::time::MissedTickBehavior;
+
+const AUTHORITY_LATENCY: Duration = Duration::from_millis(10);
+
+struct Mode {
+    name: &'static str,
+    prefetch: bool,
+    naive: bool,
+}
+
+struct Outcome {
+    ids: u64,
+    elapsed: Duration,
+    allocations: u64,
+    latency: Histogram<u64>,
+}
+
+async fn run(mode: &Mode, seconds: u64) -> Outcome {
+    let authority = Arc::new(
+        FaultyAuthority::new(MemoryAuthority::new(1)).latency(Latency::Fixed(AUTHORITY_LATENCY)),
+    );
+    let mut builder = BlockGenerator::builder("bench", "latency").authority(Arc::clone(&authority));
+    if !mode.prefetch {
+        builder = builder.no_prefetch();
+    }
+    if mode.naive {
+        builder = builder.fixed_block_size(1);
+    }
+    let ids = builder.build().unwrap();
+    let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
+    // The naive path cannot reach 1M ids/s (each id waits 10 ms): it runs 500 ids back to back.
+    let (ticks, per_tick) = if mode.naive {
+        (500, 1)
+    } else {
+        (seconds * 1_000, 1_000)
+    };
+    let mut pace = tokio::time::interval(Duration::from_millis(1));
+    pace.set_missed_tick_behavior(MissedTickBehavior::Burst);
+    let started = Instant::now();
+    for _ in 0..ticks {
+        if !mode.naive {
+            pace.tick().await;
+        }
+        for _ in 0..per_tick {
+            let t0 = Instant::now();
+            let id = ids.next_id().await.unwrap();
+            let took = t0.elapsed();
+            std::hint::black_box(id);
+            latency
+                .record(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX).max(1))
+                .unwrap();
+        }
+    }
+    Outcome {
+        ids: ticks * per_tick,
+        elapsed: started.elapsed(),
+        allocations: authority.inner().allocations(),
+        latency,
+    }
+}
+
+fn fmt_ns(ns: u64) -> String {
+    match ns {
+        0..1_000 => format!("{ns} ns"),
+        1_000..1_000_000 => format!("{:.1} µs", ns as f64 / 1e3),
+        _ => format!("{:.1} ms", ns as f64 / 1e6),
+    }
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return; // `cargo bench -- --list` probes harness=false benches
+    }
+    let seconds: u64 = std::env::var("LATENCY_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let modes = [
+        Mode {
+            name: "LWM prefetch (default)",
+            prefetch: true,
+            naive: false,
+        },
+        Mode {
+            name: "prefetch off",
+            prefetch: false,
+            naive: false,
+        },
+        Mode {
+            name: "naive: one allocation per id",
+            prefetch: false,
+            naive: true,
+        },
+    ];
+    println!(
+        "| mode | ids | rate achieved | p50 | p99 | p99.9 | p99.99 | max | allocations | allocations per 1M ids |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for mode in &modes {
+        let out = rt.block_on(run(mode, seconds));
+        let h = &out.latency;
+        let rate = out.ids as f64 / out.elapsed.as_secs_f64();
+        println!(
+            "| {} | {} | {:.0} ids/s | {} | {} | {} | {} | {} | {} | {:.2} |",
+            mode.name,
+            out.ids,
+            rate,
+            fmt_ns(h.value_at_quantile(0.5)),
+            fmt_ns(h.value_at_quantile(0.99)),
+            fmt_ns(h.value_at_quantile(0.999)),
+            fmt_ns(h.value_at_quantile(0.9999)),
+            fmt_ns(h.max()),
+            out.allocations,
+            out.allocations as f64 * 1e6 / out.ids as f64,
+        );
+    }
+}
