@@ -1,6 +1,8 @@
 //! Caller latency of `BlockGenerator::next_id` at a steady 1M ids/s against an authority that takes
-//! 10 ms per allocation: with the low-water-mark prefetch (the default), without it, and the naive
-//! one-allocation-per-id path. Prints a markdown table.
+//! 10 ms per allocation: the default settings (dynamic block size, low-water-mark prefetch); fixed
+//! blocks of 100,000 (a block boundary every 0.1 s) with and without the prefetch; and the naive
+//! one-allocation-per-id path. Prints a markdown table. The first second (the first block is always
+//! waited for) is left out of the figures.
 //!
 //! `cargo bench -p gdid-benches --bench latency` (`LATENCY_SECONDS`, default 10, sets the run
 //! length of the 1M ids/s modes).
@@ -19,8 +21,11 @@ const AUTHORITY_LATENCY: Duration = Duration::from_millis(10);
 struct Mode {
     name: &'static str,
     prefetch: bool,
-    naive: bool,
+    /// `None`: dynamic sizing.
+    fixed_block: Option<u64>,
 }
+
+const WARM_UP_TICKS: u64 = 1_000;
 
 struct Outcome {
     ids: u64,
@@ -37,22 +42,28 @@ async fn run(mode: &Mode, seconds: u64) -> Outcome {
     if !mode.prefetch {
         builder = builder.no_prefetch();
     }
-    if mode.naive {
-        builder = builder.fixed_block_size(1);
+    if let Some(size) = mode.fixed_block {
+        builder = builder.fixed_block_size(size);
     }
+    let naive = mode.fixed_block == Some(1);
     let ids = builder.build().unwrap();
     let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
     // The naive path cannot reach 1M ids/s (each id waits 10 ms): it runs 500 ids back to back.
-    let (ticks, per_tick) = if mode.naive {
-        (500, 1)
+    let (warm_up, ticks, per_tick) = if naive {
+        (0, 500, 1)
     } else {
-        (seconds * 1_000, 1_000)
+        (WARM_UP_TICKS, WARM_UP_TICKS + seconds * 1_000, 1_000)
     };
     let mut pace = tokio::time::interval(Duration::from_millis(1));
     pace.set_missed_tick_behavior(MissedTickBehavior::Burst);
-    let started = Instant::now();
-    for _ in 0..ticks {
-        if !mode.naive {
+    let mut started = Instant::now();
+    let mut allocations_before = 0;
+    for tick in 0..ticks {
+        if tick == warm_up {
+            started = Instant::now();
+            allocations_before = authority.inner().allocations();
+        }
+        if !naive {
             pace.tick().await;
         }
         for _ in 0..per_tick {
@@ -60,15 +71,17 @@ async fn run(mode: &Mode, seconds: u64) -> Outcome {
             let id = ids.next_id().await.unwrap();
             let took = t0.elapsed();
             std::hint::black_box(id);
-            latency
-                .record(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX).max(1))
-                .unwrap();
+            if tick >= warm_up {
+                latency
+                    .record(u64::try_from(took.as_nanos()).unwrap_or(u64::MAX).max(1))
+                    .unwrap();
+            }
         }
     }
     Outcome {
-        ids: ticks * per_tick,
+        ids: (ticks - warm_up) * per_tick,
         elapsed: started.elapsed(),
-        allocations: authority.inner().allocations(),
+        allocations: authority.inner().allocations() - allocations_before,
         latency,
     }
 }
@@ -95,19 +108,24 @@ fn main() {
         .unwrap();
     let modes = [
         Mode {
-            name: "LWM prefetch (default)",
+            name: "default: dynamic blocks, LWM prefetch",
             prefetch: true,
-            naive: false,
+            fixed_block: None,
         },
         Mode {
-            name: "prefetch off",
+            name: "blocks of 100k, LWM prefetch",
+            prefetch: true,
+            fixed_block: Some(100_000),
+        },
+        Mode {
+            name: "blocks of 100k, prefetch off",
             prefetch: false,
-            naive: false,
+            fixed_block: Some(100_000),
         },
         Mode {
             name: "naive: one allocation per id",
             prefetch: false,
-            naive: true,
+            fixed_block: Some(1),
         },
     ];
     println!(

@@ -162,7 +162,7 @@ macro_rules! gdid {
 }
 
 const fn parse_colon(bytes: &[u8], first: usize, second: usize) -> Result<Gdid, ParseError> {
-    let era = match parse_segment(bytes, 0, first, Field::Era, u32::MAX as u64) {
+    let era = match parse_segment(bytes, 0, first, Field::Era, u32::MAX as u64, 10) {
         Ok(v) => v,
         Err(e) => return Err(e),
     };
@@ -172,11 +172,19 @@ const fn parse_colon(bytes: &[u8], first: usize, second: usize) -> Result<Gdid, 
         second,
         Field::Authority,
         AUTHORITY_MAX as u64,
+        2,
     ) {
         Ok(v) => v,
         Err(e) => return Err(e),
     };
-    let counter = match parse_segment(bytes, second + 1, bytes.len(), Field::Counter, COUNTER_MAX) {
+    let counter = match parse_segment(
+        bytes,
+        second + 1,
+        bytes.len(),
+        Field::Counter,
+        COUNTER_MAX,
+        19,
+    ) {
         Ok(v) => v,
         Err(e) => return Err(e),
     };
@@ -186,7 +194,8 @@ const fn parse_colon(bytes: &[u8], first: usize, second: usize) -> Result<Gdid, 
     Ok(id)
 }
 
-/// Parses `bytes[start..end]` as optionally-space-padded decimal digits no greater than `max`.
+/// Parses `bytes[start..end]` as optionally-space-padded decimal digits no greater than `max`,
+/// which has `max_digits` digits.
 ///
 /// Three cheap passes instead of a checked multiply-add per digit: check the digits, skip leading
 /// zeros and reject by digit count, then add up (19 digits always fit in a `u64`).
@@ -196,6 +205,7 @@ const fn parse_segment(
     end: usize,
     field: Field,
     max: u64,
+    max_digits: usize,
 ) -> Result<u64, ParseError> {
     let (digits_start, end) = trim(bytes, start, end);
     if digits_start == end {
@@ -224,7 +234,7 @@ const fn parse_segment(
     while i + 1 < end && bytes[i] == b'0' {
         i += 1;
     }
-    if end - i > decimal_digits(max) {
+    if end - i > max_digits {
         return Err(out_of_range);
     }
     let mut value: u64 = 0;
@@ -236,16 +246,6 @@ const fn parse_segment(
         return Err(out_of_range);
     }
     Ok(value)
-}
-
-/// Number of decimal digits of `n` (at most 20).
-const fn decimal_digits(mut n: u64) -> usize {
-    let mut digits = 1;
-    while n >= 10 {
-        n /= 10;
-        digits += 1;
-    }
-    digits
 }
 
 const fn parse_hex(bytes: &[u8]) -> Result<Gdid, ParseError> {
@@ -423,6 +423,13 @@ mod tests {
     }
 
     #[test]
+    fn the_digit_counts_passed_to_parse_segment_are_those_of_the_maxima() {
+        assert_eq!(u32::MAX.to_string().len(), 10);
+        assert_eq!(AUTHORITY_MAX.to_string().len(), 2);
+        assert_eq!(COUNTER_MAX.to_string().len(), 19);
+    }
+
+    #[test]
     fn decimal_fields_are_written_exactly() {
         for n in [
             0,
@@ -439,7 +446,6 @@ mod tests {
             let mut buf = [0u8; 20];
             let start = write_decimal(&mut buf, 20, n);
             assert_eq!(&buf[start..], n.to_string().as_bytes());
-            assert_eq!(decimal_digits(n), n.to_string().len());
         }
     }
 

@@ -236,7 +236,24 @@ fn put_uleb(out: &mut [u8], mut value: u64) -> usize {
 /// Canonical means shortest: the last byte of a multi-byte encoding is never `0x00` (that is the
 /// only way an encoding can be longer than its value needs), and there are at most 10 bytes with
 /// at most one bit in the tenth.
+#[inline]
 fn read_uleb(
+    input: &[u8],
+    start: usize,
+    field: Field,
+    max: u64,
+) -> Result<(u64, usize), DecodeError> {
+    // Most eras and many ids fit in one byte.
+    if let Some(&byte) = input.get(start) {
+        if byte < 0x80 && u64::from(byte) <= max {
+            return Ok((u64::from(byte), 1));
+        }
+    }
+    read_uleb_groups(input, start, field, max)
+}
+
+/// The general case of [`read_uleb`].
+fn read_uleb_groups(
     input: &[u8],
     start: usize,
     field: Field,

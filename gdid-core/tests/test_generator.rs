@@ -500,6 +500,106 @@ async fn zero_and_repeated_blocks_are_refused() {
     assert!(err.to_string().contains("counter went backwards"), "{err}");
 }
 
+/// Commits at once, then answers after the delay given for that call (in call order).
+struct SlowReplies {
+    inner: MemoryAuthority,
+    delays: std::sync::Mutex<Vec<Duration>>,
+}
+
+impl Authority for SlowReplies {
+    fn number(&self) -> u8 {
+        1
+    }
+
+    fn label(&self) -> String {
+        "slow replies".into()
+    }
+
+    async fn allocate(
+        &self,
+        scope: &str,
+        sequence: &str,
+        size: u64,
+    ) -> Result<Block, AuthorityError> {
+        let block = self.inner.allocate(scope, sequence, size).await;
+        let delay = {
+            let mut delays = self.delays.lock().unwrap();
+            if delays.is_empty() {
+                Duration::ZERO
+            } else {
+                delays.remove(0)
+            }
+        };
+        tokio::time::sleep(delay).await;
+        block
+    }
+}
+
+/// A prefetch and a `next_block` in flight together may be answered out of order; both blocks are
+/// good and neither may be refused as "went backwards".
+#[tokio::test(start_paused = true)]
+async fn concurrent_allocations_answered_out_of_order_are_accepted() {
+    let ids = BlockGenerator::builder("app", "out-of-order")
+        .authority(SlowReplies {
+            inner: MemoryAuthority::new(1),
+            // initial block, the prefetch (slow), the dedicated block (fast)
+            delays: std::sync::Mutex::new(vec![Duration::ZERO, ms(50), ms(1)]),
+        })
+        .fixed_block_size(10)
+        .low_water_mark(0.5)
+        .build()
+        .unwrap();
+    for _ in 0..6 {
+        ids.next_id().await.unwrap(); // passes the low-water mark: the prefetch (11..=20) goes out
+    }
+    tokio::time::sleep(ms(1)).await; // the prefetch task runs: committed, its reply on the way
+    let dedicated = ids.next_block(100).await.unwrap(); // committed after it, answered first
+    assert_eq!((dedicated.start, dedicated.len), (21, 100));
+    let rest: Vec<u64> = ids
+        .next_ids(14)
+        .await
+        .unwrap()
+        .iter()
+        .map(|g| g.counter())
+        .collect();
+    assert_eq!(rest, (7..=20).collect::<Vec<u64>>());
+    assert_eq!(ids.stats().authorities[0].failures, 0);
+}
+
+/// A generator outlives the runtime its allocation ran on (shut down mid-allocation): the next
+/// caller, on another runtime, must still get ids instead of waiting on an allocation that died.
+#[test]
+fn an_allocation_cut_short_by_a_runtime_shutdown_does_not_wedge_the_generator() {
+    let authority = faulty(1);
+    authority.set_latency(Latency::Fixed(ms(200)));
+    let ids = BlockGenerator::builder("app", "runtimes")
+        .authority(Arc::clone(&authority))
+        .request_timeout(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    let first = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let started = first.block_on(async {
+        let ids = ids.clone();
+        tokio::time::timeout(ms(50), ids.next_id()).await
+    });
+    assert!(
+        started.is_err(),
+        "the caller gave up while the allocation was in flight"
+    );
+    drop(first); // the allocation task dies with its runtime
+    let second = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let id = second
+        .block_on(ids.next_id())
+        .expect("a new allocation on the new runtime");
+    assert_eq!(id.authority(), 1);
+}
+
 struct Customer;
 
 impl Sequenced for Customer {

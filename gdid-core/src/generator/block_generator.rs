@@ -459,13 +459,16 @@ impl Inner {
         let mut failures = Vec::new();
         for &i in &candidates {
             let authority = &self.authorities[i];
+            // Blocks answered to requests sent after this point must start at or after it, in
+            // whatever order concurrent requests are answered.
+            let floor = self.lock_state().health[i].next_expected;
             let answer = tokio::time::timeout(
                 self.config.allocation_timeout,
                 authority.allocate_boxed(&self.scope, &self.sequence, size),
             )
             .await;
             let cause = match answer {
-                Ok(Ok(block)) => match self.accept(i, block, size) {
+                Ok(Ok(block)) => match self.accept(i, block, size, floor) {
                     Ok(block) => return Ok(block),
                     Err(cause) => cause,
                 },
@@ -499,8 +502,15 @@ impl Inner {
         Err(failures)
     }
 
-    /// Checks a block before anything is served from it.
-    fn accept(&self, i: usize, block: Block, size: u64) -> Result<Block, FailureCause> {
+    /// Checks a block before anything is served from it; `floor` is where the authority's blocks
+    /// ended when the request was sent.
+    fn accept(
+        &self,
+        i: usize,
+        block: Block,
+        size: u64,
+        floor: Option<(u32, u64)>,
+    ) -> Result<Block, FailureCause> {
         let number = self.authorities[i].number();
         let invalid = |reason: String| {
             Err(FailureCause::Error(Arc::new(
@@ -523,9 +533,7 @@ impl Inner {
                 checked.len
             ));
         }
-        let mut st = self.lock_state();
-        let health = &mut st.health[i];
-        if let Some((era, counter)) = health.next_expected {
+        if let Some((era, counter)) = floor {
             if (checked.era, checked.start) < (era, counter) {
                 let cause = FailureCause::WentBackwards {
                     block: checked,
@@ -538,7 +546,10 @@ impl Inner {
                 return Err(cause);
             }
         }
-        health.next_expected = Some((checked.era, checked.end()));
+        let mut st = self.lock_state();
+        let health = &mut st.health[i];
+        let end = (checked.era, checked.end());
+        health.next_expected = Some(health.next_expected.map_or(end, |seen| seen.max(end)));
         health.consecutive_failures = 0;
         health.backoff_until = None;
         info!(authority = number, block = %checked, "block allocated");
@@ -604,6 +615,12 @@ fn backoff(config: &GeneratorConfig, failures: u32) -> Duration {
 /// the generator still has ids in hand (a prefetch) is retried after a back-off, which a caller
 /// in need cuts short.
 async fn allocation_loop(generator: Weak<Inner>) {
+    // If the task is dropped before it finishes (its runtime shut down), the next caller must be
+    // able to start another allocation: release the flag and wake the waiters.
+    let mut guard = InFlight {
+        generator: generator.clone(),
+        finished: false,
+    };
     let mut failed_rounds = 0;
     loop {
         let Some(inner) = generator.upgrade() else {
@@ -612,6 +629,7 @@ async fn allocation_loop(generator: Weak<Inner>) {
         let size = inner.next_block_size();
         let outcome = inner.allocate_round(size).await;
         if !inner.finish_round(outcome) {
+            guard.finished = true;
             return;
         }
         failed_rounds += 1;
@@ -619,6 +637,24 @@ async fn allocation_loop(generator: Weak<Inner>) {
         warn!(?pause, "prefetch failed: retrying");
         let wake = inner.wake_allocator.notified();
         let _ = tokio::time::timeout(pause, wake).await;
+    }
+}
+
+/// Releases `in_flight` when an allocation task is dropped unfinished.
+struct InFlight {
+    generator: Weak<Inner>,
+    finished: bool,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        if let Some(inner) = self.generator.upgrade() {
+            inner.lock_state().in_flight = false;
+            inner.changed.notify_waiters();
+        }
     }
 }
 
