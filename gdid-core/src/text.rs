@@ -161,6 +161,7 @@ macro_rules! gdid {
     }};
 }
 
+#[inline(always)]
 const fn parse_colon(bytes: &[u8], first: usize, second: usize) -> Result<Gdid, ParseError> {
     let era = match parse_segment(bytes, 0, first, Field::Era, u32::MAX as u64, 10) {
         Ok(v) => v,
@@ -199,6 +200,7 @@ const fn parse_colon(bytes: &[u8], first: usize, second: usize) -> Result<Gdid, 
 ///
 /// Three cheap passes instead of a checked multiply-add per digit: check the digits, skip leading
 /// zeros and reject by digit count, then add up (19 digits always fit in a `u64`).
+#[inline(always)]
 const fn parse_segment(
     bytes: &[u8],
     start: usize,
@@ -248,6 +250,7 @@ const fn parse_segment(
     Ok(value)
 }
 
+#[inline(always)]
 const fn parse_hex(bytes: &[u8]) -> Result<Gdid, ParseError> {
     let (mut start, end) = trim(bytes, 0, bytes.len());
     if start == end {
@@ -285,6 +288,7 @@ const fn invalid_hex(bytes: &[u8], index: usize) -> ParseError {
 }
 
 /// Narrows `[start, end)` past ASCII whitespace on both sides.
+#[inline(always)]
 const fn trim(bytes: &[u8], mut start: usize, mut end: usize) -> (usize, usize) {
     while start < end && bytes[start].is_ascii_whitespace() {
         start += 1;

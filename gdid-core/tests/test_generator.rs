@@ -600,6 +600,36 @@ fn an_allocation_cut_short_by_a_runtime_shutdown_does_not_wedge_the_generator() 
     assert_eq!(id.authority(), 1);
 }
 
+/// A prefetch spawned on a runtime that never polls it (the caller never yields: its ids come from
+/// memory) and is then shut down must not leave the next caller waiting on it.
+#[test]
+fn a_prefetch_never_polled_before_its_runtime_shut_down_does_not_wedge_the_generator() {
+    let ids = BlockGenerator::builder("app", "unpolled")
+        .authority(MemoryAuthority::new(1))
+        .fixed_block_size(10)
+        .request_timeout(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    let runtime = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap()
+    };
+    let first = runtime();
+    first.block_on(async {
+        for _ in 0..6 {
+            ids.next_id().await.unwrap(); // the 6th passes the low-water mark: prefetch spawned
+        }
+    });
+    drop(first); // before the prefetch task was ever polled
+    let second = runtime();
+    let batch = second
+        .block_on(ids.next_ids(10))
+        .expect("ids from a new allocation");
+    assert_eq!(batch.len(), 10);
+}
+
 struct Customer;
 
 impl Sequenced for Customer {

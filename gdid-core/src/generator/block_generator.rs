@@ -413,7 +413,13 @@ impl Inner {
             Ok(runtime) => {
                 let span =
                     info_span!("gdid.allocate", scope = %self.scope, sequence = %self.sequence);
-                runtime.spawn(allocation_loop(Arc::downgrade(self)).instrument(span));
+                // The guard lives in the task from the start: dropping the task, even unpolled
+                // (its runtime shut down first), releases `in_flight`.
+                let guard = InFlight {
+                    generator: Arc::downgrade(self),
+                    finished: false,
+                };
+                runtime.spawn(allocation_loop(guard).instrument(span));
             }
             Err(_) => {
                 st.in_flight = false;
@@ -614,16 +620,10 @@ fn backoff(config: &GeneratorConfig, failures: u32) -> Duration {
 /// Allocates until a block is had, or until nobody is served any more: a round that fails while
 /// the generator still has ids in hand (a prefetch) is retried after a back-off, which a caller
 /// in need cuts short.
-async fn allocation_loop(generator: Weak<Inner>) {
-    // If the task is dropped before it finishes (its runtime shut down), the next caller must be
-    // able to start another allocation: release the flag and wake the waiters.
-    let mut guard = InFlight {
-        generator: generator.clone(),
-        finished: false,
-    };
+async fn allocation_loop(mut guard: InFlight) {
     let mut failed_rounds = 0;
     loop {
-        let Some(inner) = generator.upgrade() else {
+        let Some(inner) = guard.generator.upgrade() else {
             return;
         };
         let size = inner.next_block_size();
@@ -640,7 +640,8 @@ async fn allocation_loop(generator: Weak<Inner>) {
     }
 }
 
-/// Releases `in_flight` when an allocation task is dropped unfinished.
+/// Releases `in_flight` when an allocation task is dropped unfinished (its runtime shut down), so
+/// that the next caller can start another allocation.
 struct InFlight {
     generator: Weak<Inner>,
     finished: bool,
