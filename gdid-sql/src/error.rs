@@ -1,0 +1,30 @@
+//! Errors of setting up SQL stores.
+
+/// A store could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The URL is not `mysql://`, `mariadb://`, `postgres://`, `postgresql://` or `sqlite:`.
+    #[error(
+        "unsupported store URL {url:?}: expected mysql://, mariadb://, postgres://, postgresql:// or sqlite:PATH"
+    )]
+    UnsupportedUrl {
+        /// The URL, without password.
+        url: String,
+    },
+    /// The database could not be reached or opened.
+    #[error("cannot connect to {url}: {source}")]
+    Connect {
+        /// The URL, without password.
+        url: String,
+        /// The driver's error.
+        #[source]
+        source: sqlx::Error,
+    },
+    /// Creating the tables failed.
+    #[error("cannot create the gdid tables: {0}")]
+    Schema(#[source] sqlx::Error),
+    /// An authority number above 15.
+    #[error("authority number {0} is above 15")]
+    AuthorityNumber(u8),
+}

@@ -1,0 +1,54 @@
+//! # gdid-sql
+//!
+//! GDID authorities and id strategies on MySQL/MariaDB, PostgreSQL and SQLite, on sqlx:
+//!
+//! - [`SqlAuthority`]: blocks of GDID counters for the `BlockGenerator` engine of gdid-core, one
+//!   atomic statement per block (`UPDATE … RETURNING` on PostgreSQL and SQLite, `LAST_INSERT_ID`
+//!   on MySQL), committed before the block is handed out;
+//! - [`SqlCounter`]: a `u64` incremented in the database for every id, the naive baseline.
+//!
+//! ```no_run
+//! use gdid_core::generator::BlockGenerator;
+//! use gdid_sql::{SqlAuthority, SqlCounter};
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let primary = SqlAuthority::connect("mysql://root@127.0.0.1:3306/test", 1).await?;
+//! let fallback = SqlAuthority::connect("postgres://postgres@127.0.0.1:5432/test", 2).await?;
+//! let ids = BlockGenerator::builder("shop", "order")
+//!     .authority(primary.clone())
+//!     .authority(fallback)
+//!     .build()?;
+//! let order_id = ids.next_id().await?;
+//!
+//! // The naive baseline: one round trip per id, continuous 1, 2, 3, ...
+//! let invoice_numbers = SqlCounter::new(primary, "shop", "invoice");
+//! # let _ = (order_id, invoice_numbers);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The table (created by [`SqlAuthority::ensure_schema`], or by hand):
+//!
+//! ```sql
+//! CREATE TABLE gdid_counters (
+//!     authority     SMALLINT    NOT NULL,  -- INTEGER on SQLite
+//!     scope_name    VARCHAR(80) NOT NULL,  -- TEXT on SQLite
+//!     sequence_name VARCHAR(80) NOT NULL,  -- TEXT on SQLite
+//!     era           BIGINT      NOT NULL,
+//!     next_counter  BIGINT      NOT NULL,
+//!     PRIMARY KEY (authority, scope_name, sequence_name)
+//! );
+//! ```
+#![deny(missing_docs, missing_debug_implementations)]
+
+mod authority;
+mod counter;
+mod dialect;
+mod error;
+mod store;
+
+pub use authority::SqlAuthority;
+pub use counter::SqlCounter;
+pub use error::Error;
+pub use store::{Dialect, SqlStore};

@@ -1,0 +1,126 @@
+//! [`SqlStore`]: a connection pool to one MySQL/MariaDB, PostgreSQL or SQLite database.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
+use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+
+use crate::error::Error;
+
+/// Which SQL dialect a store speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// MySQL or MariaDB.
+    MySql,
+    /// PostgreSQL.
+    Postgres,
+    /// SQLite (a file).
+    Sqlite,
+}
+
+/// A pool of connections to one database. Cheap to clone.
+#[derive(Debug, Clone)]
+pub enum SqlStore {
+    /// MySQL or MariaDB.
+    MySql(MySqlPool),
+    /// PostgreSQL.
+    Postgres(PgPool),
+    /// SQLite.
+    Sqlite(SqlitePool),
+}
+
+impl SqlStore {
+    /// Connects to `url`: `mysql://…` or `mariadb://…`, `postgres://…` or `postgresql://…`,
+    /// `sqlite:PATH` (the file is created if missing, in WAL mode).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnsupportedUrl`] for another scheme, [`Error::Connect`] when the database cannot
+    /// be reached (the message names the URL without its password).
+    pub async fn connect(url: &str) -> Result<SqlStore, Error> {
+        let connect_error = |source: sqlx::Error| Error::Connect {
+            url: redact(url),
+            source,
+        };
+        let timeout = Duration::from_secs(5);
+        if let Some(rest) = url.strip_prefix("mariadb://") {
+            let url = format!("mysql://{rest}");
+            return Box::pin(Self::connect(&url)).await;
+        }
+        if url.starts_with("mysql://") {
+            let pool = MySqlPoolOptions::new()
+                .acquire_timeout(timeout)
+                .connect(url)
+                .await
+                .map_err(connect_error)?;
+            Ok(SqlStore::MySql(pool))
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let pool = PgPoolOptions::new()
+                .acquire_timeout(timeout)
+                .connect(url)
+                .await
+                .map_err(connect_error)?;
+            Ok(SqlStore::Postgres(pool))
+        } else if url.starts_with("sqlite:") {
+            let options = SqliteConnectOptions::from_str(url)
+                .map_err(connect_error)?
+                .create_if_missing(true)
+                .journal_mode(SqliteJournalMode::Wal)
+                .busy_timeout(Duration::from_secs(10));
+            let pool = SqlitePoolOptions::new()
+                .acquire_timeout(timeout)
+                .connect_with(options)
+                .await
+                .map_err(connect_error)?;
+            Ok(SqlStore::Sqlite(pool))
+        } else {
+            Err(Error::UnsupportedUrl { url: redact(url) })
+        }
+    }
+
+    /// The dialect.
+    pub fn dialect(&self) -> Dialect {
+        match self {
+            SqlStore::MySql(_) => Dialect::MySql,
+            SqlStore::Postgres(_) => Dialect::Postgres,
+            SqlStore::Sqlite(_) => Dialect::Sqlite,
+        }
+    }
+}
+
+/// `url` without the password of its user-info part, for messages and labels.
+pub(crate) fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => {
+            let user_info = &rest[..at];
+            let user = user_info.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}@{}", &rest[at + 1..])
+        }
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(
+            redact("mysql://root:secret@127.0.0.1:3306/test"),
+            "mysql://root@127.0.0.1:3306/test"
+        );
+        assert_eq!(
+            redact("postgres://u:p@h/db?sslmode=disable"),
+            "postgres://u@h/db?sslmode=disable"
+        );
+        assert_eq!(redact("postgres://h/db"), "postgres://h/db");
+        assert_eq!(redact("sqlite:ids.sqlite"), "sqlite:ids.sqlite");
+    }
+}

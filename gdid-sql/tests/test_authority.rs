@@ -1,0 +1,295 @@
+//! `SqlAuthority` and `SqlCounter` on the real servers: MariaDB (`GDID_MYSQL_URL`), PostgreSQL
+//! (`GDID_POSTGRES_URL`) and a SQLite file. Without a URL a dialect is skipped with a message;
+//! with `CI=true` it is a failure.
+
+use std::collections::HashSet;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use gdid_core::COUNTER_MAX;
+use gdid_core::generator::{Authority, AuthorityError, Block, BlockGenerator, IdGenerator};
+use gdid_sql::{SqlAuthority, SqlCounter, SqlStore};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// One URL per dialect that is configured here.
+fn urls() -> Vec<(&'static str, String)> {
+    let mut urls = Vec::new();
+    for (name, var) in [
+        ("mysql", "GDID_MYSQL_URL"),
+        ("postgres", "GDID_POSTGRES_URL"),
+    ] {
+        match std::env::var(var) {
+            Ok(url) if !url.is_empty() => urls.push((name, url)),
+            _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
+                panic!("{var} is not set and CI=true: the server is required")
+            }
+            _ => eprintln!("skipped {name}: set {var} to run against a real server"),
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("gdid-sql-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    urls.push((
+        "sqlite",
+        format!("sqlite:{}", dir.join("ids.sqlite").display()),
+    ));
+    urls
+}
+
+/// A scope no earlier run has used, so that runs do not see each other's rows.
+fn fresh_scope(test: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{test}-{}-{nanos}", std::process::id())
+}
+
+/// Runs raw SQL on a store (test set-up only: values are formatted in).
+async fn execute(store: &SqlStore, sql: String) {
+    let sql = sqlx::AssertSqlSafe(sql);
+    match store {
+        SqlStore::MySql(pool) => sqlx::query(sql).execute(pool).await.map(drop),
+        SqlStore::Postgres(pool) => sqlx::query(sql).execute(pool).await.map(drop),
+        SqlStore::Sqlite(pool) => sqlx::query(sql).execute(pool).await.map(drop),
+    }
+    .unwrap();
+}
+
+/// 2 pools × 4 tasks allocating blocks of random sizes: the blocks tile 1..=total exactly, with
+/// no overlap and nothing lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_allocation_is_disjoint_and_loses_nothing() {
+    for (dialect, url) in urls() {
+        let scope = fresh_scope("concurrent");
+        let mut tasks = Vec::new();
+        for pool in 0..2 {
+            let authority = SqlAuthority::connect(&url, 3).await.unwrap();
+            for task in 0..4 {
+                let authority = authority.clone();
+                let scope = scope.clone();
+                tasks.push(tokio::spawn(async move {
+                    let mut rng = StdRng::seed_from_u64(pool * 10 + task);
+                    let mut blocks = Vec::new();
+                    for _ in 0..40 {
+                        let size = rng.random_range(1..1_000);
+                        blocks.push(authority.allocate(&scope, "seq", size).await.unwrap());
+                    }
+                    blocks
+                }));
+            }
+        }
+        let mut blocks: Vec<Block> = Vec::new();
+        for task in tasks {
+            blocks.extend(task.await.unwrap());
+        }
+        blocks.sort_by_key(|b| b.start);
+        let mut expected_start = 1;
+        for block in &blocks {
+            assert_eq!((block.era, block.authority), (0, 3), "{dialect}");
+            assert_eq!(
+                block.start, expected_start,
+                "{dialect}: gap or overlap at {block}"
+            );
+            expected_start = block.end();
+        }
+        assert_eq!(blocks.len(), 320, "{dialect}");
+        let next = SqlAuthority::connect(&url, 3)
+            .await
+            .unwrap()
+            .allocate(&scope, "seq", 1)
+            .await
+            .unwrap();
+        assert_eq!(
+            next.start, expected_start,
+            "{dialect}: the row holds the exact total"
+        );
+    }
+}
+
+/// A generator dropped and built again (a restart) never repeats an id.
+#[tokio::test]
+async fn a_restart_never_repeats_an_id() {
+    for (dialect, url) in urls() {
+        let scope = fresh_scope("restart");
+        let mut seen = HashSet::new();
+        let mut last = gdid_core::Gdid::ZERO;
+        for _run in 0..3 {
+            let ids = BlockGenerator::builder(&scope, "orders")
+                .authority(SqlAuthority::connect(&url, 1).await.unwrap())
+                .build()
+                .unwrap();
+            for _ in 0..500 {
+                let id = ids.next_id().await.unwrap();
+                assert!(seen.insert(id), "{dialect}: {id} issued twice");
+                assert!(
+                    id > last,
+                    "{dialect}: one authority, one thread: increasing"
+                );
+                last = id;
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_era_rolls_over_at_counter_max() {
+    for (dialect, url) in urls() {
+        let scope = fresh_scope("rollover");
+        let authority = SqlAuthority::connect(&url, 2).await.unwrap();
+        authority.allocate(&scope, "s", 1).await.unwrap(); // creates the row
+        execute(
+            authority.store(),
+            format!(
+                "UPDATE gdid_counters SET era = 7, next_counter = {} \
+                 WHERE scope_name = '{scope}' AND sequence_name = 's'",
+                COUNTER_MAX - 5
+            ),
+        )
+        .await;
+        let last_of_era = authority.allocate(&scope, "s", 6).await.unwrap();
+        assert_eq!(
+            (
+                last_of_era.era,
+                last_of_era.start,
+                last_of_era.last().counter()
+            ),
+            (7, COUNTER_MAX - 5, COUNTER_MAX),
+            "{dialect}"
+        );
+        let first_of_next = authority.allocate(&scope, "s", 10).await.unwrap();
+        assert_eq!(
+            (first_of_next.era, first_of_next.start),
+            (8, 0),
+            "{dialect}"
+        );
+        let then = authority.allocate(&scope, "s", 10).await.unwrap();
+        assert_eq!((then.era, then.start), (8, 10), "{dialect}");
+    }
+}
+
+#[tokio::test]
+async fn bad_names_and_sizes_are_refused_before_the_store_is_touched() {
+    for (dialect, url) in urls() {
+        let authority = SqlAuthority::connect(&url, 1).await.unwrap();
+        for (scope, sequence) in [("", "s"), ("a b", "s"), ("ok", "x'; DROP TABLE t; --")] {
+            let err = authority.allocate(scope, sequence, 1).await.unwrap_err();
+            assert!(
+                matches!(err, AuthorityError::InvalidName(_)),
+                "{dialect}: {err}"
+            );
+        }
+        let err = authority.allocate("ok", "ok", 0).await.unwrap_err();
+        assert!(
+            matches!(err, AuthorityError::InvalidSize(0)),
+            "{dialect}: {err}"
+        );
+    }
+}
+
+/// Rows that no authority writes give a typed error, never a block.
+#[tokio::test]
+async fn corrupt_rows_are_typed_errors() {
+    for (dialect, url) in urls() {
+        let scope = fresh_scope("corrupt");
+        let authority = SqlAuthority::connect(&url, 1).await.unwrap();
+        for (sequence, era, next) in [("negative-next", 0, -50), ("negative-era", -3, 10)] {
+            authority.allocate(&scope, sequence, 1).await.unwrap();
+            execute(
+                authority.store(),
+                format!(
+                    "UPDATE gdid_counters SET era = {era}, next_counter = {next} \
+                     WHERE scope_name = '{scope}' AND sequence_name = '{sequence}'"
+                ),
+            )
+            .await;
+            let err = authority.allocate(&scope, sequence, 5).await.unwrap_err();
+            assert!(
+                matches!(err, AuthorityError::Corrupt(_)),
+                "{dialect} {sequence}: {err}"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn creating_the_schema_twice_and_concurrently_is_harmless() {
+    for (dialect, url) in urls() {
+        let authority = SqlAuthority::connect(&url, 1).await.unwrap();
+        let runs: Vec<_> = (0..4)
+            .map(|_| {
+                let authority = authority.clone();
+                tokio::spawn(async move { authority.ensure_schema().await })
+            })
+            .collect();
+        for run in runs {
+            run.await
+                .unwrap()
+                .unwrap_or_else(|e| panic!("{dialect}: {e}"));
+        }
+    }
+}
+
+/// The one-at-a-time counter: 4 tasks × 100 ids give exactly 1..=400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_one_at_a_time_counter_is_continuous_under_concurrency() {
+    for (dialect, url) in urls() {
+        let scope = fresh_scope("counter");
+        let counter = SqlCounter::new(SqlAuthority::connect(&url, 0).await.unwrap(), &scope, "n");
+        let tasks: Vec<_> = (0..4)
+            .map(|_| {
+                let counter = counter.clone();
+                tokio::spawn(async move {
+                    let mut got = Vec::new();
+                    for _ in 0..100 {
+                        got.push(counter.next_id().await.unwrap());
+                    }
+                    got
+                })
+            })
+            .collect();
+        let mut all = Vec::new();
+        for task in tasks {
+            let got = task.await.unwrap();
+            assert!(
+                got.windows(2).all(|w| w[0] < w[1]),
+                "{dialect}: monotonic per task"
+            );
+            all.extend(got);
+        }
+        all.sort_unstable();
+        assert_eq!(all, (1..=400).collect::<Vec<u64>>(), "{dialect}");
+        let batch = counter.next_ids(10).await.unwrap();
+        assert_eq!(
+            batch.iter().collect::<Vec<_>>(),
+            (401..=410).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[tokio::test]
+async fn unsupported_and_unreachable_stores_say_so() {
+    let err = SqlAuthority::connect("redis://127.0.0.1/", 1)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("unsupported store URL \"redis://127.0.0.1/\""),
+        "{err}"
+    );
+    let err = SqlAuthority::connect("mysql://root:hunter2@127.0.0.1:1/test", 1)
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("cannot connect to mysql://root@127.0.0.1:1/test"),
+        "{text}"
+    );
+    assert!(!text.contains("hunter2"));
+    let err = SqlAuthority::connect("sqlite:/nonexistent-dir/x/ids.sqlite", 1)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with("cannot connect to sqlite:"),
+        "{err}"
+    );
+}
