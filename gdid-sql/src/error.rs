@@ -24,6 +24,17 @@ pub enum Error {
     /// Creating the tables failed.
     #[error("cannot create the gdid tables: {0}")]
     Schema(#[source] sqlx::Error),
+    /// A range layout that cannot work, or that disagrees with the rows already stored.
+    #[error("invalid range layout for {sequence:?}: {reason}")]
+    Layout {
+        /// The sequence.
+        sequence: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A name that breaks the naming rules.
+    #[error(transparent)]
+    Name(#[from] gdid_core::generator::InvalidName),
     /// An authority number above 15.
     #[error("authority number {0} is above 15")]
     AuthorityNumber(u8),

@@ -5,7 +5,9 @@
 //! - [`SqlAuthority`]: blocks of GDID counters for the `BlockGenerator` engine of gdid-core, one
 //!   atomic statement per block (`UPDATE … RETURNING` on PostgreSQL and SQLite, `LAST_INSERT_ID`
 //!   on MySQL), committed before the block is handed out;
-//! - [`SqlCounter`]: a `u64` incremented in the database for every id, the naive baseline.
+//! - [`SqlCounter`]: a `u64` incremented in the database for every id, the naive baseline;
+//! - [`SqlShardedCounter`]: N counter rows, each owning a fixed range (fixed-digit ids), picked at
+//!   random or in turn, an exhausted range skipped.
 //!
 //! ```no_run
 //! use gdid_core::generator::BlockGenerator;
@@ -46,9 +48,11 @@ mod authority;
 mod counter;
 mod dialect;
 mod error;
+mod sharded;
 mod store;
 
 pub use authority::SqlAuthority;
 pub use counter::SqlCounter;
 pub use error::Error;
+pub use sharded::{Pick, RangeLayout, SqlShardedCounter};
 pub use store::{Dialect, SqlStore};
