@@ -7,7 +7,9 @@
 //!   on MySQL), committed before the block is handed out;
 //! - [`SqlCounter`]: a `u64` incremented in the database for every id, the naive baseline;
 //! - [`SqlShardedCounter`]: N counter rows, each owning a fixed range (fixed-digit ids), picked at
-//!   random or in turn, an exhausted range skipped.
+//!   random or in turn, an exhausted range skipped;
+//! - [`SqlWindowGenerator`] and [`WindowAgent`]: distributed hi-lo windows over several shards,
+//!   with an agent that never creates overlapping windows, even two agents at once.
 //!
 //! ```no_run
 //! use gdid_core::generator::BlockGenerator;
@@ -50,9 +52,11 @@ mod dialect;
 mod error;
 mod sharded;
 mod store;
+mod windows;
 
 pub use authority::SqlAuthority;
 pub use counter::SqlCounter;
 pub use error::Error;
 pub use sharded::{Pick, RangeLayout, SqlShardedCounter};
 pub use store::{Dialect, SqlStore};
+pub use windows::{AgentError, AgentReport, SqlWindowGenerator, Window, WindowAgent};

@@ -64,11 +64,7 @@ impl SqlStore {
                 .map_err(connect_error)?;
             Ok(SqlStore::Postgres(pool))
         } else if url.starts_with("sqlite:") {
-            let options = SqliteConnectOptions::from_str(url)
-                .map_err(connect_error)?
-                .create_if_missing(true)
-                .journal_mode(SqliteJournalMode::Wal)
-                .busy_timeout(Duration::from_secs(10));
+            let options = sqlite_options(url).map_err(connect_error)?;
             let pool = SqlitePoolOptions::new()
                 .acquire_timeout(timeout)
                 .connect_with(options)
@@ -80,6 +76,44 @@ impl SqlStore {
         }
     }
 
+    /// A store for `url` that connects on first use: it can be set up while the database is
+    /// down (an agent's shard list, say).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnsupportedUrl`] or [`Error::Connect`] for a URL that cannot be parsed.
+    pub fn connect_lazy(url: &str) -> Result<SqlStore, Error> {
+        let connect_error = |source: sqlx::Error| Error::Connect {
+            url: redact(url),
+            source,
+        };
+        let timeout = Duration::from_secs(5);
+        let url = match url.strip_prefix("mariadb://") {
+            Some(rest) => format!("mysql://{rest}"),
+            None => url.to_owned(),
+        };
+        if url.starts_with("mysql://") {
+            let pool = MySqlPoolOptions::new()
+                .acquire_timeout(timeout)
+                .connect_lazy(&url)
+                .map_err(connect_error)?;
+            Ok(SqlStore::MySql(pool))
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            let pool = PgPoolOptions::new()
+                .acquire_timeout(timeout)
+                .connect_lazy(&url)
+                .map_err(connect_error)?;
+            Ok(SqlStore::Postgres(pool))
+        } else if url.starts_with("sqlite:") {
+            let pool = SqlitePoolOptions::new()
+                .acquire_timeout(timeout)
+                .connect_lazy_with(sqlite_options(&url).map_err(connect_error)?);
+            Ok(SqlStore::Sqlite(pool))
+        } else {
+            Err(Error::UnsupportedUrl { url: redact(&url) })
+        }
+    }
+
     /// The dialect.
     pub fn dialect(&self) -> Dialect {
         match self {
@@ -88,6 +122,14 @@ impl SqlStore {
             SqlStore::Sqlite(_) => Dialect::Sqlite,
         }
     }
+}
+
+/// A SQLite file: created if missing, write-ahead log, a generous busy timeout.
+fn sqlite_options(url: &str) -> Result<SqliteConnectOptions, sqlx::Error> {
+    Ok(SqliteConnectOptions::from_str(url)?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .busy_timeout(Duration::from_secs(10)))
 }
 
 /// `url` without the password of its user-info part, for messages and labels.
