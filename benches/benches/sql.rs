@@ -1,0 +1,191 @@
+//! ids per second and database round trips per 1M ids, on each SQL store, for the one-at-a-time
+//! counter, blocks of a fixed 1,000 without prefetch, and the `BlockGenerator` with dynamic size and
+//! prefetch; then the `BlockGenerator`'s caller latency while the one-at-a-time counter loads the
+//! same server. Prints markdown tables.
+//!
+//! `cargo bench -p gdid-benches --bench sql` with `GDID_MYSQL_URL` and `GDID_POSTGRES_URL` set
+//! (`scripts/services.sh` prints them); SQLite runs on a temporary file. `SQL_BENCH_SECONDS`
+//! (default 3) sets each measurement's length.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use gdid_core::generator::{BlockGenerator, IdGenerator};
+use gdid_sql::{SqlAuthority, SqlCounter};
+use hdrhistogram::Histogram;
+
+/// Statements per reservation on the counter table: MySQL reads the result back with a second.
+fn round_trips_per_allocation(dialect: &str) -> u64 {
+    if dialect == "MariaDB" { 2 } else { 1 }
+}
+
+struct Row {
+    strategy: &'static str,
+    ids: u64,
+    elapsed: Duration,
+    allocations: u64,
+}
+
+async fn one_at_a_time(authority: &SqlAuthority, scope: &str, seconds: Duration) -> Row {
+    let counter = SqlCounter::new(authority.clone(), scope, "one-at-a-time");
+    let started = Instant::now();
+    let mut ids = 0;
+    while started.elapsed() < seconds {
+        std::hint::black_box(counter.next_id().await.unwrap());
+        ids += 1;
+    }
+    Row {
+        strategy: "one at a time",
+        ids,
+        elapsed: started.elapsed(),
+        allocations: ids,
+    }
+}
+
+async fn blocks(authority: &SqlAuthority, scope: &str, seconds: Duration, fixed: bool) -> Row {
+    let mut builder = BlockGenerator::builder(scope, if fixed { "fixed" } else { "dynamic" })
+        .authority(authority.clone());
+    if fixed {
+        builder = builder.fixed_block_size(1_000).no_prefetch();
+    }
+    let generator = builder.build().unwrap();
+    let started = Instant::now();
+    let mut ids = 0u64;
+    while started.elapsed() < seconds {
+        for _ in 0..1_000 {
+            std::hint::black_box(generator.next_id().await.unwrap());
+        }
+        ids += 1_000;
+    }
+    Row {
+        strategy: if fixed {
+            "blocks of 1,000, no prefetch"
+        } else {
+            "BlockGenerator (dynamic, prefetch)"
+        },
+        ids,
+        elapsed: started.elapsed(),
+        allocations: generator.stats().allocations,
+    }
+}
+
+/// The BlockGenerator's per-call latency while a one-at-a-time counter hammers the same server.
+async fn latency_under_load(
+    authority: &SqlAuthority,
+    scope: &str,
+    seconds: Duration,
+) -> (Histogram<u64>, u64) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let load_ids = Arc::new(AtomicU64::new(0));
+    let load = {
+        let counter = SqlCounter::new(authority.clone(), scope, "load");
+        let (stop, load_ids) = (Arc::clone(&stop), Arc::clone(&load_ids));
+        tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                counter.next_id().await.unwrap();
+                load_ids.fetch_add(1, Ordering::Relaxed);
+            }
+        })
+    };
+    let generator = BlockGenerator::builder(scope, "under-load")
+        .authority(authority.clone())
+        .build()
+        .unwrap();
+    generator.next_id().await.unwrap(); // the first block is always waited for
+    let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
+    let mut pace = tokio::time::interval(Duration::from_millis(1));
+    let started = Instant::now();
+    while started.elapsed() < seconds {
+        pace.tick().await; // 1,000 ids per ms: 1M ids/s
+        for _ in 0..1_000 {
+            let t0 = Instant::now();
+            std::hint::black_box(generator.next_id().await.unwrap());
+            let took = u64::try_from(t0.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            latency.record(took.max(1)).unwrap();
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    load.await.unwrap();
+    (latency, load_ids.load(Ordering::Relaxed))
+}
+
+fn fmt_ns(ns: u64) -> String {
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else {
+        format!("{:.1} ms", ns as f64 / 1e6)
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    let seconds = Duration::from_secs(
+        std::env::var("SQL_BENCH_SECONDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(3),
+    );
+    let dir = std::env::temp_dir().join(format!("gdid-sql-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut stores = Vec::new();
+    for (name, var) in [
+        ("MariaDB", "GDID_MYSQL_URL"),
+        ("PostgreSQL", "GDID_POSTGRES_URL"),
+    ] {
+        match std::env::var(var) {
+            Ok(url) => stores.push((name, url)),
+            Err(_) => eprintln!("skipped {name}: {var} is not set"),
+        }
+    }
+    stores.push((
+        "SQLite",
+        format!("sqlite:{}", dir.join("bench.sqlite").display()),
+    ));
+    let scope = format!("bench{}", std::process::id());
+
+    println!("| store | strategy | ids/s | round trips per 1M ids | vs one at a time |");
+    println!("|---|---|---|---|---|");
+    let mut latencies = Vec::new();
+    for (name, url) in &stores {
+        let authority = SqlAuthority::connect(url, 1).await.unwrap();
+        let baseline = one_at_a_time(&authority, &scope, seconds).await;
+        let fixed = blocks(&authority, &scope, seconds, true).await;
+        let dynamic = blocks(&authority, &scope, seconds, false).await;
+        let base_rate = baseline.ids as f64 / baseline.elapsed.as_secs_f64();
+        for row in [&baseline, &fixed, &dynamic] {
+            let rate = row.ids as f64 / row.elapsed.as_secs_f64();
+            let trips =
+                (row.allocations * round_trips_per_allocation(name)) as f64 * 1e6 / row.ids as f64;
+            println!(
+                "| {name} | {} | {rate:.0} | {trips:.2} | {:.0}× |",
+                row.strategy,
+                rate / base_rate
+            );
+        }
+        latencies.push((name, latency_under_load(&authority, &scope, seconds).await));
+    }
+    println!();
+    println!(
+        "| store | BlockGenerator at 1M ids/s while one-at-a-time loads the server | p50 | p99 | p99.9 | p99.99 | max | load ids/s |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    for (name, (h, load_ids)) in latencies {
+        println!(
+            "| {name} | {} ids | {} | {} | {} | {} | {} | {:.0} |",
+            h.len(),
+            fmt_ns(h.value_at_quantile(0.5)),
+            fmt_ns(h.value_at_quantile(0.99)),
+            fmt_ns(h.value_at_quantile(0.999)),
+            fmt_ns(h.value_at_quantile(0.9999)),
+            fmt_ns(h.max()),
+            load_ids as f64 / seconds.as_secs_f64(),
+        );
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
