@@ -51,6 +51,8 @@ mod counter;
 mod dialect;
 mod error;
 mod sharded;
+mod sharded_rows;
+mod statement;
 mod store;
 mod windows;
 

@@ -14,8 +14,8 @@ use gdid_core::generator::{Error as IdError, IdBatch, IdGenerator, NameKind, val
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::dialect;
 use crate::error::Error;
+use crate::sharded_rows;
 use crate::store::SqlStore;
 
 /// How the value space is cut: range k is `base + k·size .. base + (k+1)·size`.
@@ -136,12 +136,9 @@ impl SqlShardedCounter {
             sequence: sequence.to_owned(),
             reason,
         };
-        let schema = match &store {
-            SqlStore::MySql(pool) => dialect::mysql::ensure_ranges_schema(pool).await,
-            SqlStore::Postgres(pool) => dialect::postgres::ensure_ranges_schema(pool).await,
-            SqlStore::Sqlite(pool) => dialect::sqlite::ensure_ranges_schema(pool).await,
-        };
-        schema.map_err(Error::Schema)?;
+        sharded_rows::ensure_schema(&store)
+            .await
+            .map_err(Error::Schema)?;
         // Check what is stored before writing anything: a range that differs would overlap.
         let rows = ranges(&store, sequence).await.map_err(Error::Schema)?;
         if rows.len() > layout.ranges as usize {
@@ -171,18 +168,9 @@ impl SqlShardedCounter {
         for k in u32::try_from(rows.len()).unwrap_or(u32::MAX)..layout.ranges {
             let range = layout.range(k);
             let (shard, first, max) = (sql_i32(k), sql_i64(range.start), sql_i64(range.end - 1));
-            let inserted = match &store {
-                SqlStore::MySql(pool) => {
-                    dialect::mysql::insert_range(pool, sequence, shard, first, max).await
-                }
-                SqlStore::Postgres(pool) => {
-                    dialect::postgres::insert_range(pool, sequence, shard, first, max).await
-                }
-                SqlStore::Sqlite(pool) => {
-                    dialect::sqlite::insert_range(pool, sequence, shard, first, max).await
-                }
-            };
-            inserted.map_err(Error::Schema)?;
+            sharded_rows::insert(&store, sequence, shard, first, max)
+                .await
+                .map_err(Error::Schema)?;
         }
         Ok(SqlShardedCounter {
             store,
@@ -225,18 +213,9 @@ impl SqlShardedCounter {
             reason: "too many ids for one call",
         })?;
         let shard = sql_i32(k);
-        let taken = match &self.store {
-            SqlStore::MySql(pool) => {
-                dialect::mysql::take_range(pool, &self.sequence, shard, n_sql).await
-            }
-            SqlStore::Postgres(pool) => {
-                dialect::postgres::take_range(pool, &self.sequence, shard, n_sql).await
-            }
-            SqlStore::Sqlite(pool) => {
-                dialect::sqlite::take_range(pool, &self.sequence, shard, n_sql).await
-            }
-        }
-        .map_err(IdError::store)?;
+        let taken = sharded_rows::take(&self.store, &self.sequence, shard, n_sql)
+            .await
+            .map_err(IdError::store)?;
         let Some(next) = taken else {
             if n == 1 {
                 self.used_up.lock().unwrap_or_else(|e| e.into_inner())[k as usize] = true;
@@ -321,11 +300,7 @@ impl IdGenerator for SqlShardedCounter {
 }
 
 async fn ranges(store: &SqlStore, sequence: &str) -> Result<Vec<(i32, i64, i64)>, sqlx::Error> {
-    match store {
-        SqlStore::MySql(pool) => dialect::mysql::ranges(pool, sequence).await,
-        SqlStore::Postgres(pool) => dialect::postgres::ranges(pool, sequence).await,
-        SqlStore::Sqlite(pool) => dialect::sqlite::ranges(pool, sequence).await,
-    }
+    sharded_rows::list(store, sequence).await
 }
 
 /// Range numbers fit in `i32`: a layout has at most `u32::MAX` ranges, checked by `sql_i32`.

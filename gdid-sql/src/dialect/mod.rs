@@ -22,9 +22,6 @@ use gdid_core::generator::{AuthorityError, Block};
 /// The counter table's name.
 pub(crate) const COUNTERS: &str = "gdid_counters";
 
-/// The table of sharded counter ranges: one row per (sequence, shard).
-pub(crate) const RANGES: &str = "gdid_ranges";
-
 /// `COUNTER_MAX` as SQL binds it (it fits in a BIGINT).
 pub(crate) const COUNTER_MAX_SQL: i64 = (1 << 60) - 1;
 

@@ -6,7 +6,7 @@
 use gdid_core::generator::AuthorityError;
 use sqlx::MySqlPool;
 
-use super::{COUNTER_MAX_SQL, COUNTERS, RANGES, driver_error};
+use super::{COUNTER_MAX_SQL, COUNTERS, driver_error};
 
 pub(crate) async fn ensure_schema(pool: &MySqlPool) -> Result<(), sqlx::Error> {
     let ddl = format!(
@@ -94,83 +94,4 @@ pub(crate) async fn create_row(
         .await
         .map(drop)
         .map_err(driver_error)
-}
-
-pub(crate) async fn ensure_ranges_schema(pool: &MySqlPool) -> Result<(), sqlx::Error> {
-    let ddl = format!(
-        "CREATE TABLE IF NOT EXISTS {RANGES} (\
-            sequence_name VARCHAR(80) NOT NULL, \
-            shard INTEGER NOT NULL, \
-            next_value BIGINT NOT NULL, \
-            max_value BIGINT NOT NULL, \
-            PRIMARY KEY (sequence_name, shard)) ENGINE=InnoDB"
-    );
-    sqlx::query(sqlx::AssertSqlSafe(ddl))
-        .execute(pool)
-        .await
-        .map(drop)
-}
-
-pub(crate) async fn insert_range(
-    pool: &MySqlPool,
-    sequence: &str,
-    shard: i32,
-    first: i64,
-    max: i64,
-) -> Result<(), sqlx::Error> {
-    let sql = format!(
-        "INSERT IGNORE INTO {RANGES} (sequence_name, shard, next_value, max_value) \
-         VALUES (?, ?, ?, ?)"
-    );
-    sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(sequence)
-        .bind(shard)
-        .bind(first)
-        .bind(max)
-        .execute(pool)
-        .await
-        .map(drop)
-}
-
-/// Every shard of `sequence`: `(shard, next_value, max_value)`.
-pub(crate) async fn ranges(
-    pool: &MySqlPool,
-    sequence: &str,
-) -> Result<Vec<(i32, i64, i64)>, sqlx::Error> {
-    let sql = format!(
-        "SELECT shard, next_value, max_value FROM {RANGES} WHERE sequence_name = ? ORDER BY shard"
-    );
-    sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(sequence)
-        .fetch_all(pool)
-        .await
-}
-
-/// Takes exactly `n` values from the shard, or none when fewer are left: the new `next_value`,
-/// captured by `LAST_INSERT_ID(expr)` and read back on the same connection.
-pub(crate) async fn take_range(
-    pool: &MySqlPool,
-    sequence: &str,
-    shard: i32,
-    n: i64,
-) -> Result<Option<i64>, sqlx::Error> {
-    let mut connection = pool.acquire().await?;
-    let sql = format!(
-        "UPDATE {RANGES} SET next_value = LAST_INSERT_ID(next_value + ?) \
-         WHERE sequence_name = ? AND shard = ? AND next_value + ? - 1 <= max_value"
-    );
-    let updated = sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(n)
-        .bind(sequence)
-        .bind(shard)
-        .bind(n)
-        .execute(&mut *connection)
-        .await?;
-    if updated.rows_affected() == 0 {
-        return Ok(None);
-    }
-    let next: i64 = sqlx::query_scalar("SELECT CAST(LAST_INSERT_ID() AS SIGNED)")
-        .fetch_one(&mut *connection)
-        .await?;
-    Ok(Some(next))
 }

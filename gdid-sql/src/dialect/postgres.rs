@@ -3,7 +3,7 @@
 use gdid_core::generator::AuthorityError;
 use sqlx::PgPool;
 
-use super::{COUNTER_MAX_SQL, COUNTERS, RANGES, driver_error};
+use super::{COUNTER_MAX_SQL, COUNTERS, driver_error};
 
 pub(crate) async fn ensure_schema(pool: &PgPool) -> Result<(), sqlx::Error> {
     let ddl = format!(
@@ -71,79 +71,4 @@ pub(crate) async fn create_row(
         .await
         .map(drop)
         .map_err(driver_error)
-}
-
-pub(crate) async fn ensure_ranges_schema(pool: &PgPool) -> Result<(), sqlx::Error> {
-    let ddl = format!(
-        "CREATE TABLE IF NOT EXISTS {RANGES} (\
-            sequence_name VARCHAR(80) NOT NULL, \
-            shard INTEGER NOT NULL, \
-            next_value BIGINT NOT NULL, \
-            max_value BIGINT NOT NULL, \
-            PRIMARY KEY (sequence_name, shard))"
-    );
-    match sqlx::query(sqlx::AssertSqlSafe(ddl)).execute(pool).await {
-        Ok(_) => Ok(()),
-        Err(sqlx::Error::Database(e))
-            if matches!(e.code().as_deref(), Some("42P07") | Some("23505")) =>
-        {
-            Ok(())
-        }
-        Err(e) => Err(e),
-    }
-}
-
-pub(crate) async fn insert_range(
-    pool: &PgPool,
-    sequence: &str,
-    shard: i32,
-    first: i64,
-    max: i64,
-) -> Result<(), sqlx::Error> {
-    let sql = format!(
-        "INSERT INTO {RANGES} (sequence_name, shard, next_value, max_value) \
-         VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING"
-    );
-    sqlx::query(sqlx::AssertSqlSafe(sql))
-        .bind(sequence)
-        .bind(shard)
-        .bind(first)
-        .bind(max)
-        .execute(pool)
-        .await
-        .map(drop)
-}
-
-/// Every shard of `sequence`: `(shard, next_value, max_value)`.
-pub(crate) async fn ranges(
-    pool: &PgPool,
-    sequence: &str,
-) -> Result<Vec<(i32, i64, i64)>, sqlx::Error> {
-    let sql = format!(
-        "SELECT shard, next_value, max_value FROM {RANGES} WHERE sequence_name = $1 ORDER BY shard"
-    );
-    sqlx::query_as(sqlx::AssertSqlSafe(sql))
-        .bind(sequence)
-        .fetch_all(pool)
-        .await
-}
-
-/// Takes exactly `n` values from the shard, or none when fewer are left: the new `next_value`.
-pub(crate) async fn take_range(
-    pool: &PgPool,
-    sequence: &str,
-    shard: i32,
-    n: i64,
-) -> Result<Option<i64>, sqlx::Error> {
-    let sql = format!(
-        "UPDATE {RANGES} SET next_value = next_value + $3 \
-         WHERE sequence_name = $1 AND shard = $2 AND next_value + $3 - 1 <= max_value \
-         RETURNING next_value"
-    );
-    sqlx::query_scalar(sqlx::AssertSqlSafe(sql))
-        .bind(sequence)
-        .bind(shard)
-        .bind(n)
-        .fetch_optional(pool)
-        .await
 }

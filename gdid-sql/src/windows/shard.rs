@@ -4,18 +4,8 @@
 
 use sqlx::AssertSqlSafe;
 
+use crate::statement::{sql, with_pool};
 use crate::store::{Dialect, SqlStore};
-
-/// Runs `$body` with `$pool` bound to the store's pool, whatever its dialect.
-macro_rules! with_pool {
-    ($store:expr, $pool:ident => $body:expr) => {
-        match $store {
-            SqlStore::MySql($pool) => $body,
-            SqlStore::Postgres($pool) => $body,
-            SqlStore::Sqlite($pool) => $body,
-        }
-    };
-}
 
 /// An open or used window: `start..end`, handed out up to `next_hi`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,25 +16,6 @@ pub struct Window {
     pub end: u64,
     /// The next value to hand out (`end` when the window is used up).
     pub next_hi: u64,
-}
-
-/// Rewrites `?` placeholders as `$1, $2, …` for PostgreSQL.
-fn sql(dialect: Dialect, text: &str) -> AssertSqlSafe<String> {
-    if dialect != Dialect::Postgres {
-        return AssertSqlSafe(text.to_owned());
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    let mut n = 0;
-    for c in text.chars() {
-        if c == '?' {
-            n += 1;
-            out.push('$');
-            out.push_str(&n.to_string());
-        } else {
-            out.push(c);
-        }
-    }
-    AssertSqlSafe(out)
 }
 
 fn to_u64(value: i64, what: &str) -> Result<u64, sqlx::Error> {

@@ -1,0 +1,118 @@
+//! The `gdid_ranges` table of the sharded counter, every statement written once.
+
+use sqlx::AssertSqlSafe;
+
+use crate::statement::{sql, with_pool};
+use crate::store::{Dialect, SqlStore};
+
+pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
+    let engine = if store.dialect() == Dialect::MySql {
+        " ENGINE=InnoDB"
+    } else {
+        ""
+    };
+    let ddl = format!(
+        "CREATE TABLE IF NOT EXISTS gdid_ranges (\
+            sequence_name VARCHAR(80) NOT NULL, \
+            shard INTEGER NOT NULL, \
+            next_value BIGINT NOT NULL, \
+            max_value BIGINT NOT NULL, \
+            PRIMARY KEY (sequence_name, shard)){engine}"
+    );
+    match with_pool!(store, pool => sqlx::query(AssertSqlSafe(ddl)).execute(pool).await.map(drop)) {
+        Ok(()) => Ok(()),
+        // PostgreSQL: another process created it at the same moment.
+        Err(sqlx::Error::Database(e))
+            if matches!(e.code().as_deref(), Some("42P07") | Some("23505")) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Creates the row of a range unless it exists.
+pub(crate) async fn insert(
+    store: &SqlStore,
+    sequence: &str,
+    shard: i32,
+    first: i64,
+    max: i64,
+) -> Result<(), sqlx::Error> {
+    let (insert, ignore) = if store.dialect() == Dialect::MySql {
+        ("INSERT IGNORE", "")
+    } else {
+        ("INSERT", " ON CONFLICT DO NOTHING")
+    };
+    let q = sql(
+        store.dialect(),
+        &format!(
+            "{insert} INTO gdid_ranges (sequence_name, shard, next_value, max_value) \
+             VALUES (?, ?, ?, ?){ignore}"
+        ),
+    );
+    with_pool!(store, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
+        .bind(sequence)
+        .bind(shard)
+        .bind(first)
+        .bind(max)
+        .execute(pool)
+        .await
+        .map(drop))
+}
+
+/// Every range of `sequence`: `(shard, next_value, max_value)`.
+pub(crate) async fn list(
+    store: &SqlStore,
+    sequence: &str,
+) -> Result<Vec<(i32, i64, i64)>, sqlx::Error> {
+    let q = sql(
+        store.dialect(),
+        "SELECT shard, next_value, max_value FROM gdid_ranges \
+         WHERE sequence_name = ? ORDER BY shard",
+    );
+    with_pool!(store, pool => sqlx::query_as(AssertSqlSafe(q.0.clone())).bind(sequence).fetch_all(pool).await)
+}
+
+/// Takes exactly `n` values from the range, or none when fewer are left: the new `next_value`.
+/// One statement (`RETURNING`); on MySQL, `LAST_INSERT_ID(expr)` read back on the same
+/// connection.
+pub(crate) async fn take(
+    store: &SqlStore,
+    sequence: &str,
+    shard: i32,
+    n: i64,
+) -> Result<Option<i64>, sqlx::Error> {
+    let dialect = store.dialect();
+    let (set, returning) = if dialect == Dialect::MySql {
+        ("LAST_INSERT_ID(next_value + ?)", "")
+    } else {
+        ("next_value + ?", " RETURNING next_value")
+    };
+    let update = sql(
+        dialect,
+        &format!(
+            "UPDATE gdid_ranges SET next_value = {set} \
+             WHERE sequence_name = ? AND shard = ? AND next_value + ? - 1 <= max_value{returning}"
+        ),
+    );
+    with_pool!(store, pool => {
+        let mut connection = pool.acquire().await?;
+        let query = sqlx::query(AssertSqlSafe(update.0.clone()))
+            .bind(n)
+            .bind(sequence)
+            .bind(shard)
+            .bind(n);
+        if dialect != Dialect::MySql {
+            let row = query.fetch_optional(&mut *connection).await?;
+            return row.map(|row| sqlx::Row::try_get(&row, 0)).transpose();
+        }
+        if query.execute(&mut *connection).await?.rows_affected() == 0 {
+            return Ok(None);
+        }
+        sqlx::query_scalar("SELECT CAST(LAST_INSERT_ID() AS SIGNED)")
+            .fetch_one(&mut *connection)
+            .await
+            .map(Some)
+    })
+}
