@@ -3,7 +3,7 @@
 use gdid_core::AUTHORITY_MAX;
 use gdid_core::generator::{Authority, AuthorityError, Block, NameKind, validate_name};
 
-use crate::dialect::{self, block_after, size_sql};
+use crate::counters::{self, block_after, size_sql};
 use crate::error::Error;
 use crate::store::{SqlStore, redact};
 
@@ -67,52 +67,14 @@ impl SqlAuthority {
     ///
     /// [`Error::Schema`] with the driver's error.
     pub async fn ensure_schema(&self) -> Result<(), Error> {
-        let created = match &self.store {
-            SqlStore::MySql(pool) => dialect::mysql::ensure_schema(pool).await,
-            SqlStore::Postgres(pool) => dialect::postgres::ensure_schema(pool).await,
-            SqlStore::Sqlite(pool) => dialect::sqlite::ensure_schema(pool).await,
-        };
-        created.map_err(Error::Schema)
+        counters::ensure_schema(&self.store)
+            .await
+            .map_err(Error::Schema)
     }
 
     /// The store.
     pub fn store(&self) -> &SqlStore {
         &self.store
-    }
-
-    async fn reserve(
-        &self,
-        scope: &str,
-        sequence: &str,
-        size: i64,
-    ) -> Result<Option<(i64, i64)>, AuthorityError> {
-        let number = i16::from(self.number);
-        match &self.store {
-            SqlStore::MySql(pool) => {
-                dialect::mysql::reserve(pool, number, scope, sequence, size).await
-            }
-            SqlStore::Postgres(pool) => {
-                dialect::postgres::reserve(pool, number, scope, sequence, size).await
-            }
-            SqlStore::Sqlite(pool) => {
-                dialect::sqlite::reserve(pool, number, scope, sequence, size).await
-            }
-        }
-    }
-
-    async fn create_row(&self, scope: &str, sequence: &str) -> Result<(), AuthorityError> {
-        let number = i16::from(self.number);
-        match &self.store {
-            SqlStore::MySql(pool) => {
-                dialect::mysql::create_row(pool, number, scope, sequence).await
-            }
-            SqlStore::Postgres(pool) => {
-                dialect::postgres::create_row(pool, number, scope, sequence).await
-            }
-            SqlStore::Sqlite(pool) => {
-                dialect::sqlite::create_row(pool, number, scope, sequence).await
-            }
-        }
     }
 }
 
@@ -137,10 +99,13 @@ impl Authority for SqlAuthority {
         // The first use creates the row; an insert racing ours is ignored, and the update is
         // tried again. A row deleted between the two is created again: twice at most.
         for _ in 0..3 {
-            if let Some((era, next)) = self.reserve(scope, sequence, size_sql).await? {
+            let number = i16::from(self.number);
+            if let Some((era, next)) =
+                counters::reserve(&self.store, number, scope, sequence, size_sql).await?
+            {
                 return block_after(self.number, era, next, size);
             }
-            self.create_row(scope, sequence).await?;
+            counters::create_row(&self.store, number, scope, sequence).await?;
         }
         Err(AuthorityError::Corrupt(format!(
             "the counter row of {scope}/{sequence} keeps disappearing"

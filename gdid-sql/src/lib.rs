@@ -36,9 +36,9 @@
 //!
 //! ```sql
 //! CREATE TABLE gdid_counters (
-//!     authority     SMALLINT    NOT NULL,  -- INTEGER on SQLite
-//!     scope_name    VARCHAR(80) NOT NULL,  -- TEXT on SQLite
-//!     sequence_name VARCHAR(80) NOT NULL,  -- TEXT on SQLite
+//!     authority     SMALLINT    NOT NULL,
+//!     scope_name    VARCHAR(80) NOT NULL,
+//!     sequence_name VARCHAR(80) NOT NULL,
 //!     era           BIGINT      NOT NULL,
 //!     next_counter  BIGINT      NOT NULL,
 //!     PRIMARY KEY (authority, scope_name, sequence_name)
@@ -48,7 +48,7 @@
 
 mod authority;
 mod counter;
-mod dialect;
+mod counters;
 mod error;
 mod sharded;
 mod sharded_rows;

@@ -1,0 +1,242 @@
+//! The counter table, `gdid_counters`: one row per (authority, scope, sequence) holding the era
+//! and the next counter to hand out, as `CounterState` in gdid-core. A reservation moves the row
+//! forward in one atomic statement, committed before the block is returned:
+//!
+//! ```text
+//! if next + size - 1 > COUNTER_MAX:  era = era + 1, next = size      (the block is era+1, 0..size)
+//! else:                              next = next + size              (the block is next..next+size)
+//! ```
+//!
+//! PostgreSQL and SQLite return the new row with `RETURNING`. MySQL has no `RETURNING` on
+//! `UPDATE`: the same update captures the new era in a session variable and the new counter in
+//! `LAST_INSERT_ID(expr)`, both under the row lock, and a second statement on the same connection
+//! reads them back (no other session can change them). A missing row is created first (era 0,
+//! next 1: counter 0 of era 0 is never issued) with an insert that ignores a concurrent one.
+
+use gdid_core::generator::AuthorityError;
+use sqlx::AssertSqlSafe;
+
+use crate::statement::{sql, with_pool};
+use crate::store::{Dialect, SqlStore};
+
+pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
+    let engine = if store.dialect() == Dialect::MySql {
+        " ENGINE=InnoDB"
+    } else {
+        ""
+    };
+    let ddl = format!(
+        "CREATE TABLE IF NOT EXISTS gdid_counters (\
+            authority SMALLINT NOT NULL, \
+            scope_name VARCHAR(80) NOT NULL, \
+            sequence_name VARCHAR(80) NOT NULL, \
+            era BIGINT NOT NULL, \
+            next_counter BIGINT NOT NULL, \
+            PRIMARY KEY (authority, scope_name, sequence_name)){engine}"
+    );
+    match with_pool!(store, pool => sqlx::query(AssertSqlSafe(ddl)).execute(pool).await.map(drop)) {
+        Ok(()) => Ok(()),
+        // PostgreSQL: another process created it at the same moment.
+        Err(sqlx::Error::Database(e))
+            if matches!(e.code().as_deref(), Some("42P07") | Some("23505")) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Moves the row forward by `size`: the new `(era, next_counter)`, or `None` when the row does
+/// not exist yet.
+pub(crate) async fn reserve(
+    store: &SqlStore,
+    authority: i16,
+    scope: &str,
+    sequence: &str,
+    size: i64,
+) -> Result<Option<(i64, i64)>, AuthorityError> {
+    let dialect = store.dialect();
+    // MySQL evaluates SET assignments left to right: `era` is computed from the old
+    // `next_counter`, which is assigned after it. The others read old values throughout.
+    let (era, next, returning) = if dialect == Dialect::MySql {
+        (
+            "(@gdid_era := IF(next_counter + ? - 1 > ?, era + 1, era))",
+            "LAST_INSERT_ID(IF(next_counter + ? - 1 > ?, ?, next_counter + ?))",
+            "",
+        )
+    } else {
+        (
+            "CASE WHEN next_counter + ? - 1 > ? THEN era + 1 ELSE era END",
+            "CASE WHEN next_counter + ? - 1 > ? THEN ? ELSE next_counter + ? END",
+            " RETURNING era, next_counter",
+        )
+    };
+    let update = sql(
+        dialect,
+        &format!(
+            "UPDATE gdid_counters SET era = {era}, next_counter = {next} \
+             WHERE authority = ? AND scope_name = ? AND sequence_name = ?{returning}"
+        ),
+    );
+    let reserved: Result<Option<(i64, i64)>, sqlx::Error> = with_pool!(store, pool => {
+        let mut connection = pool.acquire().await.map_err(driver_error)?;
+        let query = sqlx::query(AssertSqlSafe(update.0.clone()))
+            .bind(size)
+            .bind(COUNTER_MAX_SQL)
+            .bind(size)
+            .bind(COUNTER_MAX_SQL)
+            .bind(size)
+            .bind(size)
+            .bind(authority)
+            .bind(scope)
+            .bind(sequence);
+        if dialect == Dialect::MySql {
+            match query.execute(&mut *connection).await {
+                Ok(done) if done.rows_affected() == 0 => Ok(None),
+                Ok(_) => sqlx::query_as(
+                    "SELECT CAST(@gdid_era AS SIGNED), CAST(LAST_INSERT_ID() AS SIGNED)",
+                )
+                .fetch_one(&mut *connection)
+                .await
+                .map(Some),
+                Err(e) => return Err(out_of_range_is_corrupt(e)),
+            }
+        } else {
+            match query.fetch_optional(&mut *connection).await {
+                Ok(Some(row)) => {
+                    let era = sqlx::Row::try_get(&row, 0);
+                    let next = sqlx::Row::try_get(&row, 1);
+                    era.and_then(|era| next.map(|next| Some((era, next))))
+                }
+                Ok(None) => Ok(None),
+                Err(e) => Err(e),
+            }
+        }
+    });
+    reserved.map_err(driver_error)
+}
+
+/// Creates the row of (authority, scope, sequence) unless it exists.
+pub(crate) async fn create_row(
+    store: &SqlStore,
+    authority: i16,
+    scope: &str,
+    sequence: &str,
+) -> Result<(), AuthorityError> {
+    let (insert, ignore) = if store.dialect() == Dialect::MySql {
+        ("INSERT IGNORE", "")
+    } else {
+        ("INSERT", " ON CONFLICT DO NOTHING")
+    };
+    let q = sql(
+        store.dialect(),
+        &format!(
+            "{insert} INTO gdid_counters (authority, scope_name, sequence_name, era, next_counter) \
+             VALUES (?, ?, ?, 0, 1){ignore}"
+        ),
+    );
+    with_pool!(store, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
+        .bind(authority)
+        .bind(scope)
+        .bind(sequence)
+        .execute(pool)
+        .await
+        .map(drop))
+    .map_err(driver_error)
+}
+
+/// On MySQL a negative counter makes `LAST_INSERT_ID` (unsigned) fail with 1264 "out of range":
+/// the row is corrupt, and the update did not happen.
+fn out_of_range_is_corrupt(error: sqlx::Error) -> AuthorityError {
+    if let sqlx::Error::Database(e) = &error
+        && e.code().as_deref() == Some("22003")
+    {
+        return AuthorityError::Corrupt(format!("the counter row holds a value out of range: {e}"));
+    }
+    driver_error(error)
+}
+
+use gdid_core::COUNTER_MAX;
+use gdid_core::generator::Block;
+
+/// `COUNTER_MAX` as SQL binds it (it fits in a BIGINT).
+pub(crate) const COUNTER_MAX_SQL: i64 = (1 << 60) - 1;
+
+/// The block a reservation of `size` made, from the row it left: `(era, next)`.
+pub(crate) fn block_after(
+    authority: u8,
+    era: i64,
+    next: i64,
+    size: u64,
+) -> Result<Block, AuthorityError> {
+    let era = u32::try_from(era).map_err(|_| {
+        if era > i64::from(u32::MAX) {
+            AuthorityError::Exhausted
+        } else {
+            AuthorityError::Corrupt(format!("era {era} is negative"))
+        }
+    })?;
+    let next = u64::try_from(next)
+        .map_err(|_| AuthorityError::Corrupt(format!("next counter {next} is negative")))?;
+    let start = next.checked_sub(size).ok_or_else(|| {
+        AuthorityError::Corrupt(format!(
+            "next counter {next} is below the block size {size} just reserved"
+        ))
+    })?;
+    Block::new(era, authority, start, size)
+}
+
+/// A size as SQL binds it.
+pub(crate) fn size_sql(size: u64) -> Result<i64, AuthorityError> {
+    if size == 0 || size > COUNTER_MAX {
+        return Err(AuthorityError::InvalidSize(size));
+    }
+    i64::try_from(size).map_err(|_| AuthorityError::InvalidSize(size))
+}
+
+/// Sorts a driver error: a value of the wrong type in the table is a corrupt row, the rest is the
+/// store failing.
+pub(crate) fn driver_error(error: sqlx::Error) -> AuthorityError {
+    match error {
+        sqlx::Error::ColumnDecode { .. }
+        | sqlx::Error::Decode(_)
+        | sqlx::Error::ColumnNotFound(_) => AuthorityError::Corrupt(error.to_string()),
+        other => AuthorityError::store(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sql_counter_max_is_counter_max() {
+        assert_eq!(u64::try_from(COUNTER_MAX_SQL), Ok(COUNTER_MAX));
+    }
+
+    #[test]
+    fn rows_turn_into_blocks_or_typed_errors() {
+        assert_eq!(block_after(2, 0, 11, 10).unwrap().start, 1);
+        assert!(matches!(
+            block_after(2, 0, 10, 10),
+            Err(AuthorityError::InvalidBlock(_))
+        ));
+        assert!(matches!(
+            block_after(2, 1 << 32, 10, 10),
+            Err(AuthorityError::Exhausted)
+        ));
+        assert!(matches!(
+            block_after(2, -1, 10, 10),
+            Err(AuthorityError::Corrupt(_))
+        ));
+        assert!(matches!(
+            block_after(2, 0, -1, 10),
+            Err(AuthorityError::Corrupt(_))
+        ));
+        assert!(matches!(
+            block_after(2, 0, 5, 10),
+            Err(AuthorityError::Corrupt(_))
+        ));
+        assert!(matches!(size_sql(0), Err(AuthorityError::InvalidSize(0))));
+    }
+}
