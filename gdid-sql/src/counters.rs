@@ -16,34 +16,18 @@
 use gdid_core::generator::AuthorityError;
 use sqlx::AssertSqlSafe;
 
-use crate::statement::{sql, with_pool};
+use crate::statement::{create_table, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
 
 pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
-    let engine = if store.dialect() == Dialect::MySql {
-        " ENGINE=InnoDB"
-    } else {
-        ""
-    };
-    let ddl = format!(
-        "CREATE TABLE IF NOT EXISTS gdid_counters (\
-            authority SMALLINT NOT NULL, \
-            scope_name VARCHAR(80) NOT NULL, \
-            sequence_name VARCHAR(80) NOT NULL, \
-            era BIGINT NOT NULL, \
-            next_counter BIGINT NOT NULL, \
-            PRIMARY KEY (authority, scope_name, sequence_name)){engine}"
-    );
-    match with_pool!(store, pool => sqlx::query(AssertSqlSafe(ddl)).execute(pool).await.map(drop)) {
-        Ok(()) => Ok(()),
-        // PostgreSQL: another process created it at the same moment.
-        Err(sqlx::Error::Database(e))
-            if matches!(e.code().as_deref(), Some("42P07") | Some("23505")) =>
-        {
-            Ok(())
-        }
-        Err(e) => Err(e),
-    }
+    create_table(
+        store,
+        "gdid_counters",
+        "authority SMALLINT NOT NULL, scope_name VARCHAR(80) NOT NULL, \
+         sequence_name VARCHAR(80) NOT NULL, era BIGINT NOT NULL, next_counter BIGINT NOT NULL, \
+         PRIMARY KEY (authority, scope_name, sequence_name)",
+    )
+    .await
 }
 
 /// Moves the row forward by `size`: the new `(era, next_counter)`, or `None` when the row does

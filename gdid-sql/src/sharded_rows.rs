@@ -2,33 +2,18 @@
 
 use sqlx::AssertSqlSafe;
 
-use crate::statement::{sql, with_pool};
+use crate::statement::{create_table, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
 
 pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
-    let engine = if store.dialect() == Dialect::MySql {
-        " ENGINE=InnoDB"
-    } else {
-        ""
-    };
-    let ddl = format!(
-        "CREATE TABLE IF NOT EXISTS gdid_ranges (\
-            sequence_name VARCHAR(80) NOT NULL, \
-            shard INTEGER NOT NULL, \
-            next_value BIGINT NOT NULL, \
-            max_value BIGINT NOT NULL, \
-            PRIMARY KEY (sequence_name, shard)){engine}"
-    );
-    match with_pool!(store, pool => sqlx::query(AssertSqlSafe(ddl)).execute(pool).await.map(drop)) {
-        Ok(()) => Ok(()),
-        // PostgreSQL: another process created it at the same moment.
-        Err(sqlx::Error::Database(e))
-            if matches!(e.code().as_deref(), Some("42P07") | Some("23505")) =>
-        {
-            Ok(())
-        }
-        Err(e) => Err(e),
-    }
+    create_table(
+        store,
+        "gdid_ranges",
+        "sequence_name VARCHAR(80) NOT NULL, shard INTEGER NOT NULL, \
+         next_value BIGINT NOT NULL, max_value BIGINT NOT NULL, \
+         PRIMARY KEY (sequence_name, shard)",
+    )
+    .await
 }
 
 /// Creates the row of a range unless it exists.

@@ -3,7 +3,7 @@
 
 use sqlx::AssertSqlSafe;
 
-use crate::store::Dialect;
+use crate::store::{Dialect, SqlStore};
 
 /// Runs `$body` with `$pool` bound to the store's pool, whatever its dialect.
 macro_rules! with_pool {
@@ -34,4 +34,29 @@ pub(crate) fn sql(dialect: Dialect, text: &str) -> AssertSqlSafe<String> {
         }
     }
     AssertSqlSafe(out)
+}
+
+/// `CREATE TABLE IF NOT EXISTS name (columns)` on any dialect (InnoDB on MySQL). Idempotent, and
+/// safe from many processes at once: PostgreSQL can still fail the loser of a creation race
+/// (`42P07`, or `23505` on its type), which is success here.
+pub(crate) async fn create_table(
+    store: &SqlStore,
+    name: &str,
+    columns: &str,
+) -> Result<(), sqlx::Error> {
+    let engine = if store.dialect() == Dialect::MySql {
+        " ENGINE=InnoDB"
+    } else {
+        ""
+    };
+    let ddl = format!("CREATE TABLE IF NOT EXISTS {name} ({columns}){engine}");
+    match with_pool!(store, pool => sqlx::query(AssertSqlSafe(ddl)).execute(pool).await.map(drop)) {
+        Ok(()) => Ok(()),
+        Err(sqlx::Error::Database(e))
+            if matches!(e.code().as_deref(), Some("42P07") | Some("23505")) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
 }

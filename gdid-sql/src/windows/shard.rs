@@ -4,7 +4,7 @@
 
 use sqlx::AssertSqlSafe;
 
-use crate::statement::{sql, with_pool};
+use crate::statement::{create_table, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
 
 /// An open or used window: `start..end`, handed out up to `next_hi`.
@@ -26,39 +26,21 @@ fn to_u64(value: i64, what: &str) -> Result<u64, sqlx::Error> {
 
 /// Creates the window and claim tables if missing.
 pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
-    let engine = if store.dialect() == Dialect::MySql {
-        " ENGINE=InnoDB"
-    } else {
-        ""
-    };
-    let tables = [
-        format!(
-            "CREATE TABLE IF NOT EXISTS gdid_windows (\
-                sequence_name VARCHAR(80) NOT NULL, \
-                window_start BIGINT NOT NULL, \
-                window_end BIGINT NOT NULL, \
-                next_hi BIGINT NOT NULL, \
-                PRIMARY KEY (sequence_name, window_start)){engine}"
-        ),
-        format!(
-            "CREATE TABLE IF NOT EXISTS gdid_window_claims (\
-                sequence_name VARCHAR(80) NOT NULL, \
-                window_start BIGINT NOT NULL, \
-                window_end BIGINT NOT NULL, \
-                PRIMARY KEY (sequence_name, window_start)){engine}"
-        ),
-    ];
-    for ddl in tables {
-        let created = with_pool!(store, pool => sqlx::query(AssertSqlSafe(ddl)).execute(pool).await.map(drop));
-        match created {
-            Ok(()) => {}
-            // PostgreSQL: another process created it at the same moment.
-            Err(sqlx::Error::Database(e))
-                if matches!(e.code().as_deref(), Some("42P07") | Some("23505")) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
+    create_table(
+        store,
+        "gdid_windows",
+        "sequence_name VARCHAR(80) NOT NULL, window_start BIGINT NOT NULL, \
+         window_end BIGINT NOT NULL, next_hi BIGINT NOT NULL, \
+         PRIMARY KEY (sequence_name, window_start)",
+    )
+    .await?;
+    create_table(
+        store,
+        "gdid_window_claims",
+        "sequence_name VARCHAR(80) NOT NULL, window_start BIGINT NOT NULL, \
+         window_end BIGINT NOT NULL, PRIMARY KEY (sequence_name, window_start)",
+    )
+    .await
 }
 
 /// Answers a trivial query: the shard is reachable.
