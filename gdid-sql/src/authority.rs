@@ -3,7 +3,7 @@
 use gdid_core::AUTHORITY_MAX;
 use gdid_core::generator::{Authority, AuthorityError, Block, NameKind, validate_name};
 
-use crate::counters::{self, block_after, size_sql};
+use crate::counters::{self, size_sql};
 use crate::error::Error;
 use crate::store::{SqlStore, redact};
 
@@ -103,7 +103,7 @@ impl Authority for SqlAuthority {
             if let Some((era, next)) =
                 counters::reserve(&self.store, number, scope, sequence, size_sql).await?
             {
-                return block_after(self.number, era, next, size);
+                return Block::reserved_before(self.number, era, next, size);
             }
             counters::create_row(&self.store, number, scope, sequence).await?;
         }

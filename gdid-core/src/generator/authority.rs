@@ -67,6 +67,44 @@ impl Block {
         })
     }
 
+    /// The block a reservation of `size` made, read back from the stored state it left:
+    /// `(era, next)` as a store returns them (signed 64-bit, as SQL `BIGINT` and BSON `Int64`).
+    ///
+    /// # Errors
+    ///
+    /// [`AuthorityError::Exhausted`] for an era past `u32::MAX`; [`AuthorityError::Corrupt`] for
+    /// a negative era or counter, or a counter below `size`; [`AuthorityError::InvalidBlock`] for a
+    /// block that breaks the rules of [`Block::new`].
+    ///
+    /// ```
+    /// use gdid_core::generator::Block;
+    ///
+    /// let block = Block::reserved_before(3, 0, 101, 100).unwrap();
+    /// assert_eq!((block.start, block.len), (1, 100));
+    /// ```
+    pub fn reserved_before(
+        authority: u8,
+        era: i64,
+        next: i64,
+        size: u64,
+    ) -> Result<Block, AuthorityError> {
+        let era = u32::try_from(era).map_err(|_| {
+            if era > i64::from(u32::MAX) {
+                AuthorityError::Exhausted
+            } else {
+                AuthorityError::Corrupt(format!("era {era} is negative"))
+            }
+        })?;
+        let next = u64::try_from(next)
+            .map_err(|_| AuthorityError::Corrupt(format!("next counter {next} is negative")))?;
+        let start = next.checked_sub(size).ok_or_else(|| {
+            AuthorityError::Corrupt(format!(
+                "next counter {next} is below the block size {size} just reserved"
+            ))
+        })?;
+        Block::new(era, authority, start, size)
+    }
+
     /// The counter one past the last.
     pub const fn end(&self) -> u64 {
         self.start + self.len
@@ -391,6 +429,31 @@ mod tests {
         assert!(matches!(
             CounterState::INITIAL.reserve(16, 1),
             Err(AuthorityError::InvalidBlock(_))
+        ));
+    }
+
+    #[test]
+    fn stored_states_turn_into_blocks_or_typed_errors() {
+        assert_eq!(Block::reserved_before(2, 0, 11, 10).unwrap().start, 1);
+        assert!(matches!(
+            Block::reserved_before(2, 0, 10, 10),
+            Err(AuthorityError::InvalidBlock(_))
+        ));
+        assert!(matches!(
+            Block::reserved_before(2, 1 << 32, 10, 10),
+            Err(AuthorityError::Exhausted)
+        ));
+        assert!(matches!(
+            Block::reserved_before(2, -1, 10, 10),
+            Err(AuthorityError::Corrupt(_))
+        ));
+        assert!(matches!(
+            Block::reserved_before(2, 0, -1, 10),
+            Err(AuthorityError::Corrupt(_))
+        ));
+        assert!(matches!(
+            Block::reserved_before(2, 0, 5, 10),
+            Err(AuthorityError::Corrupt(_))
         ));
     }
 

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# A MongoDB-protocol server for the tests: SecantusDB's `secantusd-rs` (crates.io `secantus-mdb`,
+# GPL-2.0, used as a test tool only, never linked). See shared/MONGODB.md.
+#
+#   scripts/mongodb-test-server.sh start   # install if needed, start, wait; prints the URI
+#   scripts/mongodb-test-server.sh stop
+#   scripts/mongodb-test-server.sh uri
+#
+# The binary is built once into $GDID_CACHE (default ~/.cache/gdid, about 6.5 minutes on 2 cores;
+# needs cmake, installed from Debian's packages when missing) and reused afterwards. The server
+# listens on 127.0.0.1:$GDID_MONGODB_PORT (default 27018) with its data in $GDID_CACHE/mongodb-data.
+set -euo pipefail
+
+cache=${GDID_CACHE:-$HOME/.cache/gdid}
+port=${GDID_MONGODB_PORT:-27018}
+version=0.5.3-beta.196
+root=$cache/secantus-$version
+bin=$root/bin/secantusd-rs
+data=$cache/mongodb-data
+pidfile=$cache/mongodb.pid
+uri="mongodb://127.0.0.1:$port/?directConnection=true"
+
+log() { printf 'mongodb-test-server: %s\n' "$*" >&2; }
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
+
+install() {
+  [ -x "$bin" ] && return 0
+  if ! command -v cmake >/dev/null 2>&1; then
+    log "installing cmake"
+    (apt-get update -qq && apt-get install -y -qq cmake) >&2
+  fi
+  log "building secantus-mdb $version into $root (once; about 6.5 minutes)"
+  mkdir -p "$cache"
+  cargo install secantus-mdb --version "=$version" --locked --ignore-rust-version --root "$root" >&2
+}
+
+start() {
+  install
+  if port_open; then
+    log "already listening on 127.0.0.1:$port"
+  else
+    mkdir -p "$data"
+    nohup "$bin" --host 127.0.0.1 --port "$port" --storage-path "$data" --cache-size 256M \
+      >"$cache/mongodb.log" 2>&1 &
+    echo $! >"$pidfile"
+    for _ in $(seq 1 300); do
+      port_open && break
+      sleep 0.1
+    done
+    port_open || { log "did not start; see $cache/mongodb.log"; exit 1; }
+    log "listening on 127.0.0.1:$port (pid $(cat "$pidfile"))"
+  fi
+  echo "$uri"
+}
+
+stop() {
+  if [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; then
+    kill -TERM "$(cat "$pidfile")"
+    for _ in $(seq 1 100); do
+      kill -0 "$(cat "$pidfile")" 2>/dev/null || break
+      sleep 0.1
+    done
+    log "stopped"
+  fi
+  rm -f "$pidfile"
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  uri) echo "$uri" ;;
+  *) echo "usage: $0 start|stop|uri" >&2; exit 2 ;;
+esac
