@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Makes sure the database servers the tests use are up on 127.0.0.1, starting them if they are
-# installed but stopped, and prints the environment the tests read.
+# Makes sure the database servers the tests use are up on 127.0.0.1 (MariaDB and PostgreSQL,
+# started if installed but stopped; the MongoDB-protocol test server, installed and started by
+# scripts/mongodb-test-server.sh), and prints the environment the tests read.
 #
 #   eval "$(scripts/services.sh)"
 #
@@ -54,6 +55,16 @@ elif ! port_open 5432; then
   missing+=(PostgreSQL)
 fi
 
+# MongoDB: the project's own test server (built once into a cache, then started in seconds),
+# unless GDID_MONGODB_URI already names one (a genuine MongoDB, say).
+if [ -z "${GDID_MONGODB_URI:-}" ]; then
+  if mongodb_uri=$("$(dirname "$0")/mongodb-test-server.sh" start); then
+    GDID_MONGODB_URI=$mongodb_uri
+  else
+    missing+=(MongoDB)
+  fi
+fi
+
 if [ "${#missing[@]}" -gt 0 ]; then
   log "services: not available: ${missing[*]}"
   if [ "${CI:-}" = "true" ]; then
@@ -64,3 +75,6 @@ fi
 
 echo "export GDID_MYSQL_URL=${GDID_MYSQL_URL:-mysql://root@127.0.0.1:3306/test}"
 echo "export GDID_POSTGRES_URL=${GDID_POSTGRES_URL:-postgres://postgres@127.0.0.1:5432/test}"
+if [ -n "${GDID_MONGODB_URI:-}" ]; then
+  echo "export GDID_MONGODB_URI='$GDID_MONGODB_URI'"
+fi

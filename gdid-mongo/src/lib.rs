@@ -1,0 +1,33 @@
+//! # gdid-mongo
+//!
+//! GDID authorities and id strategies on MongoDB, with the official driver (bson 3):
+//!
+//! - [`MongoAuthority`]: blocks of GDID counters for the `BlockGenerator` engine of gdid-core,
+//!   one `findOneAndUpdate` with a pipeline update per block (era rollover included), write
+//!   concern `majority` + journal by default;
+//! - [`MongoCounter`]: one round trip per id, the naive baseline;
+//! - [`ObjectIdGenerator`]: driver-side `ObjectId`s;
+//! - [`is_duplicate_key`] and [`ensure_unique_index`]: uniqueness helpers.
+//!
+//! ```no_run
+//! use gdid_core::generator::BlockGenerator;
+//! use gdid_mongo::MongoAuthority;
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = mongodb::Client::with_uri_str("mongodb://127.0.0.1:27017").await?;
+//! let authority = MongoAuthority::new(&client.database("app"), "gdid_counters", 1)?;
+//! let ids = BlockGenerator::builder("shop", "order").authority(authority).build()?;
+//! println!("{}", ids.next_id().await?);
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs, missing_debug_implementations)]
+
+mod authority;
+mod counter;
+mod unique;
+
+pub use authority::MongoAuthority;
+pub use counter::{MongoCounter, ObjectIdGenerator};
+pub use unique::{DUPLICATE_KEY, ensure_unique_index, is_duplicate_key};

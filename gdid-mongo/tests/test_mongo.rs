@@ -1,0 +1,274 @@
+//! The MongoDB strategies against the server of `GDID_MONGODB_URI` (the project's test server,
+//! or a genuine MongoDB): nothing here relies on a quirk of either. Without the variable the tests
+//! say they are skipped; with `CI=true` that is a failure.
+
+use std::collections::HashSet;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bson::spec::BinarySubtype;
+use bson::{Bson, Document, doc};
+use gdid_core::generator::{Authority, AuthorityError, Block, BlockGenerator, IdGenerator};
+use gdid_core::{COUNTER_MAX, Gdid};
+use gdid_mongo::{
+    MongoAuthority, MongoCounter, ObjectIdGenerator, ensure_unique_index, is_duplicate_key,
+};
+use mongodb::{Client, Database};
+use serde::{Deserialize, Serialize};
+
+async fn database() -> Option<Database> {
+    match std::env::var("GDID_MONGODB_URI") {
+        Ok(uri) if !uri.is_empty() => {
+            let client = Client::with_uri_str(&uri).await.unwrap();
+            Some(client.database("gdid_test"))
+        }
+        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
+            panic!("GDID_MONGODB_URI is not set and CI=true: the server is required")
+        }
+        _ => {
+            eprintln!("skipped: set GDID_MONGODB_URI (scripts/mongodb-test-server.sh start)");
+            None
+        }
+    }
+}
+
+/// A collection name no earlier run has used.
+fn fresh(name: &str) -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    format!("{name}_{}_{nanos}", std::process::id())
+}
+
+/// 2 clients × 4 tasks allocate blocks: they tile the counter exactly, and the stored counter is
+/// exactly one past the last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_blocks_are_disjoint_and_nothing_is_lost() {
+    let Some(db) = database().await else { return };
+    let collection = fresh("concurrent");
+    let mut tasks = Vec::new();
+    for client in 0..2u64 {
+        let db = Client::with_uri_str(std::env::var("GDID_MONGODB_URI").unwrap())
+            .await
+            .unwrap()
+            .database(db.name());
+        let authority = MongoAuthority::new(&db, &collection, 2).unwrap();
+        for task in 0..4u64 {
+            let authority = authority.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut blocks = Vec::new();
+                for i in 0..25u64 {
+                    let size = 1 + (client * 31 + task * 7 + i * 13) % 500;
+                    blocks.push(authority.allocate("shop", "order", size).await.unwrap());
+                }
+                blocks
+            }));
+        }
+    }
+    let mut blocks: Vec<Block> = Vec::new();
+    for task in tasks {
+        blocks.extend(task.await.unwrap());
+    }
+    blocks.sort_by_key(|b| b.start);
+    let mut expected = 1;
+    for block in &blocks {
+        assert_eq!(block.start, expected, "gap or overlap at {block}");
+        expected = block.end();
+    }
+    let authority = MongoAuthority::new(&db, &collection, 2).unwrap();
+    let stored = authority
+        .collection()
+        .find_one(doc! { "_id": authority.counter_id("shop", "order") })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        stored.get_i64("next").unwrap(),
+        i64::try_from(expected).unwrap()
+    );
+}
+
+/// Many callers on a counter document that does not exist yet: all succeed, nothing overlaps.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_first_use_race_on_a_missing_counter_document() {
+    let Some(db) = database().await else { return };
+    let authority = MongoAuthority::new(&db, &fresh("first_use"), 1).unwrap();
+    let tasks: Vec<_> = (0..16)
+        .map(|_| {
+            let authority = authority.clone();
+            tokio::spawn(async move { authority.allocate("s", "q", 10).await.unwrap() })
+        })
+        .collect();
+    let mut starts = Vec::new();
+    for task in tasks {
+        starts.push(task.await.unwrap().start);
+    }
+    starts.sort_unstable();
+    assert_eq!(starts, (0..16).map(|i| 1 + 10 * i).collect::<Vec<u64>>());
+}
+
+#[tokio::test]
+async fn a_restart_never_repeats_and_the_era_rolls_over() {
+    let Some(db) = database().await else { return };
+    let collection = fresh("restart");
+    let mut seen = HashSet::new();
+    for _run in 0..3 {
+        let ids = BlockGenerator::builder("app", "restart")
+            .authority(MongoAuthority::new(&db, &collection, 1).unwrap())
+            .build()
+            .unwrap();
+        for _ in 0..300 {
+            assert!(seen.insert(ids.next_id().await.unwrap()));
+        }
+    }
+    let authority = MongoAuthority::new(&db, &collection, 1).unwrap();
+    authority
+        .collection()
+        .update_one(
+            doc! { "_id": authority.counter_id("app", "restart") },
+            doc! { "$set": { "era": 7_i64, "next": i64::try_from(COUNTER_MAX - 5).unwrap() } },
+        )
+        .await
+        .unwrap();
+    let last = authority.allocate("app", "restart", 6).await.unwrap();
+    assert_eq!((last.era, last.last().counter()), (7, COUNTER_MAX));
+    let rolled = authority.allocate("app", "restart", 10).await.unwrap();
+    assert_eq!((rolled.era, rolled.start), (8, 0));
+}
+
+/// Documents no authority writes give a typed error, never a block.
+#[tokio::test]
+async fn corrupt_counter_documents_are_typed_errors() {
+    let Some(db) = database().await else { return };
+    let authority = MongoAuthority::new(&db, &fresh("corrupt"), 1).unwrap();
+    for (sequence, set) in [
+        ("negative", doc! { "next": -40_i64 }),
+        ("missing", doc! { "era": Bson::Null }),
+    ] {
+        authority.allocate("s", sequence, 1).await.unwrap();
+        authority
+            .collection()
+            .update_one(
+                doc! { "_id": authority.counter_id("s", sequence) },
+                doc! { "$set": set },
+            )
+            .await
+            .unwrap();
+        let err = authority.allocate("s", sequence, 5).await.unwrap_err();
+        assert!(
+            matches!(err, AuthorityError::Corrupt(_)),
+            "{sequence}: {err}"
+        );
+    }
+    let err = authority.allocate("bad name", "q", 1).await.unwrap_err();
+    assert!(matches!(err, AuthorityError::InvalidName(_)), "{err}");
+}
+
+#[tokio::test]
+async fn duplicate_keys_are_a_typed_case() {
+    let Some(db) = database().await else { return };
+    let accounts = db.collection::<Document>(&fresh("accounts"));
+    ensure_unique_index(&accounts, "number").await.unwrap();
+    accounts.insert_one(doc! { "number": 42 }).await.unwrap();
+    let err = accounts
+        .insert_one(doc! { "number": 42 })
+        .await
+        .unwrap_err();
+    assert!(is_duplicate_key(&err), "{err}");
+    let err = accounts
+        .insert_many([doc! { "number": 7 }, doc! { "number": 42 }])
+        .await
+        .unwrap_err();
+    assert!(is_duplicate_key(&err), "{err}");
+    let other = accounts.insert_one(doc! { "$bad": 1 }).await;
+    if let Err(e) = other {
+        assert!(!is_duplicate_key(&e), "{e}");
+    }
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
+struct Order {
+    #[serde(rename = "_id", with = "gdid_core::bson::binary")]
+    id: Gdid,
+    total_cents: i64,
+}
+
+/// A domain type with a `Gdid` `_id`: inserted, found by id, sorted by id in `Ord` order, and
+/// stored as Binary subtype 0x80.
+#[tokio::test]
+async fn a_gdid_id_round_trips_and_sorts_in_ord_order() {
+    let Some(db) = database().await else { return };
+    let orders = db.collection::<Order>(&fresh("orders"));
+    let mut ids: Vec<Gdid> = (0..200u64)
+        .map(|i| {
+            let era = u32::try_from(i % 3).unwrap();
+            let authority = u8::try_from(i % 16).unwrap();
+            Gdid::from_parts(era, authority, (i * 7_919) % 1_000 + (i % 5) * (1 << 40)).unwrap()
+        })
+        .collect();
+    ids.sort_by_key(|id| id.to_bytes()[11]); // insert in a scrambled order
+    ids.dedup();
+    let docs: Vec<Order> = ids
+        .iter()
+        .enumerate()
+        .map(|(n, id)| Order {
+            id: *id,
+            total_cents: i64::try_from(n).unwrap(),
+        })
+        .collect();
+    orders.insert_many(&docs).await.unwrap();
+    let probe = &docs[docs.len() / 2];
+    let found = orders
+        .find_one(doc! { "_id": Bson::from(probe.id) })
+        .await
+        .unwrap();
+    assert_eq!(found.as_ref(), Some(probe));
+    let mut cursor = orders.find(doc! {}).sort(doc! { "_id": 1 }).await.unwrap();
+    let mut read = Vec::new();
+    while cursor.advance().await.unwrap() {
+        read.push(cursor.deserialize_current().unwrap().id);
+    }
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(read, sorted, "sorting on _id must be Gdid order");
+    let raw = db
+        .collection::<Document>(orders.name())
+        .find_one(doc! {})
+        .await
+        .unwrap()
+        .unwrap();
+    let Some(Bson::Binary(binary)) = raw.get("_id") else {
+        panic!("_id is not a Binary: {raw}")
+    };
+    assert_eq!(binary.subtype, BinarySubtype::UserDefined(0x80));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_one_at_a_time_counter_is_continuous_and_object_ids_unique() {
+    let Some(db) = database().await else { return };
+    let counter = MongoCounter::new(
+        MongoAuthority::new(&db, &fresh("counter"), 0).unwrap(),
+        "s",
+        "n",
+    );
+    let tasks: Vec<_> = (0..4)
+        .map(|_| {
+            let counter = counter.clone();
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                for _ in 0..50 {
+                    got.push(counter.next_id().await.unwrap());
+                }
+                got
+            })
+        })
+        .collect();
+    let mut all = Vec::new();
+    for task in tasks {
+        all.extend(task.await.unwrap());
+    }
+    all.sort_unstable();
+    assert_eq!(all, (1..=200).collect::<Vec<u64>>());
+    let oids = ObjectIdGenerator.next_ids(1_000).await.unwrap();
+    assert_eq!(oids.iter().collect::<HashSet<_>>().len(), 1_000);
+}
