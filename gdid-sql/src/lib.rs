@@ -59,6 +59,7 @@ mod windows;
 pub use authority::SqlAuthority;
 pub use counter::SqlCounter;
 pub use error::Error;
-pub use sharded::{Pick, RangeLayout, SqlShardedCounter};
+pub use gdid_core::generator::{Pick, RangeLayout};
+pub use sharded::{SqlRanges, SqlShardedCounter};
 pub use store::{Dialect, SqlStore};
 pub use windows::{AgentError, AgentReport, SqlWindowGenerator, Window, WindowAgent};

@@ -142,17 +142,3 @@ async fn another_layout_for_the_same_sequence_is_refused() {
         assert_eq!(got, (2..=20).collect::<Vec<u64>>(), "{dialect}");
     }
 }
-
-#[test]
-fn layouts_are_checked() {
-    assert!(RangeLayout::new(0, 0, 1).is_err());
-    assert!(RangeLayout::new(0, 1, 0).is_err());
-    assert!(RangeLayout::new(u64::MAX - 10, 100, 1).is_err());
-    assert!(RangeLayout::new(i64::MAX as u64, 1, 1).is_ok());
-    assert!(RangeLayout::new(i64::MAX as u64, 2, 1).is_err());
-    assert!(RangeLayout::decimal_digits(0, 1).is_err());
-    assert!(RangeLayout::decimal_digits(19, 1).is_err());
-    assert!(RangeLayout::decimal_digits(1, 11).is_err());
-    let digits = RangeLayout::decimal_digits(1, 10).unwrap();
-    assert_eq!(digits.range(9), 9..10);
-}

@@ -32,6 +32,7 @@ mod faults;
 mod id_generator;
 mod memory;
 mod provider;
+pub mod ranges;
 mod segment;
 pub mod sizing;
 
@@ -45,3 +46,4 @@ pub use faults::{Faults, FaultyAuthority, InjectedFault, Latency};
 pub use id_generator::{DynIdGenerator, IdBatch, IdGenerator, IdRun, SharedIdGenerator};
 pub use memory::MemoryAuthority;
 pub use provider::{GdidProvider, GdidProviderBuilder, Sequenced};
+pub use ranges::{Pick, RangeLayout, RangeState, RangeStore, ShardedCounter};
