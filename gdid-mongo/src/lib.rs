@@ -6,6 +6,7 @@
 //!   one `findOneAndUpdate` with a pipeline update per block (era rollover included), write
 //!   concern `majority` + journal by default;
 //! - [`MongoCounter`]: one round trip per id, the naive baseline;
+//! - [`MongoShardedCounter`]: N counter documents each owning a fixed range (fixed-digit ids);
 //! - [`ObjectIdGenerator`]: driver-side `ObjectId`s;
 //! - [`is_duplicate_key`] and [`ensure_unique_index`]: uniqueness helpers.
 //!
@@ -26,8 +27,11 @@
 
 mod authority;
 mod counter;
+mod sharded;
 mod unique;
 
 pub use authority::MongoAuthority;
 pub use counter::{MongoCounter, ObjectIdGenerator};
+pub use gdid_core::generator::{Pick, RangeLayout};
+pub use sharded::{MongoRanges, MongoShardedCounter};
 pub use unique::{DUPLICATE_KEY, ensure_unique_index, is_duplicate_key};

@@ -10,7 +10,8 @@ use bson::{Bson, Document, doc};
 use gdid_core::generator::{Authority, AuthorityError, Block, BlockGenerator, IdGenerator};
 use gdid_core::{COUNTER_MAX, Gdid};
 use gdid_mongo::{
-    MongoAuthority, MongoCounter, ObjectIdGenerator, ensure_unique_index, is_duplicate_key,
+    MongoAuthority, MongoCounter, MongoShardedCounter, ObjectIdGenerator, Pick, RangeLayout,
+    ensure_unique_index, is_duplicate_key,
 };
 use mongodb::{Client, Database};
 use serde::{Deserialize, Serialize};
@@ -271,4 +272,102 @@ async fn the_one_at_a_time_counter_is_continuous_and_object_ids_unique() {
     assert_eq!(all, (1..=200).collect::<Vec<u64>>());
     let oids = ObjectIdGenerator.next_ids(1_000).await.unwrap();
     assert_eq!(oids.iter().collect::<HashSet<_>>().len(), 1_000);
+}
+
+/// 3 ranges of 5, random pick: the 15 values exactly once, used-up ranges skipped, then a typed
+/// error; batches no single range can hold are split; 12-digit ids stay in their ranges.
+#[tokio::test]
+async fn sharded_counter_documents_skip_used_up_ranges_and_stay_in_bounds() {
+    let Some(db) = database().await else { return };
+    let collection = fresh("ranges");
+    let small = MongoShardedCounter::create(
+        &db,
+        &collection,
+        "small",
+        RangeLayout::new(1, 5, 3).unwrap(),
+        Pick::Random,
+    )
+    .await
+    .unwrap();
+    let mut got: Vec<u64> = small.next_ids(4).await.unwrap().iter().collect();
+    for _ in 0..11 {
+        got.push(small.next_id().await.unwrap());
+    }
+    got.sort_unstable();
+    assert_eq!(got, (1..=15).collect::<Vec<u64>>());
+    assert!(matches!(
+        small.next_id().await,
+        Err(gdid_core::generator::Error::Exhausted(_))
+    ));
+
+    let split = MongoShardedCounter::create(
+        &db,
+        &collection,
+        "split",
+        RangeLayout::new(100, 5, 3).unwrap(),
+        Pick::RoundRobin,
+    )
+    .await
+    .unwrap();
+    split.next_ids(4).await.unwrap();
+    let rest = split.next_ids(11).await.unwrap();
+    assert!(rest.runs().len() >= 3, "{rest:?}");
+
+    let layout = RangeLayout::decimal_digits(12, 4).unwrap();
+    let digits = MongoShardedCounter::create(&db, &collection, "digits", layout, Pick::RoundRobin)
+        .await
+        .unwrap();
+    for turn in 0..8u32 {
+        let id = digits.next_id().await.unwrap();
+        assert_eq!(id.to_string().len(), 12);
+        assert!(layout.range(turn % 4).contains(&id), "{id}");
+    }
+    let refused = MongoShardedCounter::create(
+        &db,
+        &collection,
+        "small",
+        RangeLayout::new(1, 6, 3).unwrap(),
+        Pick::Random,
+    )
+    .await;
+    assert!(matches!(
+        refused,
+        Err(gdid_core::generator::Error::InvalidConfig { .. })
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_takers_of_sharded_counter_documents_never_share_an_id() {
+    let Some(db) = database().await else { return };
+    let collection = fresh("ranges_concurrent");
+    let ids = std::sync::Arc::new(
+        MongoShardedCounter::create(
+            &db,
+            &collection,
+            "acct",
+            RangeLayout::decimal_digits(12, 8).unwrap(),
+            Pick::Random,
+        )
+        .await
+        .unwrap(),
+    );
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let ids = ids.clone();
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                for _ in 0..40 {
+                    got.push(ids.next_id().await.unwrap());
+                }
+                got
+            })
+        })
+        .collect();
+    let mut seen = HashSet::new();
+    for task in tasks {
+        for id in task.await.unwrap() {
+            assert!(seen.insert(id), "{id} issued twice");
+        }
+    }
+    assert_eq!(seen.len(), 320);
 }
