@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
 use sqlx::postgres::{PgPool, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 
 use crate::error::Error;
 
@@ -65,8 +65,7 @@ impl SqlStore {
             Ok(SqlStore::Postgres(pool))
         } else if url.starts_with("sqlite:") {
             let options = sqlite_options(url).map_err(connect_error)?;
-            let pool = SqlitePoolOptions::new()
-                .acquire_timeout(timeout)
+            let pool = sqlite_pool(timeout)
                 .connect_with(options)
                 .await
                 .map_err(connect_error)?;
@@ -105,8 +104,7 @@ impl SqlStore {
                 .map_err(connect_error)?;
             Ok(SqlStore::Postgres(pool))
         } else if url.starts_with("sqlite:") {
-            let pool = SqlitePoolOptions::new()
-                .acquire_timeout(timeout)
+            let pool = sqlite_pool(timeout)
                 .connect_lazy_with(sqlite_options(&url).map_err(connect_error)?);
             Ok(SqlStore::Sqlite(pool))
         } else {
@@ -124,12 +122,59 @@ impl SqlStore {
     }
 }
 
-/// A SQLite file: created if missing, write-ahead log, a generous busy timeout.
+/// A SQLite file: created if missing, a generous busy timeout. The write-ahead log is switched on
+/// by [`sqlite_pool`], not here.
 fn sqlite_options(url: &str) -> Result<SqliteConnectOptions, sqlx::Error> {
     Ok(SqliteConnectOptions::from_str(url)?
         .create_if_missing(true)
-        .journal_mode(SqliteJournalMode::Wal)
-        .busy_timeout(Duration::from_secs(10)))
+        .busy_timeout(SQLITE_BUSY_TIMEOUT))
+}
+
+/// `SQLITE_BUSY`, also in its extended forms (`SQLITE_BUSY_RECOVERY`, …).
+fn is_sqlite_busy(error: &dyn sqlx::error::DatabaseError) -> bool {
+    error
+        .code()
+        .and_then(|code| code.parse::<i32>().ok())
+        .is_some_and(|code| code & 0xff == 5)
+}
+
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A pool whose connections put the file in write-ahead-log mode. `PRAGMA journal_mode = WAL`
+/// can fail at once with "database is locked" while another connection opens the same file (the
+/// busy timeout does not cover it), so a connection that finds the file not yet in WAL mode sets
+/// it, retrying on `SQLITE_BUSY` for up to the busy timeout.
+fn sqlite_pool(acquire_timeout: Duration) -> SqlitePoolOptions {
+    SqlitePoolOptions::new()
+        .acquire_timeout(acquire_timeout)
+        .after_connect(|connection, _| {
+            Box::pin(async move {
+                let started = std::time::Instant::now();
+                loop {
+                    let mode: Result<String, sqlx::Error> =
+                        sqlx::query_scalar("PRAGMA journal_mode")
+                            .fetch_one(&mut *connection)
+                            .await;
+                    let result = match mode {
+                        Ok(mode) if mode.eq_ignore_ascii_case("wal") => return Ok(()),
+                        Ok(_) => sqlx::query_scalar::<_, String>("PRAGMA journal_mode = WAL")
+                            .fetch_one(&mut *connection)
+                            .await
+                            .map(drop),
+                        Err(e) => Err(e),
+                    };
+                    match result {
+                        Err(sqlx::Error::Database(e))
+                            if is_sqlite_busy(e.as_ref())
+                                && started.elapsed() < SQLITE_BUSY_TIMEOUT =>
+                        {
+                            tokio::time::sleep(Duration::from_millis(10)).await;
+                        }
+                        other => return other,
+                    }
+                }
+            })
+        })
 }
 
 /// `url` without the password of its user-info part, for messages and labels.
