@@ -35,6 +35,7 @@ mod provider;
 pub mod ranges;
 mod segment;
 pub mod sizing;
+pub mod windows;
 
 pub use authority::{Authority, Block, BoxFuture, CounterState, DynAuthority, validate_name};
 pub use block_generator::{AuthorityStats, BlockGenerator, Stats};

@@ -1,27 +1,41 @@
-//! Distributed hi-lo windows: every shard (a database) holds windows of values
-//! (`window_start..window_end`, handed out up to `next_hi`); a client takes values from the first
-//! open window of a shard, in one transaction that locks the window row and never passes its end;
-//! an agent keeps every shard supplied with open windows that never overlap.
+//! Distributed hi-lo windows on SQL shards: the claim protocol and the client's walk over the
+//! shards are gdid-core's ([`gdid_core::generator::windows`]); this module holds the two tables
+//! of a shard and the statements on them ([`shard`]).
 //!
-//! The design is the one of "Designing a Distributed Hi-Lo Strategy" (2008), made safe where that
-//! write-up admits it is not:
-//!
-//! - **Two agents at once never create overlapping windows.** A window is first *claimed* in the
-//!   `gdid_window_claims` table of every shard, in one fixed order (by shard label), starting at
-//!   the highest window end any shard knows. The claim's primary key is (sequence, window start):
-//!   an agent that read a stale high-water mark collides with the claim that raised it, and tries
-//!   again from the new one. Claims are never deleted, so they form one chain. A claim whose window
-//!   was never created (the agent died in between) is a gap, never an overlap.
-//! - **The agent refuses to run when a shard is unreachable**: the highest window end may be on
-//!   it.
-//! - **Adding a shard is one call** ([`WindowAgent::add_shard`]); the next run supplies it.
-//!
-//! The state lives in the shards alone: agents keep nothing between runs.
+//! ```sql
+//! CREATE TABLE gdid_windows (sequence_name VARCHAR(80), window_start BIGINT, window_end BIGINT,
+//!     next_hi BIGINT, PRIMARY KEY (sequence_name, window_start));
+//! CREATE TABLE gdid_window_claims (sequence_name VARCHAR(80), window_start BIGINT,
+//!     window_end BIGINT, PRIMARY KEY (sequence_name, window_start));
+//! ```
 
-mod agent;
-mod generator;
 pub(crate) mod shard;
 
-pub use agent::{AgentError, AgentReport, WindowAgent};
-pub use generator::SqlWindowGenerator;
-pub use shard::Window;
+use gdid_core::generator::windows;
+
+use crate::store::SqlStore;
+
+/// Keeps every SQL shard supplied with open windows that never overlap, even two agents at once
+/// (see [`gdid_core::generator::windows`] for the protocol).
+///
+/// ```no_run
+/// use gdid_sql::{SqlStore, WindowAgent};
+///
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut agent = WindowAgent::new(1_000_000, 2)?;
+/// agent.add_shard("eu", SqlStore::connect("mysql://root@127.0.0.1:3306/test").await?).await?;
+/// agent.add_shard("us", SqlStore::connect("postgres://postgres@127.0.0.1:5432/test").await?).await?;
+/// let report = agent.run_once(&["order"]).await?;
+/// println!("opened {} windows", report.created.len());
+/// # Ok(())
+/// # }
+/// ```
+pub type WindowAgent = windows::WindowAgent<SqlStore>;
+
+/// Why the [`WindowAgent`] did not run, or stopped.
+pub type AgentError = windows::AgentError<sqlx::Error>;
+
+/// `u64` ids from the open windows of SQL shards, `batch` values per transaction; a window
+/// another client holds is passed over for the next open one.
+pub type SqlWindowGenerator = windows::WindowGenerator<SqlStore>;

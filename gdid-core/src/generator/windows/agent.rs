@@ -1,0 +1,253 @@
+//! [`WindowAgent`]: keeps every shard supplied with open windows that never overlap.
+
+use std::collections::BTreeSet;
+
+use super::{VALUE_MAX, Window, WindowShard};
+use crate::generator::{NameKind, validate_name};
+
+/// Why the agent did not run, or stopped; `E` is the shard's error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError<E: std::error::Error + 'static> {
+    /// A shard did not answer: the agent runs only when it can see every shard (the highest
+    /// window end may be on the missing one).
+    #[error("shard {shard} is unreachable, so the agent will not run: {source}")]
+    ShardUnreachable {
+        /// The shard's label.
+        shard: String,
+        /// The store's error.
+        #[source]
+        source: E,
+    },
+    /// An operation failed on a shard.
+    #[error("shard {shard}: {source}")]
+    Shard {
+        /// The shard's label.
+        shard: String,
+        /// The store's error.
+        #[source]
+        source: E,
+    },
+    /// A setting that cannot work.
+    #[error("invalid agent configuration: {0}")]
+    Config(String),
+    /// Windows would pass `i64::MAX`.
+    #[error("the value space of {0} is used up")]
+    Exhausted(String),
+    /// Other agents won every claim this one tried.
+    #[error("lost {attempts} claims in a row for {sequence}: too many agents at once?")]
+    Contended {
+        /// The sequence.
+        sequence: String,
+        /// How many claims were lost.
+        attempts: usize,
+    },
+}
+
+/// What a run did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct AgentReport {
+    /// Each window opened: sequence, shard label, window.
+    pub created: Vec<(String, String, Window)>,
+}
+
+/// Keeps at least `min_open_windows` open windows of `window_size` values on every shard.
+///
+/// ```
+/// use gdid_core::generator::windows::{WindowAgent, WindowShard};
+///
+/// # async fn supply<S: WindowShard>(eu: S, us: S) -> Result<(), Box<dyn std::error::Error>> {
+/// let mut agent = WindowAgent::new(1_000_000, 2)?;
+/// agent.add_shard("eu", eu).await?;
+/// agent.add_shard("us", us).await?;
+/// let report = agent.run_once(&["order"]).await?;
+/// println!("opened {} windows", report.created.len());
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct WindowAgent<S> {
+    /// In label order: the order claims are made in.
+    shards: Vec<(String, S)>,
+    window_size: u64,
+    min_open_windows: u64,
+}
+
+/// Attempts at claiming one window before giving up (each lost attempt means another agent made
+/// progress).
+const CLAIM_ATTEMPTS: usize = 1_000;
+
+impl<S: WindowShard> WindowAgent<S> {
+    /// An agent with no shard yet.
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError::Config`] for a window size of 0 or above `i64::MAX`.
+    pub fn new(window_size: u64, min_open_windows: u64) -> Result<Self, AgentError<S::Error>> {
+        if window_size == 0 || window_size > VALUE_MAX {
+            return Err(AgentError::Config(format!(
+                "window size {window_size}: expected 1 to i64::MAX"
+            )));
+        }
+        Ok(WindowAgent {
+            shards: Vec::new(),
+            window_size,
+            min_open_windows,
+        })
+    }
+
+    /// Adds a shard and prepares it ([`WindowShard::prepare`]); the next run supplies it with
+    /// windows.
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError::ShardUnreachable`] when the shard cannot be prepared;
+    /// [`AgentError::Config`] when the label is taken.
+    pub async fn add_shard(&mut self, label: &str, shard: S) -> Result<(), AgentError<S::Error>> {
+        if self.shards.iter().any(|(l, _)| l == label) {
+            return Err(AgentError::Config(format!(
+                "two shards labelled {label:?}: labels order the claims and must differ"
+            )));
+        }
+        shard
+            .prepare()
+            .await
+            .map_err(|source| AgentError::ShardUnreachable {
+                shard: label.to_owned(),
+                source,
+            })?;
+        self.shards.push((label.to_owned(), shard));
+        self.shards.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(())
+    }
+
+    /// The shards, in claim order.
+    pub fn shards(&self) -> impl Iterator<Item = (&str, &S)> {
+        self.shards
+            .iter()
+            .map(|(label, shard)| (label.as_str(), shard))
+    }
+
+    /// One pass: each sequence named (or, when none is named, every sequence found on a shard)
+    /// gets `min_open_windows` open windows on every shard.
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError::ShardUnreachable`] before anything is written if any shard does not
+    /// answer; [`AgentError::Shard`] if an operation fails midway (windows opened before it stay,
+    /// and are correct).
+    pub async fn run_once(&self, sequences: &[&str]) -> Result<AgentReport, AgentError<S::Error>> {
+        if self.shards.is_empty() {
+            return Err(AgentError::Config("no shard: add at least one".into()));
+        }
+        let mut names: BTreeSet<String> = BTreeSet::new();
+        for name in sequences {
+            validate_name(NameKind::Sequence, name)
+                .map_err(|e| AgentError::Config(e.to_string()))?;
+            names.insert((*name).to_owned());
+        }
+        for (label, shard) in &self.shards {
+            let unreachable = |source| AgentError::ShardUnreachable {
+                shard: label.clone(),
+                source,
+            };
+            shard.ping().await.map_err(unreachable)?;
+            if sequences.is_empty() {
+                names.extend(shard.sequences().await.map_err(unreachable)?);
+            }
+        }
+        let mut report = AgentReport::default();
+        for sequence in &names {
+            for (label, shard) in &self.shards {
+                let open = shard
+                    .open_windows(sequence)
+                    .await
+                    .map_err(|source| shard_error(label, source))?;
+                for _ in open..self.min_open_windows {
+                    let window = self.open_window(sequence, shard, label).await?;
+                    tracing::info!(%sequence, shard = %label, start = window.start, end = window.end, "window opened");
+                    report
+                        .created
+                        .push((sequence.clone(), label.clone(), window));
+                }
+            }
+        }
+        Ok(report)
+    }
+
+    /// Claims the next window on every shard, then opens it on `target`.
+    async fn open_window(
+        &self,
+        sequence: &str,
+        target: &S,
+        target_label: &str,
+    ) -> Result<Window, AgentError<S::Error>> {
+        for _ in 0..CLAIM_ATTEMPTS {
+            let mut high = 0;
+            for (label, shard) in &self.shards {
+                let shard_high = shard
+                    .high_water(sequence)
+                    .await
+                    .map_err(|source| shard_error(label, source))?;
+                high = high.max(shard_high);
+            }
+            let end = high
+                .checked_add(self.window_size)
+                .filter(|end| *end <= VALUE_MAX)
+                .ok_or_else(|| AgentError::Exhausted(sequence.to_owned()))?;
+            let mut claimed_everywhere = true;
+            for (label, shard) in &self.shards {
+                let claimed = shard
+                    .claim(sequence, high, end)
+                    .await
+                    .map_err(|source| shard_error(label, source))?;
+                if !claimed {
+                    claimed_everywhere = false;
+                    break;
+                }
+            }
+            if claimed_everywhere {
+                target
+                    .open(sequence, high, end)
+                    .await
+                    .map_err(|source| shard_error(target_label, source))?;
+                return Ok(Window {
+                    start: high,
+                    end,
+                    next_hi: high,
+                });
+            }
+        }
+        Err(AgentError::Contended {
+            sequence: sequence.to_owned(),
+            attempts: CLAIM_ATTEMPTS,
+        })
+    }
+
+    /// Every window of `sequence` on every shard, in claim order of the shards.
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError::Shard`] when a shard cannot be read.
+    pub async fn windows(
+        &self,
+        sequence: &str,
+    ) -> Result<Vec<(String, Window)>, AgentError<S::Error>> {
+        let mut all = Vec::new();
+        for (label, shard) in &self.shards {
+            let windows = shard
+                .windows(sequence)
+                .await
+                .map_err(|source| shard_error(label, source))?;
+            all.extend(windows.into_iter().map(|w| (label.clone(), w)));
+        }
+        Ok(all)
+    }
+}
+
+fn shard_error<E: std::error::Error>(label: &str, source: E) -> AgentError<E> {
+    AgentError::Shard {
+        shard: label.to_owned(),
+        source,
+    }
+}

@@ -1,0 +1,116 @@
+//! [`WindowGenerator`]: `u64` ids from the open windows of the shards.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::Mutex;
+
+use super::{VALUE_MAX, WindowShard};
+use crate::generator::{Error, IdBatch, IdGenerator, NameKind, validate_name};
+
+/// Serves `u64` ids from windows the [`WindowAgent`](super::WindowAgent) opened on the shards:
+/// `batch` values at a time from the first open window of a shard (shards taken in turn, the
+/// next one when a shard fails or has no open window), then one by one from memory.
+///
+/// Ids are unique across every client and shard; they increase per batch, not globally.
+#[derive(Debug)]
+pub struct WindowGenerator<S> {
+    shards: Vec<(String, S)>,
+    sequence: String,
+    batch: u64,
+    turn: AtomicUsize,
+    /// The values taken and not served yet: `next..end`.
+    cached: Mutex<(u64, u64)>,
+}
+
+impl<S: WindowShard> WindowGenerator<S> {
+    /// A generator of `sequence` over `shards` (label, shard), taking `batch` values at a time.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidName`] for a bad sequence name; [`Error::InvalidConfig`] for no shard or a
+    /// batch of 0 or above `i64::MAX`.
+    pub fn new(shards: Vec<(String, S)>, sequence: &str, batch: u64) -> Result<Self, Error> {
+        validate_name(NameKind::Sequence, sequence)?;
+        if shards.is_empty() || batch == 0 || batch > VALUE_MAX {
+            return Err(Error::InvalidConfig {
+                reason: "at least one shard, and a batch of 1 to i64::MAX".into(),
+            });
+        }
+        Ok(WindowGenerator {
+            shards,
+            sequence: sequence.to_owned(),
+            batch,
+            turn: AtomicUsize::new(0),
+            cached: Mutex::new((0, 0)),
+        })
+    }
+
+    /// Up to `n` values from the first shard (in turn) that has an open window.
+    async fn take(&self, n: u64) -> Result<(u64, u64), Error> {
+        if n > VALUE_MAX {
+            return Err(Error::InvalidCount {
+                count: n,
+                reason: "above i64::MAX",
+            });
+        }
+        let first = self.turn.fetch_add(1, Ordering::Relaxed);
+        let mut causes = Vec::new();
+        for i in 0..self.shards.len() {
+            let (label, shard) = &self.shards[(first + i) % self.shards.len()];
+            match shard.take(&self.sequence, n).await {
+                Ok(Some((start, count)))
+                    if (1..=n).contains(&count)
+                        && start.checked_add(count).is_some_and(|e| e <= VALUE_MAX) =>
+                {
+                    return Ok((start, count));
+                }
+                Ok(Some((start, count))) => {
+                    return Err(Error::store(format!(
+                        "shard {label} gave {count} values from {start} of {} when asked for \
+                         {n}: corrupt window",
+                        self.sequence
+                    )));
+                }
+                Ok(None) => causes.push(format!("{label}: no open window")),
+                Err(e) => causes.push(format!("{label}: {e}")),
+            }
+        }
+        Err(Error::Exhausted(format!(
+            "no window of {} could serve: {} (is the agent running?)",
+            self.sequence,
+            causes.join("; ")
+        )))
+    }
+}
+
+impl<S: WindowShard> IdGenerator for WindowGenerator<S> {
+    type Id = u64;
+
+    async fn next_id(&self) -> Result<u64, Error> {
+        let mut cached = self.cached.lock().await;
+        if cached.0 >= cached.1 {
+            let (start, count) = self.take(self.batch).await?;
+            *cached = (start, start + count);
+        }
+        let id = cached.0;
+        cached.0 += 1;
+        Ok(id)
+    }
+
+    async fn next_ids(&self, n: u64) -> Result<IdBatch<u64>, Error> {
+        if n == 0 {
+            return Err(Error::InvalidCount {
+                count: 0,
+                reason: "ask for at least one id",
+            });
+        }
+        let mut batch = IdBatch::consecutive_u64();
+        let mut left = n;
+        while left > 0 {
+            let (start, count) = self.take(left).await?;
+            batch.push_run(start, count);
+            left -= count;
+        }
+        Ok(batch)
+    }
+}

@@ -1,0 +1,106 @@
+//! Distributed hi-lo windows: every shard (a database) holds windows of values
+//! (`start..end`, handed out up to `next_hi`); a client takes values from the first open window
+//! of a shard in one atomic step that never passes the window's end; an agent keeps every shard
+//! supplied with open windows that never overlap. The store-independent part: the agent's claim
+//! protocol and the client's walk over the shards; a backend supplies the operations of
+//! [`WindowShard`] (gdid-sql on SQL tables, gdid-mongo on collections).
+//!
+//! The design is the one of "Designing a Distributed Hi-Lo Strategy" (2008), made safe where that
+//! write-up admits it is not:
+//!
+//! - **Two agents at once never create overlapping windows.** A window is first *claimed* on
+//!   every shard, in one fixed order (by shard label), starting at the highest window end any
+//!   shard knows. A claim is keyed by (sequence, window start) and a second claim of the same key
+//!   fails: an agent that read a stale high-water mark collides with the claim that raised it,
+//!   and tries again from the new one. Claims are never deleted, so they form one chain. A claim
+//!   whose window was never opened (the agent died in between) is a gap, never an overlap.
+//! - **The agent refuses to run when a shard is unreachable**: the highest window end may be on
+//!   it.
+//! - **Adding a shard is one call** ([`WindowAgent::add_shard`]); the next run supplies it.
+//!
+//! The state lives in the shards alone: agents keep nothing between runs.
+
+mod agent;
+mod generator;
+
+use std::future::Future;
+
+pub use agent::{AgentError, AgentReport, WindowAgent};
+pub use generator::WindowGenerator;
+
+/// The largest window end: windows are stored as signed 64-bit integers (SQL `BIGINT`, BSON
+/// `Int64`).
+pub const VALUE_MAX: u64 = i64::MAX as u64;
+
+/// An open or used window: `start..end`, handed out up to `next_hi`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// First value of the window.
+    pub start: u64,
+    /// One past the last value.
+    pub end: u64,
+    /// The next value to hand out (`end` when the window is used up).
+    pub next_hi: u64,
+}
+
+impl Window {
+    /// Whether values are left to hand out.
+    pub fn is_open(&self) -> bool {
+        self.next_hi < self.end
+    }
+}
+
+/// The operations one shard runs for the [`WindowAgent`] and the [`WindowGenerator`]. Every
+/// value passed in is at most [`VALUE_MAX`].
+pub trait WindowShard: Send + Sync {
+    /// The store's error.
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// Creates the tables or collections and indexes the shard needs, if missing.
+    fn prepare(&self) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Answers a trivial request: the shard is reachable.
+    fn ping(&self) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Every sequence with a window or a claim on this shard.
+    fn sequences(&self) -> impl Future<Output = Result<Vec<String>, Self::Error>> + Send;
+
+    /// The highest window end this shard knows of for `sequence`, windows and claims alike (0
+    /// when none).
+    fn high_water(&self, sequence: &str) -> impl Future<Output = Result<u64, Self::Error>> + Send;
+
+    /// How many windows of `sequence` still have values to hand out.
+    fn open_windows(&self, sequence: &str)
+    -> impl Future<Output = Result<u64, Self::Error>> + Send;
+
+    /// Every window of `sequence` on this shard, by start.
+    fn windows(
+        &self,
+        sequence: &str,
+    ) -> impl Future<Output = Result<Vec<Window>, Self::Error>> + Send;
+
+    /// Records the claim of `start..end`, durably; `false` when a claim of `start` exists already.
+    fn claim(
+        &self,
+        sequence: &str,
+        start: u64,
+        end: u64,
+    ) -> impl Future<Output = Result<bool, Self::Error>> + Send;
+
+    /// Opens the window `start..end` (after its claim succeeded on every shard).
+    fn open(
+        &self,
+        sequence: &str,
+        start: u64,
+        end: u64,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send;
+
+    /// Takes up to `n` values from the first open window of `sequence` in one atomic step that
+    /// never passes the window's end: `(first, count)` with `count ≥ 1`, or `None` when no window
+    /// is open.
+    fn take(
+        &self,
+        sequence: &str,
+        n: u64,
+    ) -> impl Future<Output = Result<Option<(u64, u64)>, Self::Error>> + Send;
+}
