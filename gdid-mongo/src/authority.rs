@@ -3,9 +3,10 @@
 use bson::{Bson, Document, doc};
 use gdid_core::AUTHORITY_MAX;
 use gdid_core::generator::{Authority, AuthorityError, Block, NameKind, validate_name};
-use mongodb::options::{CollectionOptions, ReturnDocument, WriteConcern};
+use mongodb::options::{ReturnDocument, WriteConcern};
 use mongodb::{Collection, Database};
 
+use crate::durability::{collection_with_concern, durable};
 use crate::unique::{by_id, is_duplicate_key};
 
 /// `COUNTER_MAX` as BSON `Int64`.
@@ -42,9 +43,7 @@ impl MongoAuthority {
     ///
     /// A message for an authority number above 15.
     pub fn new(database: &Database, collection: &str, number: u8) -> Result<Self, String> {
-        let mut concern = WriteConcern::majority();
-        concern.journal = Some(true);
-        Self::with_write_concern(database, collection, number, concern)
+        Self::with_write_concern(database, collection, number, durable())
     }
 
     /// As [`new`](Self::new), with another write concern.
@@ -61,9 +60,8 @@ impl MongoAuthority {
         if number > AUTHORITY_MAX {
             return Err(format!("authority number {number} is above 15"));
         }
-        let options = CollectionOptions::builder().write_concern(concern).build();
         Ok(MongoAuthority {
-            collection: database.collection_with_options(collection, options),
+            collection: collection_with_concern(database, collection, concern),
             number,
             label: format!("mongodb {}.{collection}", database.name()),
         })

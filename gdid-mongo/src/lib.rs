@@ -7,6 +7,8 @@
 //!   concern `majority` + journal by default;
 //! - [`MongoCounter`]: one round trip per id, the naive baseline;
 //! - [`MongoShardedCounter`]: N counter documents each owning a fixed range (fixed-digit ids);
+//! - [`MongoWindowGenerator`] and [`MongoWindowAgent`]: distributed hi-lo windows over several
+//!   shard databases, with an agent that never creates overlapping windows, even two at once;
 //! - [`ObjectIdGenerator`]: driver-side `ObjectId`s;
 //! - [`is_duplicate_key`] and [`ensure_unique_index`]: uniqueness helpers.
 //!
@@ -27,11 +29,15 @@
 
 mod authority;
 mod counter;
+mod durability;
 mod sharded;
 mod unique;
+mod windows;
 
 pub use authority::MongoAuthority;
 pub use counter::{MongoCounter, ObjectIdGenerator};
+pub use gdid_core::generator::windows::{AgentError, AgentReport, Window};
 pub use gdid_core::generator::{Pick, RangeLayout};
 pub use sharded::{MongoRanges, MongoShardedCounter};
 pub use unique::{DUPLICATE_KEY, ensure_unique_index, is_duplicate_key};
+pub use windows::{MongoWindowAgent, MongoWindowGenerator, MongoWindowShard, ShardError};

@@ -14,6 +14,7 @@ use gdid_core::generator::{
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database};
 
+use crate::durability::{collection_with_concern, durable};
 use crate::unique::is_duplicate_key;
 
 /// The ranges of one sequence in a MongoDB collection.
@@ -101,7 +102,7 @@ impl MongoShardedCounter {
     ) -> Result<MongoShardedCounter, Error> {
         validate_name(NameKind::Sequence, sequence)?;
         let ranges = MongoRanges {
-            collection: database.collection(collection),
+            collection: collection_with_concern(database, collection, durable()),
             sequence: sequence.to_owned(),
         };
         let first_missing = layout

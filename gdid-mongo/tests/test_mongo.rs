@@ -2,44 +2,21 @@
 //! or a genuine MongoDB): nothing here relies on a quirk of either. Without the variable the tests
 //! say they are skipped; with `CI=true` that is a failure.
 
+mod common;
+
 use std::collections::HashSet;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use bson::spec::BinarySubtype;
 use bson::{Bson, Document, doc};
+use common::{database, fresh};
 use gdid_core::generator::{Authority, AuthorityError, Block, BlockGenerator, IdGenerator};
 use gdid_core::{COUNTER_MAX, Gdid};
 use gdid_mongo::{
     MongoAuthority, MongoCounter, MongoShardedCounter, ObjectIdGenerator, Pick, RangeLayout,
     ensure_unique_index, is_duplicate_key,
 };
-use mongodb::{Client, Database};
+use mongodb::Client;
 use serde::{Deserialize, Serialize};
-
-async fn database() -> Option<Database> {
-    match std::env::var("GDID_MONGODB_URI") {
-        Ok(uri) if !uri.is_empty() => {
-            let client = Client::with_uri_str(&uri).await.unwrap();
-            Some(client.database("gdid_test"))
-        }
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("GDID_MONGODB_URI is not set and CI=true: the server is required")
-        }
-        _ => {
-            eprintln!("skipped: set GDID_MONGODB_URI (scripts/mongodb-test-server.sh start)");
-            None
-        }
-    }
-}
-
-/// A collection name no earlier run has used.
-fn fresh(name: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{name}_{}_{nanos}", std::process::id())
-}
 
 /// 2 clients × 4 tasks allocate blocks: they tile the counter exactly, and the stored counter is
 /// exactly one past the last.

@@ -1,0 +1,277 @@
+//! Distributed hi-lo windows on MongoDB shards (separate databases or deployments): the claim
+//! protocol and the client's walk over the shards are gdid-core's
+//! ([`gdid_core::generator::windows`]); this module holds the two collections of a shard and the
+//! operations on them.
+//!
+//! ```text
+//! gdid_windows:       { _id: "order:1000000", sequence: "order", start: Int64, end: Int64,
+//!                       next_hi: Int64, open: bool, taken: Int64 }
+//! gdid_window_claims: { _id: "order:1000000", sequence: "order", start: Int64, end: Int64 }
+//! ```
+//!
+//! A client takes values with one `findOneAndUpdate` whose pipeline update moves `next_hi` to
+//! `min(end, next_hi + n)` and records how far it moved in `taken`: it never passes the window's
+//! end, whatever runs at the same time.
+
+use bson::{Bson, Document, doc};
+use gdid_core::generator::windows::{self, Window, WindowShard};
+use mongodb::options::{ReturnDocument, WriteConcern};
+use mongodb::{Collection, Database, IndexModel};
+
+use crate::durability::{collection_with_concern, durable};
+use crate::unique::is_duplicate_key;
+
+/// The window and claim collections of one shard database.
+#[derive(Debug, Clone)]
+pub struct MongoWindowShard {
+    database: Database,
+    windows: Collection<Document>,
+    claims: Collection<Document>,
+}
+
+/// Why an operation on a shard failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ShardError {
+    /// The driver or the server failed.
+    #[error(transparent)]
+    Driver(#[from] mongodb::error::Error),
+    /// A window or claim document that cannot be right.
+    #[error("corrupt document {id} in {collection}: {reason}")]
+    Corrupt {
+        /// The collection.
+        collection: &'static str,
+        /// The document's `_id`.
+        id: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A value above `i64::MAX` (BSON `Int64`).
+    #[error("{0} does not fit an Int64")]
+    OutOfRange(u64),
+}
+
+/// Keeps every MongoDB shard supplied with open windows that never overlap, even two agents at
+/// once (see [`gdid_core::generator::windows`] for the protocol).
+///
+/// ```no_run
+/// use gdid_mongo::{MongoWindowAgent, MongoWindowShard};
+///
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let eu = mongodb::Client::with_uri_str("mongodb://eu.example:27017").await?;
+/// let us = mongodb::Client::with_uri_str("mongodb://us.example:27017").await?;
+/// let mut agent = MongoWindowAgent::new(1_000_000, 2)?;
+/// agent.add_shard("eu", MongoWindowShard::new(&eu.database("ids"))).await?;
+/// agent.add_shard("us", MongoWindowShard::new(&us.database("ids"))).await?;
+/// let report = agent.run_once(&["order"]).await?;
+/// println!("opened {} windows", report.created.len());
+/// # Ok(())
+/// # }
+/// ```
+pub type MongoWindowAgent = windows::WindowAgent<MongoWindowShard>;
+
+/// `u64` ids from the open windows of MongoDB shards, `batch` values per `findOneAndUpdate`.
+pub type MongoWindowGenerator = windows::WindowGenerator<MongoWindowShard>;
+
+const WINDOWS: &str = "gdid_windows";
+const CLAIMS: &str = "gdid_window_claims";
+
+impl MongoWindowShard {
+    /// The shard in `database`, writing with write concern `majority` and journal.
+    pub fn new(database: &Database) -> Self {
+        Self::with_write_concern(database, durable())
+    }
+
+    /// As [`new`](Self::new), with another write concern. A claim or a take acknowledged before
+    /// it is durable can be lost in a fail-over, and its values handed out again: lower it only
+    /// where that is acceptable.
+    pub fn with_write_concern(database: &Database, concern: WriteConcern) -> Self {
+        MongoWindowShard {
+            database: database.clone(),
+            windows: collection_with_concern(database, WINDOWS, concern.clone()),
+            claims: collection_with_concern(database, CLAIMS, concern),
+        }
+    }
+}
+
+fn key(sequence: &str, start: i64) -> String {
+    format!("{sequence}:{start}")
+}
+
+fn int64(value: u64) -> Result<i64, ShardError> {
+    i64::try_from(value).map_err(|_| ShardError::OutOfRange(value))
+}
+
+/// A non-negative `Int64` field of `document`.
+fn field(document: &Document, collection: &'static str, name: &str) -> Result<u64, ShardError> {
+    let value = match document.get(name) {
+        Some(Bson::Int64(v)) => u64::try_from(*v).ok(),
+        Some(Bson::Int32(v)) => u64::try_from(*v).ok(),
+        _ => None,
+    };
+    value.ok_or_else(|| ShardError::Corrupt {
+        collection,
+        id: document
+            .get("_id")
+            .map_or_else(|| "(no _id)".to_owned(), ToString::to_string),
+        reason: format!(
+            "field {name:?} is {:?}, expected a non-negative Int64",
+            document.get(name)
+        ),
+    })
+}
+
+fn window(document: &Document) -> Result<Window, ShardError> {
+    let window = Window {
+        start: field(document, WINDOWS, "start")?,
+        end: field(document, WINDOWS, "end")?,
+        next_hi: field(document, WINDOWS, "next_hi")?,
+    };
+    if window.start <= window.next_hi && window.next_hi <= window.end {
+        Ok(window)
+    } else {
+        Err(ShardError::Corrupt {
+            collection: WINDOWS,
+            id: document
+                .get("_id")
+                .map_or_else(String::new, ToString::to_string),
+            reason: format!("{window:?} does not hold start <= next_hi <= end"),
+        })
+    }
+}
+
+impl WindowShard for MongoWindowShard {
+    type Error = ShardError;
+
+    async fn prepare(&self) -> Result<(), ShardError> {
+        let index = |keys: Document| IndexModel::builder().keys(keys).build();
+        self.windows
+            .create_indexes([
+                index(doc! { "sequence": 1, "open": 1, "start": 1 }),
+                index(doc! { "sequence": 1, "end": -1 }),
+            ])
+            .await?;
+        self.claims
+            .create_index(index(doc! { "sequence": 1, "end": -1 }))
+            .await?;
+        Ok(())
+    }
+
+    async fn ping(&self) -> Result<(), ShardError> {
+        self.database.run_command(doc! { "ping": 1 }).await?;
+        Ok(())
+    }
+
+    async fn sequences(&self) -> Result<Vec<String>, ShardError> {
+        let mut names = Vec::new();
+        for collection in [&self.windows, &self.claims] {
+            for name in collection.distinct("sequence", doc! {}).await? {
+                if let Bson::String(name) = name {
+                    names.push(name);
+                }
+            }
+        }
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
+    async fn high_water(&self, sequence: &str) -> Result<u64, ShardError> {
+        let mut high = 0;
+        for (collection, name) in [(&self.windows, WINDOWS), (&self.claims, CLAIMS)] {
+            let highest = collection
+                .find_one(doc! { "sequence": sequence })
+                .sort(doc! { "end": -1 })
+                .await?;
+            if let Some(document) = highest {
+                high = high.max(field(&document, name, "end")?);
+            }
+        }
+        Ok(high)
+    }
+
+    async fn open_windows(&self, sequence: &str) -> Result<u64, ShardError> {
+        Ok(self
+            .windows
+            .count_documents(doc! { "sequence": sequence, "open": true })
+            .await?)
+    }
+
+    async fn windows(&self, sequence: &str) -> Result<Vec<Window>, ShardError> {
+        let mut cursor = self
+            .windows
+            .find(doc! { "sequence": sequence })
+            .sort(doc! { "start": 1 })
+            .await?;
+        let mut windows = Vec::new();
+        while cursor.advance().await? {
+            windows.push(window(&cursor.deserialize_current()?)?);
+        }
+        Ok(windows)
+    }
+
+    async fn claim(&self, sequence: &str, start: u64, end: u64) -> Result<bool, ShardError> {
+        let (start, end) = (int64(start)?, int64(end)?);
+        let claim = doc! {
+            "_id": key(sequence, start), "sequence": sequence, "start": start, "end": end,
+        };
+        match self.claims.insert_one(claim).await {
+            Ok(_) => Ok(true),
+            Err(e) if is_duplicate_key(&e) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn open(&self, sequence: &str, start: u64, end: u64) -> Result<(), ShardError> {
+        let (start, end) = (int64(start)?, int64(end)?);
+        let window = doc! {
+            "_id": key(sequence, start), "sequence": sequence, "start": start, "end": end,
+            "next_hi": start, "open": true,
+        };
+        self.windows.insert_one(window).await?;
+        Ok(())
+    }
+
+    async fn take(&self, sequence: &str, n: u64) -> Result<Option<(u64, u64)>, ShardError> {
+        let n = int64(n)?;
+        // `open` finds the window by index; the `$expr` makes sure it has values left.
+        let filter = doc! {
+            "sequence": sequence, "open": true,
+            "$expr": { "$lt": ["$next_hi", "$end"] },
+        };
+        // In the first stage every expression reads the window as it was: `taken` is how far
+        // `next_hi` moves. The second stage reads the `next_hi` the first one set. The values
+        // come from the document after the update, not a pre-image (which one MongoDB-compatible
+        // server does not take atomically with the update).
+        let moved = doc! { "$min": ["$end", { "$add": ["$next_hi", n] }] };
+        let update = vec![
+            doc! { "$set": {
+                "taken": { "$subtract": [moved.clone(), "$next_hi"] },
+                "next_hi": moved,
+            }},
+            doc! { "$set": { "open": { "$lt": ["$next_hi", "$end"] } } },
+        ];
+        let after = self
+            .windows
+            .find_one_and_update(filter, update)
+            .sort(doc! { "start": 1 })
+            .return_document(ReturnDocument::After)
+            .await?;
+        let Some(after) = after else {
+            return Ok(None);
+        };
+        let window = window(&after)?;
+        let taken = field(&after, WINDOWS, "taken")?;
+        match window.next_hi.checked_sub(taken) {
+            Some(first) if first >= window.start && (1..=n.unsigned_abs()).contains(&taken) => {
+                Ok(Some((first, taken)))
+            }
+            _ => Err(ShardError::Corrupt {
+                collection: WINDOWS,
+                id: key(sequence, int64(window.start)?),
+                reason: format!("took {taken} of {n} values up to {window:?}"),
+            }),
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! Distributed hi-lo windows with three databases of the test server as three shards (on a real
+//! deployment they would be separate deployments; the protocol does not tell the difference).
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use bson::doc;
+use common::{Relay, client, fresh, uri};
+use gdid_core::generator::{Error, IdGenerator};
+use gdid_mongo::{
+    AgentError, MongoWindowAgent, MongoWindowGenerator, MongoWindowShard, ShardError, Window,
+};
+
+/// Three shards in fresh databases, each with its own client (as separate deployments would be).
+async fn shards(uri: &str, name: &str) -> Vec<(String, MongoWindowShard)> {
+    let prefix = fresh(name);
+    let mut shards = Vec::new();
+    for label in ["a", "b", "c"] {
+        let database = client(uri).await.database(&format!("{prefix}_{label}"));
+        shards.push((label.to_owned(), MongoWindowShard::new(&database)));
+    }
+    shards
+}
+
+async fn agent(
+    shards: &[(String, MongoWindowShard)],
+    window_size: u64,
+    min_open: u64,
+) -> MongoWindowAgent {
+    let mut agent = MongoWindowAgent::new(window_size, min_open).unwrap();
+    for (label, shard) in shards {
+        agent.add_shard(label, shard.clone()).await.unwrap();
+    }
+    agent
+}
+
+/// No two windows of a sequence, on any shards, share a value.
+fn assert_disjoint(windows: &[(String, Window)]) {
+    let mut sorted: Vec<&(String, Window)> = windows.iter().collect();
+    sorted.sort_by_key(|(_, w)| w.start);
+    for pair in sorted.windows(2) {
+        assert!(
+            pair[0].1.end <= pair[1].1.start,
+            "overlap: {:?} on {} and {:?} on {}",
+            pair[0].1,
+            pair[0].0,
+            pair[1].1,
+            pair[1].0
+        );
+    }
+}
+
+/// The agent opens windows on every shard; clients use them up without passing a window's end;
+/// with none open the error says so; the next run refills.
+#[tokio::test]
+async fn clients_use_the_windows_the_agent_opens() {
+    let Some(uri) = uri() else { return };
+    let shards = shards(&uri, "wclients").await;
+    let agent = agent(&shards, 100, 2).await;
+    let report = agent.run_once(&["order"]).await.unwrap();
+    assert_eq!(report.created.len(), 6);
+    let windows = agent.windows("order").await.unwrap();
+    assert_eq!(windows.len(), 6);
+    assert_disjoint(&windows);
+
+    // 30 does not divide 100: batches are cut short at window ends.
+    let ids = MongoWindowGenerator::new(shards.clone(), "order", 30).unwrap();
+    let mut seen = HashSet::new();
+    for _ in 0..600 {
+        let id = ids.next_id().await.unwrap();
+        assert!(seen.insert(id), "{id} issued twice");
+        assert!(
+            windows.iter().any(|(_, w)| (w.start..w.end).contains(&id)),
+            "{id} outside every window"
+        );
+    }
+    let err = ids.next_id().await.unwrap_err();
+    assert!(matches!(err, Error::Exhausted(_)), "{err}");
+    assert!(err.to_string().contains("no open window"), "{err}");
+    for (_, window) in agent.windows("order").await.unwrap() {
+        assert_eq!(window.next_hi, window.end, "{window:?} is used up exactly");
+    }
+
+    let report = agent.run_once(&["order"]).await.unwrap();
+    assert_eq!(report.created.len(), 6);
+    let id = ids.next_id().await.unwrap();
+    assert!(id >= 600 && !seen.contains(&id), "{id}");
+}
+
+/// 2 clients × 4 tasks on one shard: every batch lies inside one window, no value twice, and the
+/// windows are used up exactly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_takes_never_cross_a_window_end() {
+    let Some(uri) = uri() else { return };
+    let name = fresh("wtake");
+    let shard = MongoWindowShard::new(&client(&uri).await.database(&name));
+    let agent = agent(&[("a".into(), shard)], 50, 4).await;
+    agent.run_once(&["take"]).await.unwrap();
+    let windows = agent.windows("take").await.unwrap();
+    let mut tasks = Vec::new();
+    for _ in 0..2 {
+        let database = client(&uri).await.database(&name);
+        let generator = Arc::new(
+            MongoWindowGenerator::new(
+                vec![("a".into(), MongoWindowShard::new(&database))],
+                "take",
+                5,
+            )
+            .unwrap(),
+        );
+        for _ in 0..4 {
+            let ids = Arc::clone(&generator);
+            tasks.push(tokio::spawn(async move {
+                let mut runs = Vec::new();
+                loop {
+                    // 5 divides the window size: no batch is cut short at a window's end, so
+                    // none is lost to the exhaustion at the end (a failed batch is a gap).
+                    match ids.next_ids(5).await {
+                        Ok(batch) => runs.extend(batch.runs().iter().map(|r| (r.first, r.len))),
+                        Err(Error::Exhausted(_)) => return runs,
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+            }));
+        }
+    }
+    let mut values = HashSet::new();
+    for task in tasks {
+        for (first, len) in task.await.unwrap() {
+            for v in first..first + len {
+                assert!(
+                    windows.iter().any(|(_, w)| (w.start..w.end).contains(&v)),
+                    "{v} outside every window"
+                );
+                assert!(values.insert(v), "{v} issued twice");
+            }
+        }
+    }
+    assert_eq!(values.len(), 200, "every value of the 4 windows, once");
+}
+
+/// Two agents at once (each with its own clients), again and again: never an overlapping window.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_agents_at_once_never_create_overlapping_windows() {
+    let Some(uri) = uri() else { return };
+    let shards = shards(&uri, "wagents").await;
+    let first = Arc::new(agent(&shards, 10, 1).await);
+    for round in 1..=12u64 {
+        // The second agent uses another window size: claims must still chain.
+        let second = agent(&shards, 7, round).await;
+        let first = Arc::clone(&first);
+        let a = tokio::spawn(async move { first.run_once(&["agents"]).await });
+        let b = tokio::spawn(async move { second.run_once(&["agents"]).await });
+        a.await.unwrap().unwrap();
+        b.await.unwrap().unwrap();
+    }
+    let windows = first.windows("agents").await.unwrap();
+    assert!(windows.len() >= 12 * 3, "{}", windows.len());
+    assert_disjoint(&windows);
+}
+
+/// A shard that does not answer stops the agent before it writes anything.
+#[tokio::test]
+async fn the_agent_refuses_to_run_with_a_shard_down() {
+    let Some(uri) = uri() else { return };
+    let shards = shards(&uri, "wdown").await;
+    let down = mongodb::Client::with_uri_str(
+        "mongodb://127.0.0.1:1/?directConnection=true&serverSelectionTimeoutMS=300",
+    )
+    .await
+    .unwrap()
+    .database("ids");
+    let mut with_down = agent(&shards, 10, 1).await;
+    let err = with_down
+        .add_shard("zz-down", MongoWindowShard::new(&down))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AgentError::ShardUnreachable { .. }), "{err}");
+
+    // A shard that goes down after it was added.
+    let relay = Relay::start(&uri).await;
+    let mut with_going_down = agent(&shards[..1], 10, 1).await;
+    let going_down = client(&relay.uri).await.database(&fresh("wdown_b"));
+    with_going_down
+        .add_shard("b", MongoWindowShard::new(&going_down))
+        .await
+        .unwrap();
+    relay.stop().await;
+    let err = with_going_down.run_once(&["down"]).await.unwrap_err();
+    assert!(
+        matches!(&err, AgentError::ShardUnreachable { shard, .. } if shard == "b"),
+        "{err}"
+    );
+    let solo = agent(&shards[..1], 10, 1).await;
+    assert!(
+        solo.windows("down").await.unwrap().is_empty(),
+        "nothing written"
+    );
+}
+
+/// A corrupt window document is a typed error naming it, never values handed out.
+#[tokio::test]
+async fn a_corrupt_window_document_is_a_typed_error() {
+    let Some(uri) = uri() else { return };
+    let database = client(&uri).await.database(&fresh("wcorrupt"));
+    let shard = MongoWindowShard::new(&database);
+    database
+        .collection("gdid_windows")
+        .insert_one(doc! {
+            "_id": "bad:0", "sequence": "bad", "start": 0_i64, "end": "lots",
+            "next_hi": 0_i64, "open": true,
+        })
+        .await
+        .unwrap();
+    let agent = agent(&[("a".into(), shard.clone())], 10, 1).await;
+    let err = agent.windows("bad").await.unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            AgentError::Shard {
+                source: ShardError::Corrupt { .. },
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("\"end\""), "{err}");
+    let ids = MongoWindowGenerator::new(vec![("a".into(), shard)], "bad", 5).unwrap();
+    assert!(ids.next_id().await.is_err());
+}
