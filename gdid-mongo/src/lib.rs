@@ -10,7 +10,8 @@
 //! - [`MongoWindowGenerator`] and [`MongoWindowAgent`]: distributed hi-lo windows over several
 //!   shard databases, with an agent that never creates overlapping windows, even two at once;
 //! - [`ObjectIdGenerator`]: driver-side `ObjectId`s;
-//! - [`is_duplicate_key`] and [`ensure_unique_index`]: uniqueness helpers.
+//! - [`is_duplicate_key`], [`ensure_unique_index`] and [`ProxyCollection`] (an id claimed in a
+//!   small collection keyed by it, where a unique index cannot be used): uniqueness helpers.
 //!
 //! ```no_run
 //! use gdid_core::generator::BlockGenerator;
@@ -30,6 +31,7 @@
 mod authority;
 mod counter;
 mod durability;
+mod proxy;
 mod sharded;
 mod unique;
 mod windows;
@@ -38,6 +40,7 @@ pub use authority::MongoAuthority;
 pub use counter::{MongoCounter, ObjectIdGenerator};
 pub use gdid_core::generator::windows::{AgentError, AgentReport, Window};
 pub use gdid_core::generator::{Pick, RangeLayout};
+pub use proxy::{ClaimError, ProxyCollection};
 pub use sharded::{MongoRanges, MongoShardedCounter};
 pub use unique::{DUPLICATE_KEY, ensure_unique_index, is_duplicate_key};
 pub use windows::{MongoWindowAgent, MongoWindowGenerator, MongoWindowShard, ShardError};

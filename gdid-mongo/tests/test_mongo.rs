@@ -12,8 +12,8 @@ use common::{database, fresh};
 use gdid_core::generator::{Authority, AuthorityError, Block, BlockGenerator, IdGenerator};
 use gdid_core::{COUNTER_MAX, Gdid};
 use gdid_mongo::{
-    MongoAuthority, MongoCounter, MongoShardedCounter, ObjectIdGenerator, Pick, RangeLayout,
-    ensure_unique_index, is_duplicate_key,
+    ClaimError, MongoAuthority, MongoCounter, MongoShardedCounter, ObjectIdGenerator, Pick,
+    ProxyCollection, RangeLayout, ensure_unique_index, is_duplicate_key,
 };
 use mongodb::Client;
 use serde::{Deserialize, Serialize};
@@ -347,4 +347,52 @@ async fn concurrent_takers_of_sharded_counter_documents_never_share_an_id() {
         }
     }
     assert_eq!(seen.len(), 320);
+}
+
+/// The proxy collection: of 8 writers racing for one id exactly one writes its document; a write
+/// the server rejects releases the claim, so the id can be used again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_proxy_collection_claim_lets_one_writer_through() {
+    let Some(db) = database().await else { return };
+    let proxy = ProxyCollection::new(&db, &fresh("proxy"));
+    let target: mongodb::Collection<Document> = db.collection(&fresh("proxied"));
+    let tasks: Vec<_> = (0..8)
+        .map(|writer| {
+            let (proxy, target) = (proxy.clone(), target.clone());
+            tokio::spawn(async move {
+                let document = doc! { "_id": 42_i64, "writer": writer };
+                proxy
+                    .insert_claimed(&target, Bson::Int64(42), &document)
+                    .await
+            })
+        })
+        .collect();
+    let mut stored = 0;
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(_) => stored += 1,
+            Err(e) => assert!(e.is_taken(), "{e}"),
+        }
+    }
+    assert_eq!(stored, 1);
+    assert_eq!(target.count_documents(doc! {}).await.unwrap(), 1);
+
+    // The server rejects the document (a duplicate on another unique index): the claim of 7 is
+    // released and 7 can be claimed again.
+    ensure_unique_index(&target, "email").await.unwrap();
+    target
+        .insert_one(doc! { "_id": 1_i64, "email": "a@example.com" })
+        .await
+        .unwrap();
+    let rejected = doc! { "_id": 7_i64, "email": "a@example.com" };
+    let err = proxy
+        .insert_claimed(&target, Bson::Int64(7), &rejected)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, ClaimError::Write { released: true, .. }),
+        "{err}"
+    );
+    proxy.claim(7_i64).await.unwrap();
+    assert!(proxy.claim(7_i64).await.unwrap_err().is_taken());
 }
