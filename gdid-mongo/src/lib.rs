@@ -43,4 +43,4 @@ pub use gdid_core::generator::{Pick, RangeLayout};
 pub use proxy::{ClaimError, ProxyCollection};
 pub use sharded::{MongoRanges, MongoShardedCounter};
 pub use unique::{DUPLICATE_KEY, ensure_unique_index, is_duplicate_key};
-pub use windows::{MongoWindowAgent, MongoWindowGenerator, MongoWindowShard, ShardError};
+pub use windows::{MongoWindowAgent, MongoWindowGenerator, MongoWindowShard, WindowShardError};

@@ -32,7 +32,7 @@ pub struct MongoWindowShard {
 /// Why an operation on a shard failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum ShardError {
+pub enum WindowShardError {
     /// The driver or the server failed.
     #[error(transparent)]
     Driver(#[from] mongodb::error::Error),
@@ -99,18 +99,22 @@ fn key(sequence: &str, start: i64) -> String {
     format!("{sequence}:{start}")
 }
 
-fn int64(value: u64) -> Result<i64, ShardError> {
-    i64::try_from(value).map_err(|_| ShardError::OutOfRange(value))
+fn int64(value: u64) -> Result<i64, WindowShardError> {
+    i64::try_from(value).map_err(|_| WindowShardError::OutOfRange(value))
 }
 
 /// A non-negative `Int64` field of `document`.
-fn field(document: &Document, collection: &'static str, name: &str) -> Result<u64, ShardError> {
+fn field(
+    document: &Document,
+    collection: &'static str,
+    name: &str,
+) -> Result<u64, WindowShardError> {
     let value = match document.get(name) {
         Some(Bson::Int64(v)) => u64::try_from(*v).ok(),
         Some(Bson::Int32(v)) => u64::try_from(*v).ok(),
         _ => None,
     };
-    value.ok_or_else(|| ShardError::Corrupt {
+    value.ok_or_else(|| WindowShardError::Corrupt {
         collection,
         id: document
             .get("_id")
@@ -122,7 +126,7 @@ fn field(document: &Document, collection: &'static str, name: &str) -> Result<u6
     })
 }
 
-fn window(document: &Document) -> Result<Window, ShardError> {
+fn window(document: &Document) -> Result<Window, WindowShardError> {
     let window = Window {
         start: field(document, WINDOWS, "start")?,
         end: field(document, WINDOWS, "end")?,
@@ -131,7 +135,7 @@ fn window(document: &Document) -> Result<Window, ShardError> {
     if window.start <= window.next_hi && window.next_hi <= window.end {
         Ok(window)
     } else {
-        Err(ShardError::Corrupt {
+        Err(WindowShardError::Corrupt {
             collection: WINDOWS,
             id: document
                 .get("_id")
@@ -142,9 +146,9 @@ fn window(document: &Document) -> Result<Window, ShardError> {
 }
 
 impl WindowShard for MongoWindowShard {
-    type Error = ShardError;
+    type Error = WindowShardError;
 
-    async fn prepare(&self) -> Result<(), ShardError> {
+    async fn prepare(&self) -> Result<(), WindowShardError> {
         let index = |keys: Document| IndexModel::builder().keys(keys).build();
         self.windows
             .create_indexes([
@@ -158,12 +162,12 @@ impl WindowShard for MongoWindowShard {
         Ok(())
     }
 
-    async fn ping(&self) -> Result<(), ShardError> {
+    async fn ping(&self) -> Result<(), WindowShardError> {
         self.database.run_command(doc! { "ping": 1 }).await?;
         Ok(())
     }
 
-    async fn sequences(&self) -> Result<Vec<String>, ShardError> {
+    async fn sequences(&self) -> Result<Vec<String>, WindowShardError> {
         let mut names = Vec::new();
         for collection in [&self.windows, &self.claims] {
             for name in collection.distinct("sequence", doc! {}).await? {
@@ -177,7 +181,7 @@ impl WindowShard for MongoWindowShard {
         Ok(names)
     }
 
-    async fn high_water(&self, sequence: &str) -> Result<u64, ShardError> {
+    async fn high_water(&self, sequence: &str) -> Result<u64, WindowShardError> {
         let mut high = 0;
         for (collection, name) in [(&self.windows, WINDOWS), (&self.claims, CLAIMS)] {
             let highest = collection
@@ -191,14 +195,14 @@ impl WindowShard for MongoWindowShard {
         Ok(high)
     }
 
-    async fn open_windows(&self, sequence: &str) -> Result<u64, ShardError> {
+    async fn open_windows(&self, sequence: &str) -> Result<u64, WindowShardError> {
         Ok(self
             .windows
             .count_documents(doc! { "sequence": sequence, "open": true })
             .await?)
     }
 
-    async fn windows(&self, sequence: &str) -> Result<Vec<Window>, ShardError> {
+    async fn windows(&self, sequence: &str) -> Result<Vec<Window>, WindowShardError> {
         let mut cursor = self
             .windows
             .find(doc! { "sequence": sequence })
@@ -211,7 +215,7 @@ impl WindowShard for MongoWindowShard {
         Ok(windows)
     }
 
-    async fn claim(&self, sequence: &str, start: u64, end: u64) -> Result<bool, ShardError> {
+    async fn claim(&self, sequence: &str, start: u64, end: u64) -> Result<bool, WindowShardError> {
         let (start, end) = (int64(start)?, int64(end)?);
         let claim = doc! {
             "_id": key(sequence, start), "sequence": sequence, "start": start, "end": end,
@@ -223,7 +227,7 @@ impl WindowShard for MongoWindowShard {
         }
     }
 
-    async fn open(&self, sequence: &str, start: u64, end: u64) -> Result<(), ShardError> {
+    async fn open(&self, sequence: &str, start: u64, end: u64) -> Result<(), WindowShardError> {
         let (start, end) = (int64(start)?, int64(end)?);
         let window = doc! {
             "_id": key(sequence, start), "sequence": sequence, "start": start, "end": end,
@@ -233,7 +237,7 @@ impl WindowShard for MongoWindowShard {
         Ok(())
     }
 
-    async fn take(&self, sequence: &str, n: u64) -> Result<Option<(u64, u64)>, ShardError> {
+    async fn take(&self, sequence: &str, n: u64) -> Result<Option<(u64, u64)>, WindowShardError> {
         let n = int64(n)?;
         // `open` finds the window by index; the `$expr` makes sure it has values left.
         let filter = doc! {
@@ -267,7 +271,7 @@ impl WindowShard for MongoWindowShard {
             Some(first) if first >= window.start && (1..=n.unsigned_abs()).contains(&taken) => {
                 Ok(Some((first, taken)))
             }
-            _ => Err(ShardError::Corrupt {
+            _ => Err(WindowShardError::Corrupt {
                 collection: WINDOWS,
                 id: key(sequence, int64(window.start)?),
                 reason: format!("took {taken} of {n} values up to {window:?}"),

@@ -10,7 +10,7 @@ use bson::doc;
 use common::{Relay, client, fresh, uri};
 use gdid_core::generator::{Error, IdGenerator};
 use gdid_mongo::{
-    AgentError, MongoWindowAgent, MongoWindowGenerator, MongoWindowShard, ShardError, Window,
+    AgentError, MongoWindowAgent, MongoWindowGenerator, MongoWindowShard, Window, WindowShardError,
 };
 
 /// Three shards in fresh databases, each with its own client (as separate deployments would be).
@@ -220,7 +220,7 @@ async fn a_corrupt_window_document_is_a_typed_error() {
         matches!(
             &err,
             AgentError::Shard {
-                source: ShardError::Corrupt { .. },
+                source: WindowShardError::Corrupt { .. },
                 ..
             }
         ),

@@ -56,6 +56,7 @@ pub struct AgentReport {
 /// ```
 /// use gdid_core::generator::windows::{WindowAgent, WindowShard};
 ///
+/// # #[allow(dead_code)]
 /// # async fn supply<S: WindowShard>(eu: S, us: S) -> Result<(), Box<dyn std::error::Error>> {
 /// let mut agent = WindowAgent::new(1_000_000, 2)?;
 /// agent.add_shard("eu", eu).await?;
