@@ -39,3 +39,10 @@ pub enum Error {
     #[error("authority number {0} is above 15")]
     AuthorityNumber(u8),
 }
+
+/// Whether `error` is a duplicate-key error: a unique or primary-key violation on MySQL/MariaDB
+/// (1062 and its kin), PostgreSQL (23505) or SQLite (`SQLITE_CONSTRAINT_UNIQUE`,
+/// `SQLITE_CONSTRAINT_PRIMARYKEY`). The test `gdid_random::insert_with_retry` takes.
+pub fn is_duplicate_key(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(e) if e.is_unique_violation())
+}

@@ -58,7 +58,7 @@ mod windows;
 
 pub use authority::SqlAuthority;
 pub use counter::SqlCounter;
-pub use error::Error;
+pub use error::{Error, is_duplicate_key};
 pub use gdid_core::generator::windows::{AgentReport, Window};
 pub use gdid_core::generator::{Pick, RangeLayout};
 pub use sharded::{SqlRanges, SqlShardedCounter};

@@ -5,6 +5,7 @@
 use gdid_core::generator::windows::{Window, WindowShard};
 use sqlx::AssertSqlSafe;
 
+use crate::error::is_duplicate_key;
 use crate::statement::{create_table, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
 
@@ -121,7 +122,7 @@ impl WindowShard for SqlStore {
             .map(drop));
         match inserted {
             Ok(()) => Ok(true),
-            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Ok(false),
+            Err(e) if is_duplicate_key(&e) => Ok(false),
             Err(e) => Err(e),
         }
     }
