@@ -43,13 +43,6 @@ pub struct Window {
     pub next_hi: u64,
 }
 
-impl Window {
-    /// Whether values are left to hand out.
-    pub fn is_open(&self) -> bool {
-        self.next_hi < self.end
-    }
-}
-
 /// The operations one shard runs for the [`WindowAgent`] and the [`WindowGenerator`]. Every
 /// value passed in is at most [`VALUE_MAX`].
 pub trait WindowShard: Send + Sync {
