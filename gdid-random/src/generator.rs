@@ -2,22 +2,13 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::Mutex;
 
-use gdid_core::generator::{Error, IdBatch, IdGenerator};
-use rand::distr::{Distribution, Uniform};
-use rand::{Rng, RngCore};
+use gdid_core::generator::{Error, IdBatch, IdGenerator, RandomSource};
+use rand::RngCore;
+use rand::distr::Uniform;
 
 use crate::luhn;
 use crate::range::{IdRange, RangeError};
-
-/// Where the random bits come from.
-enum Source {
-    /// The thread's own generator (`rand::rng()`: ChaCha, seeded from the OS, reseeded): no lock.
-    Thread,
-    /// A generator given by the caller (a seeded one in tests), behind a lock.
-    Given(Mutex<Box<dyn RngCore + Send>>),
-}
 
 /// Uniform random `u64` ids in an [`IdRange`], drawn without modulo bias (rand's `Uniform`
 /// rejects the few values that would skew the draw).
@@ -47,7 +38,7 @@ pub struct RandomIdGenerator {
     range: IdRange,
     uniform: Uniform<u64>,
     luhn: bool,
-    source: Source,
+    source: RandomSource,
 }
 
 impl fmt::Debug for RandomIdGenerator {
@@ -55,13 +46,7 @@ impl fmt::Debug for RandomIdGenerator {
         f.debug_struct("RandomIdGenerator")
             .field("range", &self.range)
             .field("luhn", &self.luhn)
-            .field(
-                "source",
-                &match self.source {
-                    Source::Thread => "thread rng",
-                    Source::Given(_) => "given rng",
-                },
-            )
+            .field("source", &self.source)
             .finish()
     }
 }
@@ -75,14 +60,14 @@ impl RandomIdGenerator {
             // `IdRange` is never empty, so this cannot fail.
             uniform: Uniform::new(bounds.start, bounds.end).unwrap_or_else(|_| unreachable!()),
             luhn: false,
-            source: Source::Thread,
+            source: RandomSource::thread(),
         }
     }
 
     /// Ids drawn from `range` with `rng` (e.g. a seeded `StdRng`, for reproducible tests).
     pub fn with_rng(range: IdRange, rng: impl RngCore + Send + 'static) -> Self {
         RandomIdGenerator {
-            source: Source::Given(Mutex::new(Box::new(rng))),
+            source: RandomSource::given(rng),
             ..Self::new(range)
         }
     }
@@ -131,13 +116,7 @@ impl RandomIdGenerator {
 
     /// One id.
     pub fn draw(&self) -> u64 {
-        let body = match &self.source {
-            Source::Thread => self.uniform.sample(&mut rand::rng()),
-            Source::Given(rng) => {
-                let mut rng = rng.lock().unwrap_or_else(|e| e.into_inner());
-                rng.sample(self.uniform)
-            }
-        };
+        let body = self.source.sample(&self.uniform);
         if self.luhn {
             // Checked in `with_luhn`.
             luhn::with_check_digit(body).unwrap_or(body)

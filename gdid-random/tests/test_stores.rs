@@ -8,34 +8,13 @@
 
 use std::collections::HashSet;
 use std::future::Future;
-use std::time::{SystemTime, UNIX_EPOCH};
 
+use gdid_testkit::{fresh, server, sqlite_url};
 use gdid_random::{IdRange, RandomIdGenerator, RetryError, birthday, insert_with_retry};
 use gdid_sql::SqlStore;
 use sqlx::AssertSqlSafe;
 
 const RANGE: std::ops::Range<u64> = 1_000..4_000;
-
-fn env(name: &str) -> Option<String> {
-    match std::env::var(name) {
-        Ok(value) if !value.is_empty() => Some(value),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("{name} is not set and CI=true: the server is required")
-        }
-        _ => {
-            eprintln!("skipped: {name} is not set (scripts/services.sh sets it)");
-            None
-        }
-    }
-}
-
-fn fresh(name: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{name}_{}_{nanos}", std::process::id())
-}
 
 /// Fills `RANGE` through `insert` and checks what the store holds with `stored`.
 async fn fill_the_range<E, I, Fut, S, SFut>(
@@ -129,7 +108,7 @@ async fn sql_store(store: SqlStore, name: &str) {
 
 #[tokio::test]
 async fn mariadb_fills_a_small_range_without_a_duplicate() {
-    let Some(url) = env("GDID_MYSQL_URL") else {
+    let Some(url) = server("GDID_MYSQL_URL") else {
         return;
     };
     sql_store(SqlStore::connect(&url).await.unwrap(), "MariaDB").await;
@@ -137,7 +116,7 @@ async fn mariadb_fills_a_small_range_without_a_duplicate() {
 
 #[tokio::test]
 async fn postgres_fills_a_small_range_without_a_duplicate() {
-    let Some(url) = env("GDID_POSTGRES_URL") else {
+    let Some(url) = server("GDID_POSTGRES_URL") else {
         return;
     };
     sql_store(SqlStore::connect(&url).await.unwrap(), "PostgreSQL").await;
@@ -145,17 +124,14 @@ async fn postgres_fills_a_small_range_without_a_duplicate() {
 
 #[tokio::test]
 async fn sqlite_fills_a_small_range_without_a_duplicate() {
-    let dir = std::env::temp_dir().join(fresh("gdid-random"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let url = format!("sqlite:{}", dir.join("ids.sqlite").display());
+    let url = sqlite_url("gdid-random");
     sql_store(SqlStore::connect(&url).await.unwrap(), "SQLite").await;
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[tokio::test]
 async fn mongodb_fills_a_small_range_without_a_duplicate() {
     use bson::{Document, doc};
-    let Some(uri) = env("GDID_MONGODB_URI") else {
+    let Some(uri) = server("GDID_MONGODB_URI") else {
         return;
     };
     let client = mongodb::Client::with_uri_str(&uri).await.unwrap();

@@ -2,23 +2,12 @@
 //! a genuine MongoDB), and names no earlier run has used.
 #![allow(dead_code)] // each test file uses its own part
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use mongodb::{Client, Database};
 
 /// The server's URI; `None` (the test says it is skipped) when `GDID_MONGODB_URI` is not set,
 /// a panic with `CI=true`.
 pub fn uri() -> Option<String> {
-    match std::env::var("GDID_MONGODB_URI") {
-        Ok(uri) if !uri.is_empty() => Some(uri),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("GDID_MONGODB_URI is not set and CI=true: the server is required")
-        }
-        _ => {
-            eprintln!("skipped: set GDID_MONGODB_URI (scripts/mongodb-test-server.sh start)");
-            None
-        }
-    }
+    gdid_testkit::server("GDID_MONGODB_URI")
 }
 
 /// A new client of the server.
@@ -33,13 +22,7 @@ pub async fn database() -> Option<Database> {
 }
 
 /// A name no earlier run has used.
-pub fn fresh(name: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{name}_{}_{nanos}", std::process::id())
-}
+pub use gdid_testkit::fresh;
 
 /// A TCP relay to the server that can be stopped: a shard that goes down while clients hold
 /// connections to it.

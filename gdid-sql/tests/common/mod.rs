@@ -1,8 +1,6 @@
 //! What the SQL tests share: the servers to run on, fresh names, raw SQL for set-up.
 #![allow(dead_code)] // each test file uses a part
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use gdid_sql::SqlStore;
 
 /// One URL per dialect that is configured here.
@@ -12,30 +10,17 @@ pub fn urls() -> Vec<(&'static str, String)> {
         ("mysql", "GDID_MYSQL_URL"),
         ("postgres", "GDID_POSTGRES_URL"),
     ] {
-        match std::env::var(var) {
-            Ok(url) if !url.is_empty() => urls.push((name, url)),
-            _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-                panic!("{var} is not set and CI=true: the server is required")
-            }
-            _ => eprintln!("skipped {name}: set {var} to run against a real server"),
+        if let Some(url) = gdid_testkit::server(var) {
+            urls.push((name, url));
         }
     }
-    let dir = std::env::temp_dir().join(format!("gdid-sql-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    urls.push((
-        "sqlite",
-        format!("sqlite:{}", dir.join("ids.sqlite").display()),
-    ));
+    urls.push(("sqlite", gdid_testkit::sqlite_url("gdid-sql-test")));
     urls
 }
 
 /// A scope no earlier run has used, so that runs do not see each other's rows.
 pub fn fresh_scope(test: &str) -> String {
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
-    format!("{test}-{}-{nanos}", std::process::id())
+    gdid_testkit::fresh(test)
 }
 
 /// Runs raw SQL on a store (test set-up only: values are formatted in).
