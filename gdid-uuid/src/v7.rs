@@ -1,0 +1,221 @@
+//! [`UuidV7Generator`]: time-ordered UUIDs (RFC 9562 version 7), strictly increasing, lock-free.
+
+use gdid_core::generator::{Error, IdBatch, IdGenerator, RandomSource};
+use uuid::Uuid;
+
+use crate::clock::{Clock, SystemClock};
+use crate::error::{TimestampOverflow, check_count};
+use crate::sequence::Sequence;
+
+/// Bits of the counter under the millisecond in the sequence value (`ms << 16 | counter`).
+const COUNTER_BITS: u32 = 16;
+/// The last millisecond a v7 UUID can hold (48 bits: the year 10889).
+const MAX_MILLIS: u64 = (1 << 48) - 1;
+
+/// Version 7 UUIDs: 48 bits of Unix milliseconds, then a 16-bit counter, then 58 random bits.
+///
+/// ```text
+///  0                   1                   2                   3
+///  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+/// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+/// |                        unix_ts_ms (32)                        |
+/// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+/// |       unix_ts_ms (16)         |  ver  |  counter, high 12     |
+/// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+/// |var| ctr lo 4|                 random (26)                     |
+/// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+/// |                          random (32)                          |
+/// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+/// ```
+///
+/// **Strictly increasing** for every id of one generator (and its `&`/`Arc` handles), from any
+/// thread: time and counter live in one atomic (`ms << 16 | counter`), advanced by one
+/// compare-and-swap per id; there is no lock. When the clock moves on, the counter starts again
+/// at 0; when it stands still or steps back, the counter goes on from the last id, and after
+/// 65,536 ids in one millisecond the time field runs ahead of the clock until the clock catches
+/// up (RFC 9562 §6.2, method 1 with timestamp increment). [`UuidV7Generator::process_wide`] is one
+/// generator for the whole process, like `Uuid::now_v7()`.
+///
+/// The 58 random bits per id (each thread's own generator by default) keep ids of different
+/// processes apart: two processes that hit the same millisecond and counter collide with odds of
+/// 2^-58.
+///
+/// ```
+/// use gdid_uuid::UuidV7Generator;
+///
+/// # fn main() -> Result<(), gdid_uuid::TimestampOverflow> {
+/// let ids = UuidV7Generator::new();
+/// let first = ids.generate()?;
+/// let second = ids.generate()?;
+/// assert!(first < second);
+/// assert_eq!(first.get_version_num(), 7);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct UuidV7Generator<C = SystemClock> {
+    sequence: Sequence,
+    clock: C,
+    random: RandomSource,
+}
+
+impl UuidV7Generator {
+    /// A generator on the system clock with each thread's random generator.
+    pub const fn new() -> Self {
+        UuidV7Generator {
+            sequence: Sequence::new(u64::MAX),
+            clock: SystemClock,
+            random: RandomSource::thread(),
+        }
+    }
+
+    /// The one generator of this process: every id it gives, from any thread or task, is greater
+    /// than the ones before.
+    ///
+    /// ```
+    /// use gdid_uuid::UuidV7Generator;
+    ///
+    /// let a = UuidV7Generator::process_wide().generate().unwrap();
+    /// let b = UuidV7Generator::process_wide().generate().unwrap();
+    /// assert!(a < b);
+    /// ```
+    pub fn process_wide() -> &'static UuidV7Generator {
+        static PROCESS_WIDE: UuidV7Generator = UuidV7Generator::new();
+        &PROCESS_WIDE
+    }
+}
+
+impl Default for UuidV7Generator {
+    fn default() -> Self {
+        UuidV7Generator::new()
+    }
+}
+
+impl<C: Clock> UuidV7Generator<C> {
+    /// A generator that reads the time from `clock` (a [`ManualClock`](crate::ManualClock) in
+    /// tests).
+    pub fn with_clock(clock: C) -> Self {
+        UuidV7Generator {
+            sequence: Sequence::new(u64::MAX),
+            clock,
+            random: RandomSource::thread(),
+        }
+    }
+
+    /// Draws the random bits from `random` (e.g. a seeded generator, for tests that repeat).
+    #[must_use]
+    pub fn with_random(self, random: RandomSource) -> Self {
+        UuidV7Generator { random, ..self }
+    }
+
+    /// One UUID, greater than every one this generator gave before.
+    ///
+    /// # Errors
+    ///
+    /// [`TimestampOverflow`] when the clock reads past the year 10889.
+    #[inline]
+    pub fn generate(&self) -> Result<Uuid, TimestampOverflow> {
+        let first = self.sequence.take(self.now()?, 1, 7)?;
+        Ok(self.encode(first))
+    }
+
+    /// The clock as a sequence value: the millisecond, counter 0.
+    #[inline]
+    fn now(&self) -> Result<u64, TimestampOverflow> {
+        u64::try_from(self.clock.now().as_millis())
+            .ok()
+            .filter(|&ms| ms <= MAX_MILLIS)
+            .map(|ms| ms << COUNTER_BITS)
+            .ok_or(TimestampOverflow { version: 7 })
+    }
+
+    /// The UUID of one sequence value, with fresh random bits.
+    #[inline]
+    fn encode(&self, value: u64) -> Uuid {
+        let counter = value & 0xffff;
+        let high = (value & !0xffff) | 0x7000 | counter >> 4;
+        let low = 1 << 63 | (counter & 0xf) << 58 | self.random.next_u64() >> 6;
+        Uuid::from_u64_pair(high, low)
+    }
+}
+
+impl<C: Clock> IdGenerator for UuidV7Generator<C> {
+    type Id = Uuid;
+
+    async fn next_id(&self) -> Result<Uuid, Error> {
+        Ok(self.generate()?)
+    }
+
+    /// `n` UUIDs (1 to [`MAX_BATCH`](crate::MAX_BATCH)) in increasing order, taken from the
+    /// sequence in one step.
+    async fn next_ids(&self, n: u64) -> Result<IdBatch<Uuid>, Error> {
+        check_count(n)?;
+        let first = self.sequence.take(self.now()?, n, 7)?;
+        Ok(IdBatch::singles(
+            (first..=first + (n - 1)).map(|value| self.encode(value)),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use uuid::{Variant, Version};
+
+    use super::*;
+    use crate::clock::ManualClock;
+
+    const NOW: Duration = Duration::from_millis(1_700_000_000_123);
+
+    fn millis(id: Uuid) -> u64 {
+        let (seconds, nanos) = id.get_timestamp().unwrap().to_unix();
+        seconds * 1_000 + u64::from(nanos) / 1_000_000
+    }
+
+    #[test]
+    fn fields_are_where_rfc_9562_puts_them() {
+        let ids = UuidV7Generator::with_clock(ManualClock::new(NOW));
+        let id = ids.generate().unwrap();
+        assert_eq!(id.get_version(), Some(Version::SortRand));
+        assert_eq!(id.get_variant(), Variant::RFC4122);
+        assert_eq!(millis(id), 1_700_000_000_123);
+        // uuid's own builder, given the same millisecond and counter bits, agrees on the layout.
+        let bytes = id.as_bytes();
+        let mut counter_random = [0; 10];
+        counter_random.copy_from_slice(&bytes[6..]);
+        let rebuilt = uuid::Builder::from_unix_timestamp_millis(1_700_000_000_123, &counter_random)
+            .into_uuid();
+        assert_eq!(rebuilt, id);
+    }
+
+    #[test]
+    fn the_counter_restarts_with_each_millisecond_and_carries_into_it_when_used_up() {
+        let clock = ManualClock::new(NOW);
+        let ids = UuidV7Generator::with_clock(clock.clone());
+        let first = ids.generate().unwrap();
+        assert_eq!(first.as_u64_pair().0 & 0x0fff, 0, "counter 0");
+        let mut last = first;
+        for _ in 1..65_536 {
+            let id = ids.generate().unwrap();
+            assert!(id > last);
+            assert_eq!(millis(id), 1_700_000_000_123);
+            last = id;
+        }
+        let carried = ids.generate().unwrap();
+        assert_eq!(millis(carried), 1_700_000_000_124, "ran ahead by one ms");
+        clock.advance(Duration::from_millis(10));
+        let moved_on = ids.generate().unwrap();
+        assert_eq!(millis(moved_on), 1_700_000_000_133);
+        assert_eq!(moved_on.as_u64_pair().0 & 0x0fff, 0, "counter 0 again");
+    }
+
+    #[test]
+    fn past_the_year_10889_is_an_error_not_a_wrong_id() {
+        let clock = ManualClock::new(Duration::from_millis(MAX_MILLIS));
+        let ids = UuidV7Generator::with_clock(clock.clone());
+        assert_eq!(millis(ids.generate().unwrap()), MAX_MILLIS);
+        clock.set(Duration::from_millis(MAX_MILLIS + 1));
+        assert_eq!(ids.generate(), Err(TimestampOverflow { version: 7 }));
+    }
+}
