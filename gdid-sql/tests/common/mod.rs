@@ -14,7 +14,13 @@ pub fn urls() -> Vec<(&'static str, String)> {
             urls.push((name, url));
         }
     }
-    urls.push(("sqlite", gdid_testkit::sqlite_url("gdid-sql-test")));
+    // One file per test process: every call of this function in it names the same database.
+    let dir = std::env::temp_dir().join(format!("gdid-sql-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    urls.push((
+        "sqlite",
+        format!("sqlite:{}", dir.join("ids.sqlite").display()),
+    ));
     urls
 }
 
