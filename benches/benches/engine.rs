@@ -1,6 +1,7 @@
 //! ns per id through each generator's public API, side by side in one run: gdid's
-//! `BlockGenerator` (`next_id().await`, per-thread and strict order, and `next_ids` amortized)
-//! against uuid v7 and v4, ulid, bson ObjectId and ferroid's snowflake; on 1 thread and on 2.
+//! `BlockGenerator` (`next_id().await`, per-thread and strict order, and `next_ids` amortized) and
+//! gdid-uuid's v7, v4 and v6 generators, against uuid v7 and v4, ulid, bson ObjectId and ferroid's
+//! snowflake; on 1 thread and on 2.
 //!
 //! `cargo bench -p gdid-benches --bench engine`
 
@@ -12,7 +13,8 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use ferroid::generator::AtomicSnowflakeGenerator;
 use ferroid::id::SnowflakeTwitterId;
 use ferroid::time::MonotonicClock;
-use gdid_core::generator::{BlockGenerator, IdOrder, MemoryAuthority};
+use gdid_core::generator::{BlockGenerator, IdGenerator, IdOrder, MemoryAuthority};
+use gdid_uuid::{NodeId, UuidV4Generator, UuidV6Generator, UuidV7Generator};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -62,8 +64,8 @@ fn repeat<T>(iters: u64, mut make: impl FnMut() -> T) {
     }
 }
 
-fn gdid_runner(generator: &BlockGenerator) -> impl FnMut(u64) + use<> {
-    let generator = generator.clone();
+/// `next_id().await` on `generator`, `iters` times, in a runtime of the calling thread.
+fn next_id_runner<G: IdGenerator>(generator: G) -> impl FnMut(u64) {
     let rt = runtime();
     move |iters| {
         rt.block_on(async {
@@ -74,11 +76,18 @@ fn gdid_runner(generator: &BlockGenerator) -> impl FnMut(u64) + use<> {
     }
 }
 
+fn gdid_runner(generator: &BlockGenerator) -> impl FnMut(u64) + use<> {
+    next_id_runner(generator.clone())
+}
+
 fn per_id(c: &mut Criterion) {
     let per_thread = gdid_generator(IdOrder::PerThread);
     let strict = gdid_generator(IdOrder::Strict);
     let snowflake =
         AtomicSnowflakeGenerator::<SnowflakeTwitterId, _>::new(1, MonotonicClock::default());
+    let uuid_v7 = UuidV7Generator::new();
+    let uuid_v4 = UuidV4Generator::new();
+    let uuid_v6 = UuidV6Generator::new(NodeId::random());
 
     for threads in [1u32, 2] {
         let mut group = c.benchmark_group(format!("per_id/{threads}_thread"));
@@ -106,6 +115,30 @@ fn per_id(c: &mut Criterion) {
                             }
                         })
                     }
+                })
+            })
+        });
+        group.bench_function(id("gdid_uuid_v7_generate"), |b| {
+            b.iter_custom(|iters| {
+                on_threads(threads, iters, || {
+                    |iters| repeat(iters, || uuid_v7.generate())
+                })
+            })
+        });
+        group.bench_function(id("gdid_uuid_v7_next_id"), |b| {
+            b.iter_custom(|iters| on_threads(threads, iters, || next_id_runner(&uuid_v7)))
+        });
+        group.bench_function(id("gdid_uuid_v4_generate"), |b| {
+            b.iter_custom(|iters| {
+                on_threads(threads, iters, || {
+                    |iters| repeat(iters, || uuid_v4.generate())
+                })
+            })
+        });
+        group.bench_function(id("gdid_uuid_v6_generate"), |b| {
+            b.iter_custom(|iters| {
+                on_threads(threads, iters, || {
+                    |iters| repeat(iters, || uuid_v6.generate())
                 })
             })
         });
