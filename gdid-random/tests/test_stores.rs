@@ -9,9 +9,9 @@
 use std::collections::HashSet;
 use std::future::Future;
 
-use gdid_testkit::{fresh, server, sqlite_url};
 use gdid_random::{IdRange, RandomIdGenerator, RetryError, birthday, insert_with_retry};
 use gdid_sql::SqlStore;
+use gdid_testkit::{fresh, server, sqlite_url};
 use sqlx::AssertSqlSafe;
 
 const RANGE: std::ops::Range<u64> = 1_000..4_000;
