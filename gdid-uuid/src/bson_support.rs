@@ -3,8 +3,9 @@
 //!
 //! `uuid::Uuid`'s own serde impl writes a string through bson's document serializer and a generic
 //! (subtype 0) binary through its raw serializer. The [`binary`] and [`binary_option`] helpers
-//! write a subtype 4 `Binary` through both and read only that back (a legacy subtype 3 UUID, whose
-//! byte order depends on the driver that wrote it, is refused rather than guessed):
+//! write a subtype 4 `Binary` through both. They read that back, and a UUID string (what
+//! `uuid::Uuid`'s serde wrote); a legacy subtype 3 UUID, whose byte order depends on the driver that
+//! wrote it, is refused rather than guessed, and so is anything else:
 //!
 //! ```
 //! use bson::{Binary, doc, spec::BinarySubtype};
@@ -45,7 +46,7 @@ pub mod binary {
         ::bson::Uuid::from(*id).serialize(serializer)
     }
 
-    /// Deserializes a UUID from a `Binary` of subtype 4.
+    /// Deserializes a UUID from a `Binary` of subtype 4 or a UUID string.
     pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Uuid, D::Error> {
         ::bson::Uuid::deserialize(deserializer).map(Uuid::from)
     }
@@ -62,8 +63,8 @@ pub mod binary_option {
         id.map(::bson::Uuid::from).serialize(serializer)
     }
 
-    /// Deserializes a `Binary` of subtype 4, or `null` (or a missing field, with
-    /// `#[serde(default)]`) as `None`.
+    /// Deserializes a `Binary` of subtype 4 or a UUID string, or `null` (or a missing field,
+    /// with `#[serde(default)]`) as `None`.
     pub fn deserialize<'de, D: Deserializer<'de>>(
         deserializer: D,
     ) -> Result<Option<Uuid>, D::Error> {

@@ -27,7 +27,8 @@ impl From<TimestampOverflow> for Error {
     }
 }
 
-/// The most UUIDs one `next_ids` call returns: they are materialized (16 bytes each).
+/// The most UUIDs one `next_ids` call returns: they are materialized (24 bytes each in the
+/// batch, 24 MiB at most).
 pub const MAX_BATCH: u64 = 1 << 20;
 
 /// Checks the count of a `next_ids` call.

@@ -5,17 +5,17 @@
 //!
 //! | generator | version | order | per id |
 //! |---|---|---|---|
-//! | [`UuidV7Generator`] | 7: Unix ms, counter, random | strictly increasing per generator, by time across processes | one `fetch_add`, a clock read, 64 random bits |
+//! | [`UuidV7Generator`] | 7: Unix ms, counter, random | strictly increasing per generator, by time across processes | one atomic read-modify-write, a clock read, 64 random bits |
 //! | [`UuidV4Generator`] | 4: random | none | 128 random bits |
-//! | [`UuidV6Generator`] | 6: 100 ns ticks, clock sequence, node | increasing per generator, by time across nodes | one `fetch_add`, a clock read |
+//! | [`UuidV6Generator`] | 6: 100 ns ticks, clock sequence, node | increasing per generator, by time across nodes | one atomic read-modify-write, a clock read |
 //! | [`UuidV1Generator`] | 1: as 6, time fields in the old order | none (the low time bits come first) | as 6 |
 //!
 //! The time-based generators take no lock: the time and counter of the last id live in one
-//! atomic, advanced with one `fetch_add` (the `uuid` crate's `Uuid::now_v7()` goes through
+//! atomic, advanced with one read-modify-write per id (the `uuid` crate's `Uuid::now_v7()` goes through
 //! one process-wide mutex instead). They read the time from a [`Clock`] ([`SystemClock`], or a
 //! [`ManualClock`] in tests) and stay strictly increasing when it stands still or steps back.
-//! Random bits come from a [`RandomSource`](gdid_core::generator::RandomSource): each thread's
-//! own generator, or a seeded one you give.
+//! Random bits come from each thread's own generator, or from one you give (`with_rng`, e.g. a
+//! seeded `StdRng` in tests).
 //!
 //! ```
 //! use gdid_core::generator::IdGenerator;

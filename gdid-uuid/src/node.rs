@@ -71,7 +71,8 @@ mod sealed {
 pub trait Layout: sealed::Sealed + Send + Sync + 'static {
     /// The UUID version.
     const VERSION: u8;
-    /// The UUID of these fields.
+    /// The UUID of these fields (`ticks` below 2^60, `clock_sequence` below 2^14).
+    #[doc(hidden)]
     fn build(ticks: u64, clock_sequence: u16, node: &NodeId) -> Uuid;
 }
 
@@ -112,11 +113,14 @@ pub type UuidV6Generator<C = SystemClock> = NodeUuidGenerator<V6, C>;
 /// the 48-bit [`NodeId`].
 ///
 /// **Unique per node, and increasing** (by time for v6; v1's field order does not sort): the
-/// timestamp is taken from one atomic with one `fetch_add` per id, never twice the same tick.
+/// timestamp is taken from one atomic, one read-modify-write per id, never twice the same tick.
 /// When more than one id falls in the same 100 ns, or the clock steps back, the tick goes on
-/// from the last one given, as RFC 4122 §4.2.1.2 describes (above 10 million ids a second the
+/// from the last one given, as RFC 9562 §6.2 allows (above 10 million ids a second the
 /// time runs ahead of the clock until it catches up). The clock sequence is drawn at random when
-/// the generator is made, so a restart with the clock set back does not repeat ids either.
+/// the generator is made: a restart that meets ticks an earlier run of the same node already used
+/// (the clock set back, or an earlier run whose ticks ran ahead) repeats ids only if both runs drew
+/// the same sequence, a chance of 1 in 16,384. Where that is too much, give each run its own node
+/// id ([`NodeId::random`]).
 ///
 /// ```
 /// use gdid_uuid::{NodeId, UuidV6Generator};
@@ -186,7 +190,7 @@ impl<L: Layout, C: Clock> NodeUuidGenerator<L, C> {
         now.as_secs()
             .checked_mul(10_000_000)
             .and_then(|ticks| ticks.checked_add(UUID_TICKS_BETWEEN_EPOCHS))
-            .map(|ticks| ticks + u64::from(now.subsec_nanos() / 100))
+            .and_then(|ticks| ticks.checked_add(u64::from(now.subsec_nanos() / 100)))
             .filter(|&ticks| ticks <= MAX_TICKS)
             .ok_or(TimestampOverflow {
                 version: L::VERSION,
@@ -284,6 +288,13 @@ mod tests {
         assert_ne!(NodeId::random(), NodeId::random());
         assert_eq!(NODE.to_string(), "01:02:03:04:05:06");
         assert_eq!(format!("{NODE:?}"), "NodeId(01:02:03:04:05:06)");
+    }
+
+    #[test]
+    fn a_clock_at_the_end_of_durations_is_an_error_not_a_wrapped_time() {
+        let clock = ManualClock::new(Duration::new(u64::MAX / 10_000_000, 999_999_999));
+        let ids = UuidV6Generator::with_clock(NODE, clock);
+        assert_eq!(ids.generate(), Err(TimestampOverflow { version: 6 }));
     }
 
     #[test]

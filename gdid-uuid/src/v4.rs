@@ -1,12 +1,13 @@
 //! [`UuidV4Generator`]: random UUIDs (RFC 9562 version 4).
 
 use gdid_core::generator::{Error, IdBatch, IdGenerator, RandomSource};
+use rand::RngCore;
 use uuid::Uuid;
 
 use crate::error::check_count;
 
 /// Version 4 UUIDs: 122 random bits, from each thread's own generator (ChaCha12, seeded from the
-/// OS) or a [`RandomSource`] you give. No order, no clock, no shared state.
+/// OS) or one you give ([`UuidV4Generator::with_rng`]). No order, no clock, no shared state.
 ///
 /// ```
 /// use gdid_uuid::UuidV4Generator;
@@ -29,9 +30,13 @@ impl UuidV4Generator {
         }
     }
 
-    /// A generator that draws from `random` (e.g. a seeded generator, for tests that repeat).
-    pub fn with_random(random: RandomSource) -> Self {
-        UuidV4Generator { random }
+    /// Draws from `rng` (e.g. a seeded `StdRng`, for tests that repeat), shared by every thread
+    /// behind a lock, instead of each thread's own generator.
+    #[must_use]
+    pub fn with_rng(self, rng: impl RngCore + Send + 'static) -> Self {
+        UuidV4Generator {
+            random: RandomSource::given(rng),
+        }
     }
 
     /// One UUID.
@@ -65,7 +70,7 @@ mod tests {
 
     #[test]
     fn version_and_variant_bits_are_set_and_the_rest_is_the_rng() {
-        let seeded = || UuidV4Generator::with_random(RandomSource::given(StdRng::seed_from_u64(3)));
+        let seeded = || UuidV4Generator::new().with_rng(StdRng::seed_from_u64(3));
         let (a, b) = (seeded(), seeded());
         for _ in 0..100 {
             let id = a.generate();

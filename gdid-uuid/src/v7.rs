@@ -1,6 +1,7 @@
 //! [`UuidV7Generator`]: time-ordered UUIDs (RFC 9562 version 7), strictly increasing, lock-free.
 
 use gdid_core::generator::{Error, IdBatch, IdGenerator, RandomSource};
+use rand::RngCore;
 use uuid::Uuid;
 
 use crate::clock::{Clock, SystemClock};
@@ -32,8 +33,8 @@ const MAX_VALUE: u64 = (MAX_MILLIS << COUNTER_BITS) | ((1 << COUNTER_BITS) - 1);
 /// ```
 ///
 /// **Strictly increasing** for every id of one generator (and its `&`/`Arc` handles), from any
-/// thread: time and counter live in one atomic (`ms << 15 | counter`), advanced by one
-/// `fetch_add` per id; there is no lock. When the clock moves on, the counter starts again at 0;
+/// thread: time and counter live in one atomic (`ms << 15 | counter`), advanced by one atomic
+/// read-modify-write per id; there is no lock. When the clock moves on, the counter starts again at 0;
 /// when it stands still or steps back, the counter goes on from the last id, and after 32,768 ids
 /// in one millisecond the time field runs ahead of the clock until the clock catches up (RFC 9562
 /// §6.2, method 1 with timestamp increment). [`UuidV7Generator::process_wide`] is one
@@ -105,10 +106,14 @@ impl<C: Clock> UuidV7Generator<C> {
         }
     }
 
-    /// Draws the random bits from `random` (e.g. a seeded generator, for tests that repeat).
+    /// Draws the random bits from `rng` (e.g. a seeded `StdRng`, for tests that repeat), shared
+    /// by every thread behind a lock, instead of each thread's own generator.
     #[must_use]
-    pub fn with_random(self, random: RandomSource) -> Self {
-        UuidV7Generator { random, ..self }
+    pub fn with_rng(self, rng: impl RngCore + Send + 'static) -> Self {
+        UuidV7Generator {
+            random: RandomSource::given(rng),
+            ..self
+        }
     }
 
     /// One UUID, greater than every one this generator gave before.
@@ -128,7 +133,7 @@ impl<C: Clock> UuidV7Generator<C> {
         let now = self.clock.now();
         now.as_secs()
             .checked_mul(1_000)
-            .map(|ms| ms + u64::from(now.subsec_millis()))
+            .and_then(|ms| ms.checked_add(u64::from(now.subsec_millis())))
             .filter(|&ms| ms <= MAX_MILLIS)
             .map(|ms| ms << COUNTER_BITS)
             .ok_or(TimestampOverflow { version: 7 })
@@ -183,18 +188,42 @@ mod tests {
 
     #[test]
     fn fields_are_where_rfc_9562_puts_them() {
-        let ids = UuidV7Generator::with_clock(ManualClock::new(NOW));
-        let id = ids.generate().unwrap();
-        assert_eq!(id.get_version(), Some(Version::SortRand));
-        assert_eq!(id.get_variant(), Variant::RFC4122);
-        assert_eq!(millis(id), 1_700_000_000_123);
-        // uuid's own builder, given the same millisecond and counter bits, agrees on the layout.
-        let bytes = id.as_bytes();
-        let mut counter_random = [0; 10];
-        counter_random.copy_from_slice(&bytes[6..]);
-        let rebuilt = uuid::Builder::from_unix_timestamp_millis(1_700_000_000_123, &counter_random)
-            .into_uuid();
-        assert_eq!(rebuilt, id);
+        let ids = UuidV7Generator::with_clock(ManualClock::new(NOW)).with_rng(ZeroRng);
+        for k in 0..20u64 {
+            let id = ids.generate().unwrap();
+            assert_eq!(id.get_version(), Some(Version::SortRand));
+            assert_eq!(id.get_variant(), Variant::RFC4122);
+            assert_eq!(millis(id), 1_700_000_000_123);
+            // The counter: rand_a (12 bits), then the 3 bits after the variant; no random bits.
+            let expected = u128::from(1_700_000_000_123_u64) << 80
+                | 0x7 << 76
+                | u128::from(k >> 3) << 64
+                | 0b10 << 62
+                | u128::from(k & 0b111) << 59;
+            assert_eq!(id.as_u128(), expected, "id {k}");
+        }
+    }
+
+    /// A generator of zero bits only: the random part of an id is then 0.
+    struct ZeroRng;
+
+    impl rand::RngCore for ZeroRng {
+        fn next_u32(&mut self) -> u32 {
+            0
+        }
+        fn next_u64(&mut self) -> u64 {
+            0
+        }
+        fn fill_bytes(&mut self, dest: &mut [u8]) {
+            dest.fill(0);
+        }
+    }
+
+    #[test]
+    fn a_clock_at_the_end_of_durations_is_an_error_not_a_wrapped_time() {
+        let clock = ManualClock::new(Duration::new(u64::MAX / 1_000, 999_999_999));
+        let ids = UuidV7Generator::with_clock(clock);
+        assert_eq!(ids.generate(), Err(TimestampOverflow { version: 7 }));
     }
 
     #[test]

@@ -72,6 +72,14 @@ fn none_is_null_and_a_missing_field_is_none() {
 }
 
 #[test]
+fn a_uuid_string_reads_back_too() {
+    let id = UuidV4Generator::new().generate();
+    let written_by_uuids_own_serde = doc! { "_id": id.to_string() };
+    let session: Session = bson::deserialize_from_document(written_by_uuids_own_serde).unwrap();
+    assert_eq!(session.id, id);
+}
+
+#[test]
 fn other_binaries_and_types_are_refused_not_guessed() {
     let id = UuidV4Generator::new().generate();
     let legacy =

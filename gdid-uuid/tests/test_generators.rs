@@ -40,6 +40,15 @@ fn assert_each_thread_increases(name: &str, ids: &[Vec<Uuid>]) {
     }
 }
 
+/// Sets the flag when dropped.
+struct SetOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 #[test]
 fn v7_stays_strictly_increasing_while_the_clock_jumps_back_and_forth() {
     let start = Duration::from_millis(1_700_000_000_000);
@@ -47,6 +56,9 @@ fn v7_stays_strictly_increasing_while_the_clock_jumps_back_and_forth() {
     let ids = UuidV7Generator::with_clock(clock.clone());
     let done = AtomicBool::new(false);
     let per_thread = std::thread::scope(|scope| {
+        // Stops the clock thread however the draws end (a failed draw must fail the test, not
+        // leave the scope waiting for the clock forever).
+        let _stop_clock = SetOnDrop(&done);
         // The clock: forwards 1 ms, back 5 s, forwards again, while the threads draw.
         scope.spawn(|| {
             let mut step = 0u64;
@@ -65,9 +77,7 @@ fn v7_stays_strictly_increasing_while_the_clock_jumps_back_and_forth() {
                 std::thread::yield_now();
             }
         });
-        let ids = on_threads(|| ids.generate().unwrap());
-        done.store(true, Ordering::Relaxed);
-        ids
+        on_threads(|| ids.generate().unwrap())
     });
     assert_each_thread_increases("v7", &per_thread);
     assert_all_distinct("v7", &per_thread);
