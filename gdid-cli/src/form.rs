@@ -29,6 +29,39 @@ impl fmt::Display for InputForm {
     }
 }
 
+/// The forms an id can be written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OutputForm {
+    /// `era:authority:counter`.
+    Text,
+    /// 24 lowercase hex digits.
+    Hex,
+    /// The 12-byte form, as 24 hex digits.
+    Bytes,
+    /// The `leb` form, as hex digits.
+    Leb,
+    /// The `compact` form, as hex digits.
+    Compact,
+}
+
+/// `id` in `form`, as `read` reads it back.
+pub fn write(form: OutputForm, id: Gdid) -> String {
+    match form {
+        OutputForm::Text => id.to_string(),
+        OutputForm::Hex => format!("{id:x}"),
+        OutputForm::Bytes => hex::encode(id.as_bytes()),
+        OutputForm::Leb | OutputForm::Compact => {
+            let mut bytes = Vec::with_capacity(Gdid::VARINT_MAX_LEN);
+            if form == OutputForm::Leb {
+                id.encode_leb(&mut bytes);
+            } else {
+                id.encode_compact(&mut bytes);
+            }
+            hex::encode(bytes)
+        }
+    }
+}
+
 /// A value that is not a GDID in the form it was said to be in.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid {form} value {input:?}: {reason}")]
@@ -105,6 +138,21 @@ mod tests {
         assert_eq!(read(InputForm::Compact, "8d0a9307").unwrap(), id);
         let zero_authority: Gdid = "5:0:123".parse().unwrap();
         assert_eq!(read(InputForm::Leb, "057b").unwrap(), zero_authority);
+    }
+
+    #[test]
+    fn every_form_written_reads_back() {
+        let id: Gdid = "1293:3:57".parse().unwrap();
+        for (output, input) in [
+            (OutputForm::Text, InputForm::Text),
+            (OutputForm::Hex, InputForm::Text),
+            (OutputForm::Bytes, InputForm::Bytes),
+            (OutputForm::Leb, InputForm::Leb),
+            (OutputForm::Compact, InputForm::Compact),
+        ] {
+            assert_eq!(read(input, &write(output, id)).unwrap(), id, "{output:?}");
+        }
+        assert_eq!(write(OutputForm::Compact, id), "8d0a9307");
     }
 
     #[test]

@@ -5,6 +5,8 @@ use std::io::{self, Write};
 use gdid_core::Gdid;
 use serde::Serialize;
 
+use crate::form::{self, OutputForm};
+
 /// Every field and form of an id, in the order `--json` prints them.
 #[derive(Debug, Serialize)]
 pub struct Inspection {
@@ -21,19 +23,15 @@ pub struct Inspection {
 impl Inspection {
     /// Computes every form of `id`.
     pub fn of(id: Gdid) -> Self {
-        let mut leb = Vec::with_capacity(Gdid::VARINT_MAX_LEN);
-        id.encode_leb(&mut leb);
-        let mut compact = Vec::with_capacity(Gdid::VARINT_MAX_LEN);
-        id.encode_compact(&mut compact);
         Inspection {
             era: id.era(),
             authority: id.authority(),
             counter: id.counter(),
-            text: id.to_string(),
-            hex: format!("{id:x}"),
-            bytes: hex::encode(id.as_bytes()),
-            leb: hex::encode(leb),
-            compact: hex::encode(compact),
+            text: form::write(OutputForm::Text, id),
+            hex: form::write(OutputForm::Hex, id),
+            bytes: form::write(OutputForm::Bytes, id),
+            leb: form::write(OutputForm::Leb, id),
+            compact: form::write(OutputForm::Compact, id),
         }
     }
 

@@ -1,23 +1,32 @@
-//! `gdid`: inspect and convert GDIDs.
+//! `gdid`: issue ids from any store, inspect and convert GDIDs.
 //!
-//! Exit status: 0 on success, 2 for bad input (a value, a flag), 1 for any other failure.
+//! Exit status: 0 on success, 2 for bad input (a value, a flag, a store URL), 1 for a store or
+//! generator failure.
 
+mod convert;
 mod form;
 mod inspect;
+mod issuer;
+mod next;
+mod store;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use gdid_core::generator::Error as GeneratorError;
 
-use crate::form::{BadValue, InputForm};
+use crate::form::{BadValue, InputForm, OutputForm};
 use crate::inspect::Inspection;
+use crate::issuer::{BuildError, Settings, Strategy};
+use crate::next::{Format, NextError, NoSuchForm};
+use crate::store::{BadStoreUrl, DEFAULT_STORE, StoreUrl, Unreachable};
 
 #[derive(Debug, Parser)]
 #[command(
     name = "gdid",
     version,
-    about = "Global distributed ids: inspect and convert GDIDs"
+    about = "Global distributed ids: issue them from any store, inspect and convert GDIDs"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -26,6 +35,17 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Issue ids and print them, one a line.
+    #[command(after_help = "Examples:
+  gdid next --count 5                                  # GDIDs from ./gdid.sqlite (created on first use)
+  gdid next --store mysql://root@127.0.0.1/test --store postgres://postgres@127.0.0.1/test
+  gdid next --store memory --count 3 --format json
+  gdid next --strategy sharded --digits 12 --store postgres://postgres@127.0.0.1/test
+  gdid next --strategy uuid-v7 --count 2
+
+Every id printed was issued (and, for a store, made durable) before it was printed: a process
+killed midway has printed only ids that will never be issued again.")]
+    Next(NextArgs),
     /// Print the fields and every form of one id.
     #[command(
         after_help = "Examples:\n  gdid inspect 1293:3:57\n  gdid inspect 0000050d3000000000000039 --json\n  gdid inspect --from compact 8d0a9307"
@@ -40,6 +60,59 @@ enum Command {
         /// The id.
         value: String,
     },
+    /// Convert ids from one form to another: the VALUEs given, or else stdin, one a line.
+    #[command(after_help = "Examples:
+  gdid convert --to hex 1293:3:57
+  gdid next --count 3 | gdid convert --to compact
+  gdid convert --from compact --to text 8d0a9307
+
+A bad value is reported on stderr with its line number; the others are still converted, and the
+exit status is then 2.")]
+    Convert {
+        /// The form the values are given in; bytes, leb and compact take hex digits.
+        #[arg(long, value_enum, default_value_t = InputForm::Text)]
+        from: InputForm,
+        /// The form to write; bytes, leb and compact as hex digits.
+        #[arg(long, value_enum)]
+        to: OutputForm,
+        /// The ids; none: read stdin.
+        values: Vec<String>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct NextArgs {
+    /// The store: sqlite:PATH, mysql://…, postgres://…, mongodb://… or memory. Several: one
+    /// authority each, failing over in the order given.
+    #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE)]
+    stores: Vec<StoreUrl>,
+    /// The authority number (0-15) of each store, in the same order; default 1, 2, 3…
+    #[arg(long = "authority", value_name = "A", value_parser = clap::value_parser!(u8).range(0..=15))]
+    authorities: Vec<u8>,
+    /// The scope (think: a database).
+    #[arg(long, default_value = "default")]
+    scope: String,
+    /// The sequence (think: a table).
+    #[arg(long, default_value = "ids")]
+    sequence: String,
+    /// How many ids.
+    #[arg(long, default_value_t = 1)]
+    count: u64,
+    /// How to print them.
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
+    /// How to issue them.
+    #[arg(long, value_enum, default_value_t = Strategy::Gdid)]
+    strategy: Strategy,
+    /// Digits of the `sharded` and `random` ids.
+    #[arg(long, default_value_t = 12)]
+    digits: u32,
+    /// Ranges of the `sharded` counter.
+    #[arg(long, default_value_t = 8)]
+    ranges: u32,
+    /// Values a `window` client takes per transaction.
+    #[arg(long, default_value_t = 100)]
+    window_batch: u64,
 }
 
 /// Why the command failed, and so its exit status.
@@ -47,21 +120,133 @@ enum Command {
 enum Failure {
     #[error(transparent)]
     BadValue(#[from] BadValue),
+    #[error("{0}")]
+    BadArguments(String),
+    #[error("{0} value(s) could not be converted")]
+    Refused(u64),
+    #[error(transparent)]
+    Unreachable(#[from] Unreachable),
+    #[error(transparent)]
+    Build(#[from] BuildError),
+    #[error(transparent)]
+    Next(#[from] NextError),
     #[error("cannot write the output: {0}")]
     Output(#[from] io::Error),
 }
 
+impl From<BadStoreUrl> for Failure {
+    fn from(e: BadStoreUrl) -> Self {
+        Failure::BadArguments(e.to_string())
+    }
+}
+
+impl From<NoSuchForm> for Failure {
+    fn from(e: NoSuchForm) -> Self {
+        Failure::BadArguments(e.to_string())
+    }
+}
+
+/// Whether a generator error is the caller's doing (a name, a count, a configuration).
+fn is_bad_input(e: &GeneratorError) -> bool {
+    matches!(
+        e,
+        GeneratorError::InvalidName(_)
+            | GeneratorError::InvalidCount { .. }
+            | GeneratorError::InvalidConfig { .. }
+    )
+}
+
 impl Failure {
     fn exit_code(&self) -> ExitCode {
-        match self {
-            Failure::BadValue(_) => ExitCode::from(2),
-            Failure::Output(_) => ExitCode::from(1),
-        }
+        let bad_input = match self {
+            Failure::BadValue(_) | Failure::BadArguments(_) | Failure::Refused(_) => true,
+            Failure::Build(BuildError::Unsuitable(_)) => true,
+            Failure::Build(BuildError::Generator(e)) | Failure::Next(NextError::Generator(e)) => {
+                is_bad_input(e)
+            }
+            Failure::Build(BuildError::Sql(e)) => {
+                matches!(e, gdid_sql::Error::Name(_) | gdid_sql::Error::Layout { .. })
+            }
+            Failure::Unreachable(_) | Failure::Next(NextError::Output(_)) | Failure::Output(_) => {
+                false
+            }
+        };
+        ExitCode::from(if bad_input { 2 } else { 1 })
     }
+
+    /// A reader that went away (`gdid next | head`) is not a failure.
+    fn is_closed_pipe(&self) -> bool {
+        matches!(
+            self,
+            Failure::Output(e) | Failure::Next(NextError::Output(e))
+                if e.kind() == io::ErrorKind::BrokenPipe
+        )
+    }
+}
+
+/// The authority numbers of `stores`: as given (one per store), or 1, 2, 3…
+fn authority_numbers(args: &NextArgs) -> Result<Vec<u8>, Failure> {
+    let stores = args.stores.len();
+    if args.authorities.is_empty() {
+        if stores > 15 {
+            return Err(Failure::BadArguments(format!(
+                "{stores} stores: there are 15 authority numbers to give them (1-15)"
+            )));
+        }
+        return Ok((1..=15).take(stores).collect());
+    }
+    if args.authorities.len() != stores {
+        return Err(Failure::BadArguments(format!(
+            "{} --authority for {stores} --store: give one per store, or none",
+            args.authorities.len()
+        )));
+    }
+    let mut sorted = args.authorities.clone();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|pair| pair[0] == pair[1]) {
+        return Err(Failure::BadArguments(
+            "two stores with the same --authority would issue the same ids".into(),
+        ));
+    }
+    Ok(args.authorities.clone())
+}
+
+async fn next(args: NextArgs) -> Result<(), Failure> {
+    args.format.check(args.strategy)?;
+    let settings = Settings {
+        authorities: authority_numbers(&args)?,
+        scope: args.scope,
+        sequence: args.sequence,
+        digits: args.digits,
+        ranges: args.ranges,
+        window_batch: args.window_batch,
+    };
+    let needs_store = !matches!(
+        args.strategy,
+        Strategy::Random | Strategy::UuidV7 | Strategy::ObjectId
+    );
+    let mut stores = Vec::new();
+    for url in args.stores {
+        let store = if needs_store {
+            url.connect().await?
+        } else {
+            store::Store::Memory
+        };
+        stores.push((url, store));
+    }
+    let issuer = args.strategy.build(&stores, &settings).await?;
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    next::issue(&issuer, args.count, args.format, &mut out).await?;
+    Ok(())
 }
 
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
+        Command::Next(args) => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?
+            .block_on(next(args)),
         Command::Inspect { from, json, value } => {
             let id = form::read(from, &value)?;
             let inspection = Inspection::of(id);
@@ -72,14 +257,29 @@ fn run(cli: Cli) -> Result<(), Failure> {
                 inspection.write_table(&mut out)?;
             }
             out.flush()?;
+            Ok(())
+        }
+        Command::Convert { from, to, values } => {
+            let mut out = io::BufWriter::new(io::stdout().lock());
+            let done = convert::convert(
+                convert::values(values),
+                from,
+                to,
+                &mut out,
+                &mut io::stderr(),
+            )?;
+            match done.refused {
+                0 => Ok(()),
+                refused => Err(Failure::Refused(refused)),
+            }
         }
     }
-    Ok(())
 }
 
 fn main() -> ExitCode {
     match run(Cli::parse()) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(failure) if failure.is_closed_pipe() => ExitCode::SUCCESS,
         Err(failure) => {
             eprintln!("gdid: {failure}");
             failure.exit_code()

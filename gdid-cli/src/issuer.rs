@@ -1,0 +1,313 @@
+//! `--strategy`: building the generator a command issues ids from, over the stores given.
+
+use std::fmt;
+use std::sync::Arc;
+
+use bson::oid::ObjectId;
+use clap::ValueEnum;
+use gdid_core::Gdid;
+use gdid_core::generator::{
+    BlockGenerator, Error, IdGenerator, MemoryAuthority, Pick, RangeLayout, SharedIdGenerator,
+};
+use gdid_mongo::{
+    MongoAuthority, MongoCounter, MongoShardedCounter, MongoWindowGenerator, MongoWindowShard,
+    ObjectIdGenerator,
+};
+use gdid_random::{IdRange, RandomIdGenerator};
+use gdid_sql::{SqlAuthority, SqlCounter, SqlShardedCounter, SqlStore, SqlWindowGenerator};
+use gdid_uuid::{Uuid, UuidV7Generator};
+
+use crate::store::{Store, StoreUrl};
+
+/// The MongoDB collection of the authorities' counters.
+pub const MONGO_COUNTERS: &str = "gdid_counters";
+/// The MongoDB collection of the sharded counter's ranges.
+const MONGO_RANGES: &str = "gdid_ranges";
+
+/// How ids are issued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Strategy {
+    /// GDIDs from blocks of each store's counter (one authority per store, failover in order).
+    Gdid,
+    /// 1, 2, 3…: one round trip per id on the first store.
+    OneAtATime,
+    /// Fixed-digit numbers from N counter ranges on the first store (`--digits`, `--ranges`).
+    Sharded,
+    /// Numbers from the hi-lo windows the agent opens on the stores (`gdid agent`).
+    Window,
+    /// Random `--digits`-digit numbers: candidates, to insert under a unique index with retry.
+    Random,
+    /// UUID v7, made in this process (no store).
+    UuidV7,
+    /// MongoDB ObjectId, made in this process (no store).
+    ObjectId,
+}
+
+/// What a strategy needs besides the stores.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `--scope`.
+    pub scope: String,
+    /// `--sequence`.
+    pub sequence: String,
+    /// One authority number per store, for `gdid`.
+    pub authorities: Vec<u8>,
+    /// Digits of the `sharded` and `random` ids.
+    pub digits: u32,
+    /// Ranges of the `sharded` counter.
+    pub ranges: u32,
+    /// Values a `window` client takes per transaction.
+    pub window_batch: u64,
+}
+
+/// An id of any strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Issued {
+    /// A GDID.
+    Gdid(Gdid),
+    /// A number (counters, ranges, windows, random).
+    Number(u64),
+    /// A UUID.
+    Uuid(Uuid),
+    /// An ObjectId.
+    ObjectId(ObjectId),
+}
+
+impl fmt::Display for Issued {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Issued::Gdid(id) => fmt::Display::fmt(id, f),
+            Issued::Number(id) => fmt::Display::fmt(id, f),
+            Issued::Uuid(id) => fmt::Display::fmt(id, f),
+            Issued::ObjectId(id) => fmt::Display::fmt(id, f),
+        }
+    }
+}
+
+/// The generator of a strategy, whatever its id type.
+#[derive(Clone)]
+pub enum Issuer {
+    /// GDIDs.
+    Gdid(SharedIdGenerator<Gdid>),
+    /// Numbers.
+    Number(SharedIdGenerator<u64>),
+    /// UUIDs.
+    Uuid(SharedIdGenerator<Uuid>),
+    /// ObjectIds.
+    ObjectId(SharedIdGenerator<ObjectId>),
+}
+
+impl fmt::Debug for Issuer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Issuer::Gdid(_) => "Issuer::Gdid",
+            Issuer::Number(_) => "Issuer::Number",
+            Issuer::Uuid(_) => "Issuer::Uuid",
+            Issuer::ObjectId(_) => "Issuer::ObjectId",
+        })
+    }
+}
+
+impl Issuer {
+    /// One id.
+    pub async fn next_id(&self) -> Result<Issued, Error> {
+        Ok(match self {
+            Issuer::Gdid(ids) => Issued::Gdid(ids.next_id().await?),
+            Issuer::Number(ids) => Issued::Number(ids.next_id().await?),
+            Issuer::Uuid(ids) => Issued::Uuid(ids.next_id().await?),
+            Issuer::ObjectId(ids) => Issued::ObjectId(ids.next_id().await?),
+        })
+    }
+
+    /// `n` ids, all issued before this returns.
+    pub async fn next_ids(&self, n: u64) -> Result<Vec<Issued>, Error> {
+        Ok(match self {
+            Issuer::Gdid(ids) => ids.next_ids(n).await?.iter().map(Issued::Gdid).collect(),
+            Issuer::Number(ids) => ids.next_ids(n).await?.iter().map(Issued::Number).collect(),
+            Issuer::Uuid(ids) => ids.next_ids(n).await?.iter().map(Issued::Uuid).collect(),
+            Issuer::ObjectId(ids) => ids
+                .next_ids(n)
+                .await?
+                .iter()
+                .map(Issued::ObjectId)
+                .collect(),
+        })
+    }
+}
+
+/// A strategy that cannot run on the stores given (exit status 2).
+#[derive(Debug, thiserror::Error)]
+#[error("--strategy {strategy}: {reason}")]
+pub struct Unsuitable {
+    strategy: String,
+    reason: String,
+}
+
+/// Why no issuer could be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The strategy and the stores or settings do not fit together.
+    #[error(transparent)]
+    Unsuitable(#[from] Unsuitable),
+    /// The generator refused its configuration or a store failed while setting up.
+    #[error(transparent)]
+    Generator(#[from] Error),
+    /// A SQL store failed while setting up.
+    #[error(transparent)]
+    Sql(#[from] gdid_sql::Error),
+}
+
+impl Strategy {
+    /// The name on the command line.
+    pub fn name(self) -> String {
+        self.to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_owned())
+    }
+
+    fn unsuitable(self, reason: impl Into<String>) -> Unsuitable {
+        Unsuitable {
+            strategy: self.name(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The generator of this strategy over `stores` (one store or more, in preference order),
+    /// creating the tables or documents it needs.
+    pub async fn build(
+        self,
+        stores: &[(StoreUrl, Store)],
+        settings: &Settings,
+    ) -> Result<Issuer, BuildError> {
+        let (first_url, first) = stores.first().ok_or_else(|| self.unsuitable("no store"))?;
+        Ok(match self {
+            Strategy::Gdid => Issuer::Gdid(Arc::new(block_generator(stores, settings).await?)),
+            Strategy::OneAtATime => Issuer::Number(match first {
+                Store::Sql(store) => {
+                    let authority = sql_authority(store, 0, first_url).await?;
+                    Arc::new(SqlCounter::new(
+                        authority,
+                        &settings.scope,
+                        &settings.sequence,
+                    ))
+                }
+                Store::Mongo(database) => {
+                    let authority = mongo_authority(database, 0)?;
+                    Arc::new(MongoCounter::new(
+                        authority,
+                        &settings.scope,
+                        &settings.sequence,
+                    ))
+                }
+                Store::Memory => return Err(self.unsuitable("needs a database store").into()),
+            }),
+            Strategy::Sharded => {
+                let layout = RangeLayout::decimal_digits(settings.digits, settings.ranges)
+                    .map_err(|reason| self.unsuitable(reason))?;
+                Issuer::Number(match first {
+                    Store::Sql(store) => Arc::new(
+                        SqlShardedCounter::create(
+                            store.clone(),
+                            &settings.sequence,
+                            layout,
+                            Pick::Random,
+                        )
+                        .await?,
+                    ),
+                    Store::Mongo(database) => Arc::new(
+                        MongoShardedCounter::create(
+                            database,
+                            MONGO_RANGES,
+                            &settings.sequence,
+                            layout,
+                            Pick::Random,
+                        )
+                        .await?,
+                    ),
+                    Store::Memory => return Err(self.unsuitable("needs a database store").into()),
+                })
+            }
+            Strategy::Window => Issuer::Number(window_generator(self, stores, settings)?),
+            Strategy::Random => {
+                let range = IdRange::decimal_digits(settings.digits)
+                    .map_err(|e| self.unsuitable(e.to_string()))?;
+                Issuer::Number(Arc::new(RandomIdGenerator::new(range)))
+            }
+            Strategy::UuidV7 => Issuer::Uuid(Arc::new(UuidV7Generator::new())),
+            Strategy::ObjectId => Issuer::ObjectId(Arc::new(ObjectIdGenerator)),
+        })
+    }
+}
+
+fn mongo_authority(database: &mongodb::Database, number: u8) -> Result<MongoAuthority, Error> {
+    MongoAuthority::new(database, MONGO_COUNTERS, number)
+        .map_err(|reason| Error::InvalidConfig { reason })
+}
+
+/// Authority `number` on a SQL store, its table created if missing.
+async fn sql_authority(
+    store: &SqlStore,
+    number: u8,
+    url: &StoreUrl,
+) -> Result<SqlAuthority, gdid_sql::Error> {
+    let authority = SqlAuthority::new(store.clone(), number, &url.to_string())?;
+    authority.ensure_schema().await?;
+    Ok(authority)
+}
+
+/// One authority per store, numbered as `--authority` says, tried in the order given.
+async fn block_generator(
+    stores: &[(StoreUrl, Store)],
+    settings: &Settings,
+) -> Result<BlockGenerator, BuildError> {
+    let mut builder = BlockGenerator::builder(&settings.scope, &settings.sequence);
+    for ((url, store), &number) in stores.iter().zip(&settings.authorities) {
+        builder = match store {
+            Store::Sql(store) => builder.authority(sql_authority(store, number, url).await?),
+            Store::Mongo(database) => builder.authority(mongo_authority(database, number)?),
+            Store::Memory => builder.authority(MemoryAuthority::new(number)),
+        };
+    }
+    Ok(builder.build()?)
+}
+
+/// Every store is a shard; they must all be SQL or all MongoDB.
+fn window_generator(
+    strategy: Strategy,
+    stores: &[(StoreUrl, Store)],
+    settings: &Settings,
+) -> Result<SharedIdGenerator<u64>, BuildError> {
+    let label = |k: usize| format!("shard{k}");
+    let sql: Option<Vec<(String, SqlStore)>> = stores
+        .iter()
+        .enumerate()
+        .map(|(k, (_, store))| match store {
+            Store::Sql(store) => Some((label(k), store.clone())),
+            _ => None,
+        })
+        .collect();
+    if let Some(shards) = sql {
+        return Ok(Arc::new(SqlWindowGenerator::new(
+            shards,
+            &settings.sequence,
+            settings.window_batch,
+        )?));
+    }
+    let mongo: Option<Vec<(String, MongoWindowShard)>> = stores
+        .iter()
+        .enumerate()
+        .map(|(k, (_, store))| match store {
+            Store::Mongo(database) => Some((label(k), MongoWindowShard::new(database))),
+            _ => None,
+        })
+        .collect();
+    match mongo {
+        Some(shards) => Ok(Arc::new(MongoWindowGenerator::new(
+            shards,
+            &settings.sequence,
+            settings.window_batch,
+        )?)),
+        None => Err(strategy
+            .unsuitable("the shards must all be SQL stores or all MongoDB")
+            .into()),
+    }
+}
