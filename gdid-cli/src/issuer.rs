@@ -260,8 +260,17 @@ async fn block_generator(
     settings: &Settings,
 ) -> Result<BlockGenerator, BuildError> {
     let mut builder = BlockGenerator::builder(&settings.scope, &settings.sequence);
+    let failover = stores.len() > 1;
     for ((url, store), &number) in stores.iter().zip(&settings.authorities) {
         builder = match store {
+            Store::Sql(store) if failover => {
+                // A store that is down now is still an authority: the others serve meanwhile.
+                let authority = SqlAuthority::new(store.clone(), number, &url.to_string())?;
+                if let Err(e) = authority.ensure_schema().await {
+                    eprintln!("gdid: warning: authority {number} ({url}) is not usable now: {e}");
+                }
+                builder.authority(authority)
+            }
             Store::Sql(store) => builder.authority(sql_authority(store, number, url).await?),
             Store::Mongo(database) => builder.authority(mongo_authority(database, number)?),
             Store::Memory => builder.authority(MemoryAuthority::new(number)),

@@ -225,12 +225,14 @@ async fn next(args: NextArgs) -> Result<(), Failure> {
         args.strategy,
         Strategy::Random | Strategy::UuidV7 | Strategy::ObjectId
     );
+    // Several authorities fail over: one that is down now must not stop the others.
+    let failover = args.strategy == Strategy::Gdid && args.stores.len() > 1;
     let mut stores = Vec::new();
     for url in args.stores {
-        let store = if needs_store {
-            url.connect().await?
-        } else {
-            store::Store::Memory
+        let store = match (needs_store, failover) {
+            (false, _) => store::Store::Memory,
+            (true, true) => url.open_lazy().await?,
+            (true, false) => url.connect().await?,
         };
         stores.push((url, store));
     }

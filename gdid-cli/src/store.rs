@@ -85,6 +85,22 @@ pub enum Store {
 pub struct Unreachable(String);
 
 impl StoreUrl {
+    /// A store that connects on first use, so that it can be set up while its server is down (a
+    /// failover authority).
+    pub async fn open_lazy(&self) -> Result<Store, Unreachable> {
+        let unreachable = |reason: String| Unreachable(format!("cannot open {self}: {reason}"));
+        match self {
+            StoreUrl::Sql(url) => SqlStore::connect_lazy(url)
+                .map(Store::Sql)
+                .map_err(|e| Unreachable(e.to_string())),
+            StoreUrl::Mongo(url) => {
+                let (client, name) = mongo_client(url).await.map_err(unreachable)?;
+                Ok(Store::Mongo(client.database(&name)))
+            }
+            StoreUrl::Memory => Ok(Store::Memory),
+        }
+    }
+
     /// Connects (for MongoDB: checks the server answers, so that a wrong address fails here and
     /// not at the first id).
     pub async fn connect(&self) -> Result<Store, Unreachable> {
@@ -97,16 +113,7 @@ impl StoreUrl {
                 .map(Store::Sql)
                 .map_err(|e| Unreachable(e.to_string())),
             StoreUrl::Mongo(url) => {
-                let mut options = mongodb::options::ClientOptions::parse(url)
-                    .await
-                    .map_err(|e| unreachable(e.to_string()))?;
-                options.server_selection_timeout = Some(std::time::Duration::from_secs(5));
-                let name = options
-                    .default_database
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_MONGO_DATABASE.to_owned());
-                let client = mongodb::Client::with_options(options)
-                    .map_err(|e| unreachable(e.to_string()))?;
+                let (client, name) = mongo_client(url).await.map_err(unreachable)?;
                 let database = client.database(&name);
                 database
                     .run_command(bson::doc! { "ping": 1 })
@@ -117,6 +124,20 @@ impl StoreUrl {
             StoreUrl::Memory => Ok(Store::Memory),
         }
     }
+}
+
+/// A client of `url` (nothing is sent yet) and the database it names, or `gdid`.
+async fn mongo_client(url: &str) -> Result<(mongodb::Client, String), String> {
+    let mut options = mongodb::options::ClientOptions::parse(url)
+        .await
+        .map_err(|e| e.to_string())?;
+    options.server_selection_timeout = Some(std::time::Duration::from_secs(5));
+    let name = options
+        .default_database
+        .clone()
+        .unwrap_or_else(|| DEFAULT_MONGO_DATABASE.to_owned());
+    let client = mongodb::Client::with_options(options).map_err(|e| e.to_string())?;
+    Ok((client, name))
 }
 
 /// `scheme://user:secret@host` → `scheme://user:***@host`.

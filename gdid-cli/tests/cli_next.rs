@@ -1,0 +1,197 @@
+//! `gdid next` and `gdid convert` end to end: the real binary against a SQLite file, the real
+//! MariaDB, PostgreSQL and MongoDB servers (from `GDID_MYSQL_URL`, `GDID_POSTGRES_URL`,
+//! `GDID_MONGODB_URI`), and an in-process store.
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use gdid_testkit::{fresh, server, sqlite_url};
+
+fn gdid_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gdid"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the gdid binary runs")
+}
+
+fn gdid(args: &[&str]) -> Output {
+    gdid_in(&std::env::temp_dir(), args)
+}
+
+fn lines(output: &Output) -> Vec<String> {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Exit status 2 and exactly one line on stderr, nothing on stdout.
+fn assert_bad_input(output: &Output) {
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(output.stdout.is_empty());
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("gdid: ")).count(), 1, "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(fresh(name));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn the_default_store_is_a_sqlite_file_here_and_runs_go_on_from_each_other() {
+    let dir = temp_dir("gdid-cli-default");
+    let first = lines(&gdid_in(&dir, &["next", "--count", "5"]));
+    assert_eq!(first, ["0:1:1", "0:1:2", "0:1:3", "0:1:4", "0:1:5"]);
+    assert!(dir.join("gdid.sqlite").exists());
+    let second = lines(&gdid_in(&dir, &["next", "--count", "3000"]));
+    assert_eq!(second.len(), 3000);
+    let all: HashSet<&String> = first.iter().chain(&second).collect();
+    assert_eq!(all.len(), 3005, "a second run repeats no id of the first");
+}
+
+/// Two runs of 1,500 ids on `store`: every id distinct.
+fn two_runs_issue_distinct_ids(store: &str) {
+    let scope = fresh("cli");
+    let run = || {
+        lines(&gdid(&[
+            "next", "--store", store, "--scope", &scope, "--count", "1500",
+        ]))
+    };
+    let (a, b) = (run(), run());
+    assert_eq!(a.len() + b.len(), 3000);
+    let all: HashSet<&String> = a.iter().chain(&b).collect();
+    assert_eq!(all.len(), 3000, "{store}");
+}
+
+#[test]
+fn every_store_issues_distinct_ids_across_runs() {
+    two_runs_issue_distinct_ids(&sqlite_url("gdid-cli"));
+    for var in ["GDID_MYSQL_URL", "GDID_POSTGRES_URL", "GDID_MONGODB_URI"] {
+        if let Some(url) = server(var) {
+            two_runs_issue_distinct_ids(&url);
+        }
+    }
+}
+
+#[test]
+fn a_store_that_is_down_is_failed_over_to_the_next() {
+    let ids = lines(&gdid(&[
+        "next",
+        "--store",
+        "mysql://root@127.0.0.1:1/test",
+        "--store",
+        &sqlite_url("gdid-cli-failover"),
+        "--count",
+        "3",
+    ]));
+    assert_eq!(ids, ["0:2:1", "0:2:2", "0:2:3"], "authority 2 served");
+}
+
+#[test]
+fn every_strategy_issues_its_kind_of_id() {
+    let store = sqlite_url("gdid-cli-strategies");
+    let next = |strategy: &str, extra: &[&str]| {
+        let mut args = vec!["next", "--store", &store, "--strategy", strategy, "--count", "20"];
+        args.extend_from_slice(extra);
+        lines(&gdid(&args))
+    };
+    let counted: Vec<u64> = next("one-at-a-time", &[]).iter().map(|l| l.parse().unwrap()).collect();
+    assert_eq!(counted, (1..=20).collect::<Vec<u64>>());
+
+    let sharded = next("sharded", &["--digits", "12", "--ranges", "4"]);
+    assert!(sharded.iter().all(|id| id.len() == 12), "{sharded:?}");
+    assert_eq!(sharded.iter().collect::<HashSet<_>>().len(), 20);
+
+    let random = next("random", &["--digits", "9"]);
+    assert!(random.iter().all(|id| id.len() == 9 && id.parse::<u64>().is_ok()));
+
+    let uuids: Vec<uuid::Uuid> = next("uuid-v7", &[]).iter().map(|l| l.parse().unwrap()).collect();
+    assert!(uuids.windows(2).all(|w| w[0] < w[1]));
+    assert!(uuids.iter().all(|id| id.get_version_num() == 7));
+
+    let object_ids = next("object-id", &[]);
+    assert!(object_ids.iter().all(|id| id.len() == 24));
+    assert_eq!(object_ids.iter().collect::<HashSet<_>>().len(), 20);
+}
+
+#[test]
+fn formats_print_what_they_say() {
+    let json = lines(&gdid(&["next", "--store", "memory", "--count", "2", "--format", "json"]));
+    let first: serde_json::Value = serde_json::from_str(&json[0]).unwrap();
+    assert_eq!(first["text"], "0:1:1");
+    assert_eq!(first["compact"], "0011");
+    let hex = lines(&gdid(&["next", "--store", "memory", "--format", "hex"]));
+    assert_eq!(hex, ["000000001000000000000001"]);
+    let compact = lines(&gdid(&["next", "--store", "memory", "--format", "compact"]));
+    assert_eq!(compact, ["0011"]);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_status_2() {
+    for args in [
+        &["next", "--store", "redis://127.0.0.1"][..],
+        &["next", "--store", "memory", "--authority", "16"],
+        &["next", "--store", "memory", "--store", "memory", "--authority", "3", "--authority", "3"],
+        &["next", "--store", "memory", "--sequence", "bad name"],
+        &["next", "--strategy", "uuid-v7", "--format", "compact"],
+        &["next", "--strategy", "sharded", "--store", "memory"],
+        &["next", "--count", "many"],
+    ] {
+        let output = gdid(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+    assert_bad_input(&gdid(&["next", "--store", "memory", "--sequence", "bad name"]));
+}
+
+#[test]
+fn an_unreachable_store_is_exit_status_1_with_the_url_and_no_password() {
+    let output = gdid(&["next", "--store", "mysql://root:secret@127.0.0.1:1/test"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("gdid: cannot connect to mysql://root"), "{stderr}");
+    assert!(stderr.contains("@127.0.0.1:1/test"), "{stderr}");
+    assert!(!stderr.contains("secret"));
+}
+
+#[test]
+fn convert_reads_arguments_or_stdin_and_reports_bad_lines() {
+    let out = lines(&gdid(&["convert", "--to", "hex", "1293:3:57"]));
+    assert_eq!(out, ["0000050d3000000000000039"]);
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gdid"))
+        .args(["convert", "--from", "compact", "--to", "text"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"8d0a9307\nnot-hex\n0011\n")
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "1293:3:57\n0:1:1\n");
+    assert!(
+        String::from_utf8_lossy(&output.stderr).starts_with("gdid: line 2: invalid compact value \"not-hex\""),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
