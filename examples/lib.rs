@@ -1,0 +1,228 @@
+//! What the workspace's two examples share: where their ids come from, read from the
+//! environment, with a SQLite file as the default so that they run with no server at all.
+//!
+//! - `GDID_ID_STORE`: the store whose counters issue the GDIDs, `sqlite:PATH`, `mysql://…`,
+//!   `mariadb://…`, `postgres://…` or `mongodb://…`; when unset, [`default_id_store`], a SQLite
+//!   file;
+//! - `GDID_MONGODB_URI`: a MongoDB server for `order_service`'s records;
+//! - `GDID_MYSQL_URL`: a MySQL/MariaDB database for `order_service`'s records (with neither set,
+//!   they go to a SQLite file).
+//!
+//! ```sh
+//! cargo run -p gdid-examples --example order_service
+//! cargo run -p gdid-examples --example swap_strategies
+//! ```
+
+use std::error::Error;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bson::doc;
+use gdid_core::generator::DynAuthority;
+use gdid_mongo::MongoAuthority;
+use gdid_sql::SqlAuthority;
+use mongodb::options::ClientOptions;
+use mongodb::{Client, Database};
+
+/// Names the store whose counters issue the examples' GDIDs.
+pub const ID_STORE_VAR: &str = "GDID_ID_STORE";
+/// Names a MongoDB server for `order_service`'s records (the tests read it too).
+pub const MONGODB_VAR: &str = "GDID_MONGODB_URI";
+/// Names a MySQL/MariaDB database for `order_service`'s records (the tests read it too).
+pub const MYSQL_VAR: &str = "GDID_MYSQL_URL";
+
+/// The MongoDB database of the examples: their counters and their records.
+pub const MONGODB_DATABASE: &str = "gdid_examples";
+/// The collection of counter documents when the ids come from MongoDB.
+pub const MONGODB_COUNTERS: &str = "gdid_counters";
+
+/// How long an unreachable MongoDB server is waited for, unless its URI says otherwise.
+const MONGODB_SERVER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The value of the environment variable `name`; `None` when it is unset or empty.
+pub fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|value| !value.is_empty())
+}
+
+/// The folder of the examples' SQLite files: `gdid-examples` in the system's temporary folder,
+/// created on first use.
+///
+/// # Errors
+///
+/// When the folder cannot be created.
+pub fn data_dir() -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir().join("gdid-examples");
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// The SQLite file both examples issue ids from when `GDID_ID_STORE` is unset: `ids.sqlite` in
+/// [`data_dir`]. It keeps the counters, so each run goes on where the previous one stopped.
+///
+/// # Errors
+///
+/// When the folder cannot be created.
+pub fn default_id_store() -> std::io::Result<String> {
+    Ok(format!(
+        "sqlite:{}",
+        data_dir()?.join("ids.sqlite").display()
+    ))
+}
+
+/// The store that issues the GDIDs: `GDID_ID_STORE`, or else [`default_id_store`].
+///
+/// # Errors
+///
+/// When the default is used and its folder cannot be created.
+pub fn id_store() -> std::io::Result<String> {
+    match env_var(ID_STORE_VAR) {
+        Some(url) => Ok(url),
+        None => default_id_store(),
+    }
+}
+
+/// Whether `url` names a MongoDB server.
+pub fn is_mongodb(url: &str) -> bool {
+    url.starts_with("mongodb://") || url.starts_with("mongodb+srv://")
+}
+
+/// The store of `url` in words, without password: what it is, and where its counters are.
+pub fn describe_id_store(url: &str) -> String {
+    if is_mongodb(url) {
+        format!(
+            "MongoDB {}, collection {MONGODB_DATABASE}.{MONGODB_COUNTERS}",
+            redact(url)
+        )
+    } else if let Some(path) = url.strip_prefix("sqlite:") {
+        format!("SQLite file {path}, table gdid_counters")
+    } else {
+        format!("{}, table gdid_counters", redact(url))
+    }
+}
+
+/// The authority number the examples give the store of `url`: one per kind of store (SQLite 1,
+/// MySQL/MariaDB 2, PostgreSQL 3, MongoDB 4), so that ids issued from different stores never
+/// collide. Each store keeps its own counters: two stores issuing as the same authority number
+/// would hand out the same ids.
+pub fn authority_number(url: &str) -> u8 {
+    if url.starts_with("mysql://") || url.starts_with("mariadb://") {
+        2
+    } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+        3
+    } else if is_mongodb(url) {
+        4
+    } else {
+        1
+    }
+}
+
+/// The authority of the store of `url`, numbered by [`authority_number`]: a
+/// `gdid_sql::SqlAuthority` (its table `gdid_counters` is created if missing) or, for
+/// `mongodb://…`, a `gdid_mongo::MongoAuthority` on the collection [`MONGODB_COUNTERS`] of
+/// [`MONGODB_DATABASE`].
+///
+/// # Errors
+///
+/// When the store cannot be reached or its table cannot be created, or the URL has another
+/// scheme.
+pub async fn connect_authority(url: &str) -> Result<Arc<dyn DynAuthority>, Box<dyn Error>> {
+    const SCHEMES: [&str; 7] = [
+        "sqlite:",
+        "mysql://",
+        "mariadb://",
+        "postgres://",
+        "postgresql://",
+        "mongodb://",
+        "mongodb+srv://",
+    ];
+    if !SCHEMES.iter().any(|scheme| url.starts_with(scheme)) {
+        return Err(format!(
+            "unsupported id store {:?}: expected sqlite:PATH, mysql://, mariadb://, postgres://, \
+             postgresql:// or mongodb://",
+            redact(url)
+        )
+        .into());
+    }
+    if is_mongodb(url) {
+        let database = connect_mongodb(url).await?;
+        let authority = MongoAuthority::new(&database, MONGODB_COUNTERS, authority_number(url))?;
+        Ok(Arc::new(authority))
+    } else {
+        Ok(Arc::new(
+            SqlAuthority::connect(url, authority_number(url)).await?,
+        ))
+    }
+}
+
+/// The database [`MONGODB_DATABASE`] on the server of `uri`, pinged so that a server that cannot
+/// be reached is reported now (after 5 s unless the URI sets `serverSelectionTimeoutMS`), not at
+/// the first id.
+///
+/// # Errors
+///
+/// When the URI is malformed or the server does not answer; the message names the server.
+pub async fn connect_mongodb(uri: &str) -> Result<Database, Box<dyn Error>> {
+    let database = async {
+        let mut options = ClientOptions::parse(uri).await?;
+        options
+            .server_selection_timeout
+            .get_or_insert(MONGODB_SERVER_TIMEOUT);
+        let database = Client::with_options(options)?.database(MONGODB_DATABASE);
+        database.run_command(doc! { "ping": 1 }).await?;
+        Ok::<_, mongodb::error::Error>(database)
+    };
+    database
+        .await
+        .map_err(|e| format!("cannot connect to MongoDB at {}: {e}", redact(uri)).into())
+}
+
+/// The exit status of an example: 0, or 1 with the error on stderr in words (`main` returning the
+/// error would print its `Debug` form instead).
+pub fn exit_status(example: &str, result: Result<(), Box<dyn Error>>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{example}: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `url` without the password of its user-info part, fit to be printed.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let hosts_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..hosts_end].rfind('@') {
+        Some(at) => {
+            let user = rest[..at].split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}@{}", &rest[at + 1..])
+        }
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn printed_urls_carry_no_password() {
+        assert_eq!(
+            redact("mysql://root:secret@127.0.0.1:3306/test"),
+            "mysql://root@127.0.0.1:3306/test"
+        );
+        assert_eq!(
+            redact("mongodb://app:p@ss@a:27017,b:27017/?replicaSet=rs"),
+            "mongodb://app@a:27017,b:27017/?replicaSet=rs"
+        );
+        assert_eq!(
+            redact("mongodb://127.0.0.1:27018/?directConnection=true"),
+            "mongodb://127.0.0.1:27018/?directConnection=true"
+        );
+        assert_eq!(redact("sqlite:/tmp/ids.sqlite"), "sqlite:/tmp/ids.sqlite");
+    }
+}
