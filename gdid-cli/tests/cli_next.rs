@@ -39,7 +39,11 @@ fn assert_bad_input(output: &Output) {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(output.stdout.is_empty());
-    assert_eq!(stderr.lines().filter(|l| l.starts_with("gdid: ")).count(), 1, "{stderr}");
+    assert_eq!(
+        stderr.lines().filter(|l| l.starts_with("gdid: ")).count(),
+        1,
+        "{stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
@@ -103,11 +107,22 @@ fn a_store_that_is_down_is_failed_over_to_the_next() {
 fn every_strategy_issues_its_kind_of_id() {
     let store = sqlite_url("gdid-cli-strategies");
     let next = |strategy: &str, extra: &[&str]| {
-        let mut args = vec!["next", "--store", &store, "--strategy", strategy, "--count", "20"];
+        let mut args = vec![
+            "next",
+            "--store",
+            &store,
+            "--strategy",
+            strategy,
+            "--count",
+            "20",
+        ];
         args.extend_from_slice(extra);
         lines(&gdid(&args))
     };
-    let counted: Vec<u64> = next("one-at-a-time", &[]).iter().map(|l| l.parse().unwrap()).collect();
+    let counted: Vec<u64> = next("one-at-a-time", &[])
+        .iter()
+        .map(|l| l.parse().unwrap())
+        .collect();
     assert_eq!(counted, (1..=20).collect::<Vec<u64>>());
 
     let sharded = next("sharded", &["--digits", "12", "--ranges", "4"]);
@@ -115,9 +130,16 @@ fn every_strategy_issues_its_kind_of_id() {
     assert_eq!(sharded.iter().collect::<HashSet<_>>().len(), 20);
 
     let random = next("random", &["--digits", "9"]);
-    assert!(random.iter().all(|id| id.len() == 9 && id.parse::<u64>().is_ok()));
+    assert!(
+        random
+            .iter()
+            .all(|id| id.len() == 9 && id.parse::<u64>().is_ok())
+    );
 
-    let uuids: Vec<uuid::Uuid> = next("uuid-v7", &[]).iter().map(|l| l.parse().unwrap()).collect();
+    let uuids: Vec<uuid::Uuid> = next("uuid-v7", &[])
+        .iter()
+        .map(|l| l.parse().unwrap())
+        .collect();
     assert!(uuids.windows(2).all(|w| w[0] < w[1]));
     assert!(uuids.iter().all(|id| id.get_version_num() == 7));
 
@@ -128,7 +150,9 @@ fn every_strategy_issues_its_kind_of_id() {
 
 #[test]
 fn formats_print_what_they_say() {
-    let json = lines(&gdid(&["next", "--store", "memory", "--count", "2", "--format", "json"]));
+    let json = lines(&gdid(&[
+        "next", "--store", "memory", "--count", "2", "--format", "json",
+    ]));
     let first: serde_json::Value = serde_json::from_str(&json[0]).unwrap();
     assert_eq!(first["text"], "0:1:1");
     assert_eq!(first["compact"], "0011");
@@ -143,7 +167,17 @@ fn bad_input_is_one_line_and_exit_status_2() {
     for args in [
         &["next", "--store", "redis://127.0.0.1"][..],
         &["next", "--store", "memory", "--authority", "16"],
-        &["next", "--store", "memory", "--store", "memory", "--authority", "3", "--authority", "3"],
+        &[
+            "next",
+            "--store",
+            "memory",
+            "--store",
+            "memory",
+            "--authority",
+            "3",
+            "--authority",
+            "3",
+        ],
         &["next", "--store", "memory", "--sequence", "bad name"],
         &["next", "--strategy", "uuid-v7", "--format", "compact"],
         &["next", "--strategy", "sharded", "--store", "memory"],
@@ -155,7 +189,13 @@ fn bad_input_is_one_line_and_exit_status_2() {
         assert!(output.stdout.is_empty(), "{args:?}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
-    assert_bad_input(&gdid(&["next", "--store", "memory", "--sequence", "bad name"]));
+    assert_bad_input(&gdid(&[
+        "next",
+        "--store",
+        "memory",
+        "--sequence",
+        "bad name",
+    ]));
 }
 
 #[test]
@@ -163,7 +203,10 @@ fn an_unreachable_store_is_exit_status_1_with_the_url_and_no_password() {
     let output = gdid(&["next", "--store", "mysql://root:secret@127.0.0.1:1/test"]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(stderr.starts_with("gdid: cannot connect to mysql://root"), "{stderr}");
+    assert!(
+        stderr.starts_with("gdid: cannot connect to mysql://root"),
+        "{stderr}"
+    );
     assert!(stderr.contains("@127.0.0.1:1/test"), "{stderr}");
     assert!(!stderr.contains("secret"));
 }
@@ -188,9 +231,13 @@ fn convert_reads_arguments_or_stdin_and_reports_bad_lines() {
         .unwrap();
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert_eq!(String::from_utf8_lossy(&output.stdout), "1293:3:57\n0:1:1\n");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "1293:3:57\n0:1:1\n"
+    );
     assert!(
-        String::from_utf8_lossy(&output.stderr).starts_with("gdid: line 2: invalid compact value \"not-hex\""),
+        String::from_utf8_lossy(&output.stderr)
+            .starts_with("gdid: line 2: invalid compact value \"not-hex\""),
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
