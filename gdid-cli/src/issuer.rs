@@ -109,6 +109,16 @@ impl fmt::Debug for Issuer {
 }
 
 impl Issuer {
+    /// One id.
+    pub async fn next_id(&self) -> Result<Issued, Error> {
+        Ok(match self {
+            Issuer::Gdid(ids) => Issued::Gdid(ids.next_id().await?),
+            Issuer::Number(ids) => Issued::Number(ids.next_id().await?),
+            Issuer::Uuid(ids) => Issued::Uuid(ids.next_id().await?),
+            Issuer::ObjectId(ids) => Issued::ObjectId(ids.next_id().await?),
+        })
+    }
+
     /// `n` ids, all issued before this returns.
     pub async fn next_ids(&self, n: u64) -> Result<Vec<Issued>, Error> {
         Ok(match self {

@@ -3,6 +3,8 @@
 //! Exit status: 0 on success, 2 for bad input (a value, a flag, a store URL), 1 for a store or
 //! generator failure.
 
+mod agent;
+mod bench;
 mod convert;
 mod form;
 mod inspect;
@@ -16,11 +18,13 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use gdid_core::generator::Error as GeneratorError;
 
+use crate::agent::{AgentArgs, AgentFailure};
+use crate::bench::{BenchArgs, BenchFailure};
 use crate::form::{BadValue, InputForm, OutputForm};
 use crate::inspect::Inspection;
 use crate::issuer::{BuildError, Settings, Strategy};
 use crate::next::{Format, NextError, NoSuchForm};
-use crate::store::{BadStoreUrl, DEFAULT_STORE, StoreUrl, Unreachable};
+use crate::store::{BadStoreUrl, DEFAULT_STORE, Store, StoreUrl, Unreachable};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -78,6 +82,30 @@ exit status is then 2.")]
         /// The ids; none: read stdin.
         values: Vec<String>,
     },
+    /// Keep every shard supplied with open hi-lo windows for `gdid next --strategy window`.
+    #[command(after_help = "Examples:
+  gdid agent --sequence ids --min-open-windows 2 --window-size 100000      # shard: ./gdid.sqlite
+  gdid agent --store mysql://root@127.0.0.1/test --store postgres://postgres@127.0.0.1/test \\
+             --sequence order --sequence invoice --min-open-windows 2 --window-size 1000000
+  gdid agent --store mongodb://127.0.0.1:27017/ids --min-open-windows 3 --window-size 1000000 --watch 10
+  gdid next --strategy window --sequence ids --count 5                     # ids from those windows
+
+Prints one line per window opened (`shard sequence start..end`), then what the round did. Without
+--sequence, every sequence found on a shard is supplied. The agent runs only when it reaches every
+shard; windows never overlap, even with several agents at once. With --watch, a round that fails
+is reported on stderr and the next one runs; Ctrl-C stops the agent.")]
+    Agent(AgentArgs),
+    /// Measure ids per second and the latency of each id, in this process.
+    #[command(after_help = "Examples:
+  gdid bench --store memory --seconds 2
+  gdid bench --threads 2 --seconds 10                     # ./gdid.sqlite, sequence `bench`
+  gdid bench --store postgres://postgres@127.0.0.1/test --strategy one-at-a-time --json
+  gdid bench --strategy window --store sqlite:ids.sqlite --sequence ids   # after `gdid agent`
+
+THREADS tasks call next_id in a loop on as many worker threads for SECONDS, then a table gives the
+ids per second and the latency percentiles of one call. The first failed call stops the run (exit
+status 1). A progress bar shows on stderr when it is a terminal.")]
+    Bench(BenchArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -130,6 +158,10 @@ enum Failure {
     Build(#[from] BuildError),
     #[error(transparent)]
     Next(#[from] NextError),
+    #[error(transparent)]
+    Agent(#[from] AgentFailure),
+    #[error(transparent)]
+    Bench(#[from] BenchFailure),
     #[error("cannot write the output: {0}")]
     Output(#[from] io::Error),
 }
@@ -167,9 +199,11 @@ impl Failure {
             Failure::Build(BuildError::Sql(e)) => {
                 matches!(e, gdid_sql::Error::Name(_) | gdid_sql::Error::Layout { .. })
             }
-            Failure::Unreachable(_) | Failure::Next(NextError::Output(_)) | Failure::Output(_) => {
-                false
-            }
+            Failure::Agent(e) => e.is_bad_input(),
+            Failure::Unreachable(_)
+            | Failure::Bench(_)
+            | Failure::Next(NextError::Output(_))
+            | Failure::Output(_) => false,
         };
         ExitCode::from(if bad_input { 2 } else { 1 })
     }
@@ -178,16 +212,19 @@ impl Failure {
     fn is_closed_pipe(&self) -> bool {
         matches!(
             self,
-            Failure::Output(e) | Failure::Next(NextError::Output(e))
+            Failure::Output(e)
+                | Failure::Next(NextError::Output(e))
+                | Failure::Agent(AgentFailure::Output(e))
+                | Failure::Bench(BenchFailure::Output(e))
                 if e.kind() == io::ErrorKind::BrokenPipe
         )
     }
 }
 
 /// The authority numbers of `stores`: as given (one per store), or 1, 2, 3…
-fn authority_numbers(args: &NextArgs) -> Result<Vec<u8>, Failure> {
-    let stores = args.stores.len();
-    if args.authorities.is_empty() {
+fn authority_numbers(stores: &[StoreUrl], given: &[u8]) -> Result<Vec<u8>, Failure> {
+    let stores = stores.len();
+    if given.is_empty() {
         if stores > 15 {
             return Err(Failure::BadArguments(format!(
                 "{stores} stores: there are 15 authority numbers to give them (1-15)"
@@ -195,60 +232,117 @@ fn authority_numbers(args: &NextArgs) -> Result<Vec<u8>, Failure> {
         }
         return Ok((1..=15).take(stores).collect());
     }
-    if args.authorities.len() != stores {
+    if given.len() != stores {
         return Err(Failure::BadArguments(format!(
             "{} --authority for {stores} --store: give one per store, or none",
-            args.authorities.len()
+            given.len()
         )));
     }
-    let mut sorted = args.authorities.clone();
+    let mut sorted = given.to_vec();
     sorted.sort_unstable();
     if sorted.windows(2).any(|pair| pair[0] == pair[1]) {
         return Err(Failure::BadArguments(
             "two stores with the same --authority would issue the same ids".into(),
         ));
     }
-    Ok(args.authorities.clone())
+    Ok(given.to_vec())
+}
+
+/// Whether `strategy` keeps anything in a store (the others make ids in this process).
+fn needs_store(strategy: Strategy) -> bool {
+    !matches!(
+        strategy,
+        Strategy::Random | Strategy::UuidV7 | Strategy::ObjectId
+    )
+}
+
+/// The stores `strategy` issues from, opened.
+async fn open_stores(
+    strategy: Strategy,
+    urls: Vec<StoreUrl>,
+) -> Result<Vec<(StoreUrl, Store)>, Failure> {
+    // Several authorities fail over: one that is down now must not stop the others.
+    let failover = strategy == Strategy::Gdid && urls.len() > 1;
+    let mut stores = Vec::new();
+    for url in urls {
+        let store = match (needs_store(strategy), failover) {
+            (false, _) => Store::Memory,
+            (true, true) => url.open_lazy().await?,
+            (true, false) => url.connect().await?,
+        };
+        stores.push((url, store));
+    }
+    Ok(stores)
 }
 
 async fn next(args: NextArgs) -> Result<(), Failure> {
     args.format.check(args.strategy)?;
     let settings = Settings {
-        authorities: authority_numbers(&args)?,
+        authorities: authority_numbers(&args.stores, &args.authorities)?,
         scope: args.scope,
         sequence: args.sequence,
         digits: args.digits,
         ranges: args.ranges,
         window_batch: args.window_batch,
     };
-    let needs_store = !matches!(
-        args.strategy,
-        Strategy::Random | Strategy::UuidV7 | Strategy::ObjectId
-    );
-    // Several authorities fail over: one that is down now must not stop the others.
-    let failover = args.strategy == Strategy::Gdid && args.stores.len() > 1;
-    let mut stores = Vec::new();
-    for url in args.stores {
-        let store = match (needs_store, failover) {
-            (false, _) => store::Store::Memory,
-            (true, true) => url.open_lazy().await?,
-            (true, false) => url.connect().await?,
-        };
-        stores.push((url, store));
-    }
+    let stores = open_stores(args.strategy, args.stores).await?;
     let issuer = args.strategy.build(&stores, &settings).await?;
     let mut out = io::BufWriter::new(io::stdout().lock());
     next::issue(&issuer, args.count, args.format, &mut out).await?;
     Ok(())
 }
 
+async fn bench(args: BenchArgs) -> Result<(), Failure> {
+    let duration = args.duration().map_err(Failure::BadArguments)?;
+    let threads = args.threads;
+    let settings = Settings {
+        authorities: authority_numbers(&args.stores, &args.authorities)?,
+        scope: args.scope,
+        sequence: args.sequence,
+        digits: args.digits,
+        ranges: args.ranges,
+        window_batch: args.window_batch,
+    };
+    let labels = if needs_store(args.strategy) {
+        args.stores.iter().map(ToString::to_string).collect()
+    } else {
+        Vec::new()
+    };
+    let stores = open_stores(args.strategy, args.stores).await?;
+    let issuer = args.strategy.build(&stores, &settings).await?;
+    let measurement = bench::measure(&issuer, threads, duration).await?;
+    let report = bench::Report {
+        strategy: args.strategy,
+        stores: labels,
+        threads,
+        measurement: &measurement,
+    };
+    let mut out = io::stdout().lock();
+    if args.json {
+        report.write_json(&mut out)?;
+    } else {
+        report.write_table(&mut out)?;
+    }
+    Ok(())
+}
+
+/// A runtime of `threads` worker threads.
+fn runtime(threads: usize) -> io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+}
+
 fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
-        Command::Next(args) => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()?
-            .block_on(next(args)),
+        Command::Next(args) => runtime(2)?.block_on(next(args)),
+        Command::Agent(args) => Ok(runtime(2)?.block_on(agent::run(args))?),
+        Command::Bench(args) => {
+            // `worker_threads(0)` would panic: a bad --threads is reported before.
+            let threads = args.threads().map_err(Failure::BadArguments)?;
+            runtime(threads)?.block_on(bench(args))
+        }
         Command::Inspect { from, json, value } => {
             let id = form::read(from, &value)?;
             let inspection = Inspection::of(id);
