@@ -11,44 +11,23 @@ use hdrhistogram::Histogram;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use crate::issuer::{Issuer, Strategy};
-use crate::store::{DEFAULT_STORE, StoreUrl};
+use crate::issuer::{IssueArgs, Issuer, Strategy};
 
 /// The arguments of `gdid bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
-    /// The store, as for `gdid next`; several: one authority each (`--strategy gdid`) or one
-    /// shard each (`--strategy window`).
-    #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE)]
-    pub stores: Vec<StoreUrl>,
-    /// The authority number (0-15) of each store, in the same order; default 1, 2, 3…
-    #[arg(long = "authority", value_name = "A", value_parser = clap::value_parser!(u8).range(0..=15))]
-    pub authorities: Vec<u8>,
-    /// How ids are issued.
-    #[arg(long, value_enum, default_value_t = Strategy::Gdid)]
-    pub strategy: Strategy,
+    #[command(flatten)]
+    pub issue: IssueArgs,
     /// Tasks calling `next_id` at once, on as many worker threads.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
     /// How long to run.
     #[arg(long, default_value_t = 5.0, allow_negative_numbers = true)]
     pub seconds: f64,
-    /// The scope.
-    #[arg(long, default_value = "default")]
-    pub scope: String,
     /// The sequence: `bench` unless given, so that a benchmark takes no value of the sequences
     /// in use (`--strategy window` needs one the agent supplies).
     #[arg(long, default_value = "bench")]
     pub sequence: String,
-    /// Digits of the `sharded` and `random` ids.
-    #[arg(long, default_value_t = 12)]
-    pub digits: u32,
-    /// Ranges of the `sharded` counter.
-    #[arg(long, default_value_t = 8)]
-    pub ranges: u32,
-    /// Values a `window` client takes per transaction.
-    #[arg(long, default_value_t = 100)]
-    pub window_batch: u64,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -347,6 +326,7 @@ fn readable(nanos: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::StoreUrl;
 
     #[test]
     fn latencies_read_in_the_fitting_unit() {
@@ -362,16 +342,18 @@ mod tests {
     #[test]
     fn zero_threads_and_seconds_are_refused() {
         let args = |threads: usize, seconds: f64| BenchArgs {
-            stores: vec![StoreUrl::Memory],
-            authorities: Vec::new(),
-            strategy: Strategy::Gdid,
+            issue: IssueArgs {
+                stores: vec![StoreUrl::Memory],
+                authorities: Vec::new(),
+                strategy: Strategy::Gdid,
+                scope: "default".into(),
+                digits: 12,
+                ranges: 8,
+                window_batch: 100,
+            },
             threads,
             seconds,
-            scope: "default".into(),
             sequence: "bench".into(),
-            digits: 12,
-            ranges: 8,
-            window_batch: 100,
             json: false,
         };
         assert!(args(0, 1.0).threads().is_err());

@@ -17,7 +17,7 @@ use gdid_random::{IdRange, RandomIdGenerator};
 use gdid_sql::{SqlAuthority, SqlCounter, SqlShardedCounter, SqlStore, SqlWindowGenerator};
 use gdid_uuid::{Uuid, UuidV7Generator};
 
-use crate::store::{Store, StoreUrl};
+use crate::store::{DEFAULT_STORE, Store, StoreUrl};
 
 /// The MongoDB collection of the authorities' counters.
 pub const MONGO_COUNTERS: &str = "gdid_counters";
@@ -41,6 +41,85 @@ pub enum Strategy {
     UuidV7,
     /// MongoDB ObjectId, made in this process (no store).
     ObjectId,
+}
+
+/// What `gdid next` and `gdid bench` share: where ids come from and how they are issued.
+#[derive(Debug, clap::Args)]
+pub struct IssueArgs {
+    /// The store: sqlite:PATH, mysql://…, postgres://…, mongodb://… or memory. Several: one
+    /// authority each (`--strategy gdid`), failing over in the order given, or one shard each
+    /// (`--strategy window`).
+    #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE)]
+    pub stores: Vec<StoreUrl>,
+    /// The authority number (0-15) of each store, in the same order; default 1, 2, 3…
+    #[arg(long = "authority", value_name = "A", value_parser = clap::value_parser!(u8).range(0..=15))]
+    pub authorities: Vec<u8>,
+    /// How ids are issued.
+    #[arg(long, value_enum, default_value_t = Strategy::Gdid)]
+    pub strategy: Strategy,
+    /// The scope (think: a database).
+    #[arg(long, default_value = "default")]
+    pub scope: String,
+    /// Digits of the `sharded` and `random` ids.
+    #[arg(long, default_value_t = 12)]
+    pub digits: u32,
+    /// Ranges of the `sharded` counter.
+    #[arg(long, default_value_t = 8)]
+    pub ranges: u32,
+    /// Values a `window` client takes per transaction.
+    #[arg(long, default_value_t = 100)]
+    pub window_batch: u64,
+}
+
+impl IssueArgs {
+    /// The settings of the strategy for `sequence`.
+    ///
+    /// # Errors
+    ///
+    /// A message when the `--authority` numbers do not fit the stores.
+    pub fn settings(&self, sequence: String) -> Result<Settings, String> {
+        Ok(Settings {
+            authorities: authority_numbers(self.stores.len(), &self.authorities)?,
+            scope: self.scope.clone(),
+            sequence,
+            digits: self.digits,
+            ranges: self.ranges,
+            window_batch: self.window_batch,
+        })
+    }
+
+    /// The stores, without their passwords; none for a strategy that uses no store.
+    pub fn labels(&self) -> Vec<String> {
+        if self.strategy.needs_store() {
+            self.stores.iter().map(ToString::to_string).collect()
+        } else {
+            Vec::new()
+        }
+    }
+}
+
+/// The authority numbers of `stores` stores: as given (one per store), or 1, 2, 3…
+fn authority_numbers(stores: usize, given: &[u8]) -> Result<Vec<u8>, String> {
+    if given.is_empty() {
+        if stores > 15 {
+            return Err(format!(
+                "{stores} stores: there are 15 authority numbers to give them (1-15)"
+            ));
+        }
+        return Ok((1..=15).take(stores).collect());
+    }
+    if given.len() != stores {
+        return Err(format!(
+            "{} --authority for {stores} --store: give one per store, or none",
+            given.len()
+        ));
+    }
+    let mut sorted = given.to_vec();
+    sorted.sort_unstable();
+    if sorted.windows(2).any(|pair| pair[0] == pair[1]) {
+        return Err("two stores with the same --authority would issue the same ids".into());
+    }
+    Ok(given.to_vec())
 }
 
 /// What a strategy needs besides the stores.
@@ -158,6 +237,14 @@ pub enum BuildError {
 }
 
 impl Strategy {
+    /// Whether it keeps anything in a store (the others make ids in this process).
+    pub fn needs_store(self) -> bool {
+        !matches!(
+            self,
+            Strategy::Random | Strategy::UuidV7 | Strategy::ObjectId
+        )
+    }
+
     /// The name on the command line.
     pub fn name(self) -> String {
         self.to_possible_value()

@@ -22,9 +22,9 @@ use crate::agent::{AgentArgs, AgentFailure};
 use crate::bench::{BenchArgs, BenchFailure};
 use crate::form::{BadValue, InputForm, OutputForm};
 use crate::inspect::Inspection;
-use crate::issuer::{BuildError, Settings, Strategy};
+use crate::issuer::{BuildError, IssueArgs, Issuer, Strategy};
 use crate::next::{Format, NextError, NoSuchForm};
-use crate::store::{BadStoreUrl, DEFAULT_STORE, Store, StoreUrl, Unreachable};
+use crate::store::{BadStoreUrl, Store, Unreachable};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -110,16 +110,8 @@ status 1). A progress bar shows on stderr when it is a terminal.")]
 
 #[derive(Debug, clap::Args)]
 struct NextArgs {
-    /// The store: sqlite:PATH, mysql://…, postgres://…, mongodb://… or memory. Several: one
-    /// authority each, failing over in the order given.
-    #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE)]
-    stores: Vec<StoreUrl>,
-    /// The authority number (0-15) of each store, in the same order; default 1, 2, 3…
-    #[arg(long = "authority", value_name = "A", value_parser = clap::value_parser!(u8).range(0..=15))]
-    authorities: Vec<u8>,
-    /// The scope (think: a database).
-    #[arg(long, default_value = "default")]
-    scope: String,
+    #[command(flatten)]
+    issue: IssueArgs,
     /// The sequence (think: a table).
     #[arg(long, default_value = "ids")]
     sequence: String,
@@ -129,18 +121,6 @@ struct NextArgs {
     /// How to print them.
     #[arg(long, value_enum, default_value_t)]
     format: Format,
-    /// How to issue them.
-    #[arg(long, value_enum, default_value_t = Strategy::Gdid)]
-    strategy: Strategy,
-    /// Digits of the `sharded` and `random` ids.
-    #[arg(long, default_value_t = 12)]
-    digits: u32,
-    /// Ranges of the `sharded` counter.
-    #[arg(long, default_value_t = 8)]
-    ranges: u32,
-    /// Values a `window` client takes per transaction.
-    #[arg(long, default_value_t = 100)]
-    window_batch: u64,
 }
 
 /// Why the command failed, and so its exit status.
@@ -221,72 +201,26 @@ impl Failure {
     }
 }
 
-/// The authority numbers of `stores`: as given (one per store), or 1, 2, 3…
-fn authority_numbers(stores: &[StoreUrl], given: &[u8]) -> Result<Vec<u8>, Failure> {
-    let stores = stores.len();
-    if given.is_empty() {
-        if stores > 15 {
-            return Err(Failure::BadArguments(format!(
-                "{stores} stores: there are 15 authority numbers to give them (1-15)"
-            )));
-        }
-        return Ok((1..=15).take(stores).collect());
-    }
-    if given.len() != stores {
-        return Err(Failure::BadArguments(format!(
-            "{} --authority for {stores} --store: give one per store, or none",
-            given.len()
-        )));
-    }
-    let mut sorted = given.to_vec();
-    sorted.sort_unstable();
-    if sorted.windows(2).any(|pair| pair[0] == pair[1]) {
-        return Err(Failure::BadArguments(
-            "two stores with the same --authority would issue the same ids".into(),
-        ));
-    }
-    Ok(given.to_vec())
-}
-
-/// Whether `strategy` keeps anything in a store (the others make ids in this process).
-fn needs_store(strategy: Strategy) -> bool {
-    !matches!(
-        strategy,
-        Strategy::Random | Strategy::UuidV7 | Strategy::ObjectId
-    )
-}
-
-/// The stores `strategy` issues from, opened.
-async fn open_stores(
-    strategy: Strategy,
-    urls: Vec<StoreUrl>,
-) -> Result<Vec<(StoreUrl, Store)>, Failure> {
+/// The generator `args` describe for `sequence`, its stores opened.
+async fn issuer(args: IssueArgs, sequence: String) -> Result<Issuer, Failure> {
+    let settings = args.settings(sequence).map_err(Failure::BadArguments)?;
     // Several authorities fail over: one that is down now must not stop the others.
-    let failover = strategy == Strategy::Gdid && urls.len() > 1;
+    let failover = args.strategy == Strategy::Gdid && args.stores.len() > 1;
     let mut stores = Vec::new();
-    for url in urls {
-        let store = match (needs_store(strategy), failover) {
+    for url in args.stores {
+        let store = match (args.strategy.needs_store(), failover) {
             (false, _) => Store::Memory,
             (true, true) => url.open_lazy().await?,
             (true, false) => url.connect().await?,
         };
         stores.push((url, store));
     }
-    Ok(stores)
+    Ok(args.strategy.build(&stores, &settings).await?)
 }
 
 async fn next(args: NextArgs) -> Result<(), Failure> {
-    args.format.check(args.strategy)?;
-    let settings = Settings {
-        authorities: authority_numbers(&args.stores, &args.authorities)?,
-        scope: args.scope,
-        sequence: args.sequence,
-        digits: args.digits,
-        ranges: args.ranges,
-        window_batch: args.window_batch,
-    };
-    let stores = open_stores(args.strategy, args.stores).await?;
-    let issuer = args.strategy.build(&stores, &settings).await?;
+    args.format.check(args.issue.strategy)?;
+    let issuer = issuer(args.issue, args.sequence).await?;
     let mut out = io::BufWriter::new(io::stdout().lock());
     next::issue(&issuer, args.count, args.format, &mut out).await?;
     Ok(())
@@ -294,26 +228,12 @@ async fn next(args: NextArgs) -> Result<(), Failure> {
 
 async fn bench(args: BenchArgs) -> Result<(), Failure> {
     let duration = args.duration().map_err(Failure::BadArguments)?;
-    let threads = args.threads;
-    let settings = Settings {
-        authorities: authority_numbers(&args.stores, &args.authorities)?,
-        scope: args.scope,
-        sequence: args.sequence,
-        digits: args.digits,
-        ranges: args.ranges,
-        window_batch: args.window_batch,
-    };
-    let labels = if needs_store(args.strategy) {
-        args.stores.iter().map(ToString::to_string).collect()
-    } else {
-        Vec::new()
-    };
-    let stores = open_stores(args.strategy, args.stores).await?;
-    let issuer = args.strategy.build(&stores, &settings).await?;
+    let (threads, strategy, stores) = (args.threads, args.issue.strategy, args.issue.labels());
+    let issuer = issuer(args.issue, args.sequence).await?;
     let measurement = bench::measure(&issuer, threads, duration).await?;
     let report = bench::Report {
-        strategy: args.strategy,
-        stores: labels,
+        strategy,
+        stores,
         threads,
         measurement: &measurement,
     };
