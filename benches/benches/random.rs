@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use gdid_random::{IdRange, RandomIdGenerator, insert_with_retry};
-use gdid_sql::{Dialect, SqlStore};
+use gdid_sql::{Dialect, SqlStore, with_pool};
 use rand::seq::SliceRandom;
 use sqlx::AssertSqlSafe;
 
@@ -23,19 +23,9 @@ const RANGE: u64 = 1_000_000;
 /// The fill levels, in thousandths of the range.
 const FILLS_PER_MILLE: [u64; 4] = [0, 500, 900, 990];
 
-/// Runs `$body` with `$pool` bound to the store's pool.
-macro_rules! on_pool {
-    ($store:expr, $pool:ident => $body:expr) => {
-        match $store {
-            SqlStore::MySql($pool) => $body,
-            SqlStore::Postgres($pool) => $body,
-            SqlStore::Sqlite($pool) => $body,
-        }
-    };
-}
-
 async fn execute(store: &SqlStore, sql: String) {
-    on_pool!(store, pool => sqlx::query(AssertSqlSafe(sql)).execute(pool).await.map(drop)).unwrap();
+    with_pool!(store, pool => sqlx::query(AssertSqlSafe(sql)).execute(pool).await.map(drop))
+        .unwrap();
 }
 
 struct Level {
@@ -77,7 +67,7 @@ async fn measure(store: &SqlStore, table: &str, seconds: Duration) -> Vec<Level>
             .await;
         }
         prefilled = prefilled.max(target);
-        let rows: i64 = on_pool!(store, pool => sqlx::query_scalar(AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}"))).fetch_one(pool).await).unwrap();
+        let rows: i64 = with_pool!(store, pool => sqlx::query_scalar(AssertSqlSafe(format!("SELECT COUNT(*) FROM {table}"))).fetch_one(pool).await).unwrap();
 
         let attempts = AtomicU64::new(0);
         let insert = |id: u64| {
@@ -85,7 +75,7 @@ async fn measure(store: &SqlStore, table: &str, seconds: Duration) -> Vec<Level>
             let sql = insert_sql.as_str();
             async move {
                 let id = i64::try_from(id).unwrap();
-                on_pool!(store, pool => sqlx::query(AssertSqlSafe(sql)).bind(id).execute(pool).await.map(drop))
+                with_pool!(store, pool => sqlx::query(AssertSqlSafe(sql)).bind(id).execute(pool).await.map(drop))
             }
         };
         let started = Instant::now();

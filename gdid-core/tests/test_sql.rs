@@ -45,20 +45,6 @@ fn random_ids(seed: u64) -> Vec<Gdid> {
     ids
 }
 
-/// The URL in `var`, or `None` (skipped) when it is unset outside CI.
-fn server_url(var: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
-            panic!("{var} is not set and CI=true: the server is required")
-        }
-        _ => {
-            eprintln!("skipped: set {var} to run this test against a real server");
-            None
-        }
-    }
-}
-
 /// Creates `table` with a `column_type` primary key, inserts the ids, reads them back in
 /// `ORDER BY id` order and checks that order is `Ord` order, and that every id came back intact.
 async fn round_trip_and_order<DB>(pool: &Pool<DB>, table: &str, column_type: &str)
@@ -141,7 +127,7 @@ fn table_name(dialect: &str) -> String {
 
 #[tokio::test]
 async fn mysql_binary_12_round_trips_and_sorts() {
-    let Some(url) = server_url("GDID_MYSQL_URL") else {
+    let Some(url) = gdid_testkit::server("GDID_MYSQL_URL") else {
         return;
     };
     let pool = sqlx::MySqlPool::connect(&url).await.unwrap();
@@ -151,7 +137,7 @@ async fn mysql_binary_12_round_trips_and_sorts() {
 
 #[tokio::test]
 async fn postgres_bytea_round_trips_and_sorts() {
-    let Some(url) = server_url("GDID_POSTGRES_URL") else {
+    let Some(url) = gdid_testkit::server("GDID_POSTGRES_URL") else {
         return;
     };
     let pool = sqlx::PgPool::connect(&url).await.unwrap();

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use std::future::Future;
 
 use gdid_random::{IdRange, RandomIdGenerator, RetryError, birthday, insert_with_retry};
-use gdid_sql::SqlStore;
+use gdid_sql::{SqlStore, with_pool};
 use gdid_testkit::{fresh, server, sqlite_url};
 use sqlx::AssertSqlSafe;
 
@@ -65,19 +65,9 @@ async fn fill_the_range<E, I, Fut, S, SFut>(
     }
 }
 
-/// Runs `$body` with `$pool` bound to the store's pool.
-macro_rules! on_pool {
-    ($store:expr, $pool:ident => $body:expr) => {
-        match $store {
-            SqlStore::MySql($pool) => $body,
-            SqlStore::Postgres($pool) => $body,
-            SqlStore::Sqlite($pool) => $body,
-        }
-    };
-}
-
 async fn execute(store: &SqlStore, sql: &str) {
-    on_pool!(store, pool => sqlx::query(AssertSqlSafe(sql)).execute(pool).await.map(drop)).unwrap();
+    with_pool!(store, pool => sqlx::query(AssertSqlSafe(sql)).execute(pool).await.map(drop))
+        .unwrap();
 }
 
 async fn sql_store(store: SqlStore, name: &str) {
@@ -93,11 +83,11 @@ async fn sql_store(store: SqlStore, name: &str) {
         let (store, sql) = (&store, &insert_sql);
         async move {
             let id = i64::try_from(id).unwrap();
-            on_pool!(store, pool => sqlx::query(AssertSqlSafe(sql.as_str())).bind(id).execute(pool).await.map(drop))
+            with_pool!(store, pool => sqlx::query(AssertSqlSafe(sql.as_str())).bind(id).execute(pool).await.map(drop))
         }
     };
     let stored = || async {
-        let ids: Vec<i64> = on_pool!(&store, pool => sqlx::query_scalar(AssertSqlSafe(select.as_str())).fetch_all(pool).await).unwrap();
+        let ids: Vec<i64> = with_pool!(&store, pool => sqlx::query_scalar(AssertSqlSafe(select.as_str())).fetch_all(pool).await).unwrap();
         ids.into_iter()
             .map(|id| u64::try_from(id).unwrap())
             .collect()

@@ -5,17 +5,30 @@ use sqlx::AssertSqlSafe;
 
 use crate::store::{Dialect, SqlStore};
 
-/// Runs `$body` with `$pool` bound to the store's pool, whatever its dialect.
+/// Runs `$body` with `$pool` bound to a [`SqlStore`]'s pool, whatever its dialect: one piece of
+/// sqlx code for MySQL/MariaDB, PostgreSQL and SQLite (it is compiled once per pool type).
+///
+/// ```no_run
+/// use gdid_sql::{SqlStore, with_pool};
+///
+/// # async fn count(store: &SqlStore) -> Result<i64, sqlx::Error> {
+/// let rows: i64 = with_pool!(store, pool => {
+///     sqlx::query_scalar("SELECT COUNT(*) FROM gdid_counters").fetch_one(pool).await
+/// })?;
+/// # Ok(rows)
+/// # }
+/// ```
+#[macro_export]
 macro_rules! with_pool {
     ($store:expr, $pool:ident => $body:expr) => {
         match $store {
-            SqlStore::MySql($pool) => $body,
-            SqlStore::Postgres($pool) => $body,
-            SqlStore::Sqlite($pool) => $body,
+            $crate::SqlStore::MySql($pool) => $body,
+            $crate::SqlStore::Postgres($pool) => $body,
+            $crate::SqlStore::Sqlite($pool) => $body,
         }
     };
 }
-pub(crate) use with_pool;
+pub(crate) use crate::with_pool;
 
 /// Rewrites `?` placeholders as `$1, $2, …` for PostgreSQL.
 pub(crate) fn sql(dialect: Dialect, text: &str) -> AssertSqlSafe<String> {

@@ -2,7 +2,7 @@
 //! PostgreSQL `uuid`, SQLite `BLOB`. Every id reads back as written, and `ORDER BY` on the column
 //! gives the order v7 and v6 ids were made in.
 
-use gdid_sql::{Dialect, SqlStore};
+use gdid_sql::{Dialect, SqlStore, with_pool};
 use gdid_testkit::{fresh, server, sqlite_url};
 use gdid_uuid::{NodeId, UuidV4Generator, UuidV6Generator, UuidV7Generator};
 use rand::seq::SliceRandom;
@@ -10,17 +10,6 @@ use sqlx::AssertSqlSafe;
 use uuid::Uuid;
 
 const IDS: usize = 1_000;
-
-/// Runs `$body` with `$pool` bound to the store's pool.
-macro_rules! on_pool {
-    ($store:expr, $pool:ident => $body:expr) => {
-        match $store {
-            SqlStore::MySql($pool) => $body,
-            SqlStore::Postgres($pool) => $body,
-            SqlStore::Sqlite($pool) => $body,
-        }
-    };
-}
 
 /// Stores `ids` (in shuffled order, with their index) and returns the indexes and ids as
 /// `ORDER BY id` reads them back.
@@ -35,18 +24,18 @@ async fn store_and_sort(store: &SqlStore, ids: &[Uuid]) -> Vec<(i64, Uuid)> {
         format!("CREATE TABLE {table} (id {column} NOT NULL PRIMARY KEY, made BIGINT NOT NULL)");
     let insert = format!("INSERT INTO {table} (id, made) VALUES {insert}");
     let select = format!("SELECT made, id FROM {table} ORDER BY id");
-    on_pool!(store, pool => sqlx::query(AssertSqlSafe(create)).execute(pool).await.map(drop))
+    with_pool!(store, pool => sqlx::query(AssertSqlSafe(create)).execute(pool).await.map(drop))
         .unwrap();
 
     let mut rows: Vec<(i64, Uuid)> = (0..).zip(ids.iter().copied()).collect();
     rows.shuffle(&mut rand::rng());
     for (made, id) in rows {
-        on_pool!(store, pool => sqlx::query(AssertSqlSafe(insert.as_str())).bind(id).bind(made).execute(pool).await.map(drop)).unwrap();
+        with_pool!(store, pool => sqlx::query(AssertSqlSafe(insert.as_str())).bind(id).bind(made).execute(pool).await.map(drop)).unwrap();
     }
     let sorted: Vec<(i64, Uuid)> =
-        on_pool!(store, pool => sqlx::query_as(AssertSqlSafe(select)).fetch_all(pool).await)
+        with_pool!(store, pool => sqlx::query_as(AssertSqlSafe(select)).fetch_all(pool).await)
             .unwrap();
-    on_pool!(store, pool => sqlx::query(AssertSqlSafe(format!("DROP TABLE {table}"))).execute(pool).await.map(drop)).unwrap();
+    with_pool!(store, pool => sqlx::query(AssertSqlSafe(format!("DROP TABLE {table}"))).execute(pool).await.map(drop)).unwrap();
     sorted
 }
 

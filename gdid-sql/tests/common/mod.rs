@@ -32,10 +32,5 @@ pub fn fresh_scope(test: &str) -> String {
 /// Runs raw SQL on a store (test set-up only: values are formatted in).
 pub async fn execute(store: &SqlStore, sql: String) {
     let sql = sqlx::AssertSqlSafe(sql);
-    match store {
-        SqlStore::MySql(pool) => sqlx::query(sql).execute(pool).await.map(drop),
-        SqlStore::Postgres(pool) => sqlx::query(sql).execute(pool).await.map(drop),
-        SqlStore::Sqlite(pool) => sqlx::query(sql).execute(pool).await.map(drop),
-    }
-    .unwrap();
+    gdid_sql::with_pool!(store, pool => sqlx::query(sql).execute(pool).await.map(drop)).unwrap();
 }
