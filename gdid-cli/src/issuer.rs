@@ -366,44 +366,42 @@ async fn block_generator(
     Ok(builder.build()?)
 }
 
-/// Every store is a shard; they must all be SQL or all MongoDB.
+/// Every store is a shard, labelled by its URL (as `gdid agent` labels it); they must all be SQL
+/// or all MongoDB.
 fn window_generator(
     strategy: Strategy,
     stores: &[(StoreUrl, Store)],
     settings: &Settings,
 ) -> Result<SharedIdGenerator<u64>, BuildError> {
-    let label = |k: usize| format!("shard{k}");
-    let sql: Option<Vec<(String, SqlStore)>> = stores
-        .iter()
-        .enumerate()
-        .map(|(k, (_, store))| match store {
-            Store::Sql(store) => Some((label(k), store.clone())),
-            _ => None,
-        })
-        .collect();
+    let (sequence, batch) = (settings.sequence.as_str(), settings.window_batch);
+    let sql = shards(stores, |store| match store {
+        Store::Sql(store) => Some(store.clone()),
+        _ => None,
+    });
     if let Some(shards) = sql {
-        return Ok(Arc::new(SqlWindowGenerator::new(
-            shards,
-            &settings.sequence,
-            settings.window_batch,
-        )?));
+        return Ok(Arc::new(SqlWindowGenerator::new(shards, sequence, batch)?));
     }
-    let mongo: Option<Vec<(String, MongoWindowShard)>> = stores
-        .iter()
-        .enumerate()
-        .map(|(k, (_, store))| match store {
-            Store::Mongo(database) => Some((label(k), MongoWindowShard::new(database))),
-            _ => None,
-        })
-        .collect();
+    let mongo = shards(stores, |store| match store {
+        Store::Mongo(database) => Some(MongoWindowShard::new(database)),
+        _ => None,
+    });
     match mongo {
         Some(shards) => Ok(Arc::new(MongoWindowGenerator::new(
-            shards,
-            &settings.sequence,
-            settings.window_batch,
+            shards, sequence, batch,
         )?)),
         None => Err(strategy
             .unsuitable("the shards must all be SQL stores or all MongoDB")
             .into()),
     }
+}
+
+/// Every store as a shard of one kind, or `None` when one store is of another kind.
+fn shards<S>(
+    stores: &[(StoreUrl, Store)],
+    shard: impl Fn(&Store) -> Option<S>,
+) -> Option<Vec<(String, S)>> {
+    stores
+        .iter()
+        .map(|(url, store)| Some((url.to_string(), shard(store)?)))
+        .collect()
 }
