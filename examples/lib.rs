@@ -26,6 +26,9 @@ use gdid_sql::SqlAuthority;
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
 
+/// `url` without its password, fit to be printed.
+pub use gdid_sql::redact;
+
 /// Names the store whose counters issue the examples' GDIDs.
 pub const ID_STORE_VAR: &str = "GDID_ID_STORE";
 /// Names a MongoDB server for `order_service`'s records (the tests read it too).
@@ -187,21 +190,6 @@ pub fn exit_status(example: &str, result: Result<(), Box<dyn Error>>) -> ExitCod
             eprintln!("{example}: {error}");
             ExitCode::FAILURE
         }
-    }
-}
-
-/// `url` without the password of its user-info part, fit to be printed.
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let hosts_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..hosts_end].rfind('@') {
-        Some(at) => {
-            let user = rest[..at].split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}@{}", &rest[at + 1..])
-        }
-        None => url.to_owned(),
     }
 }
 

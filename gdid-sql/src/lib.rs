@@ -62,5 +62,5 @@ pub use error::{Error, is_duplicate_key};
 pub use gdid_core::generator::windows::{AgentReport, Window};
 pub use gdid_core::generator::{Pick, RangeLayout};
 pub use sharded::{SqlRanges, SqlShardedCounter};
-pub use store::{Dialect, SqlStore};
+pub use store::{Dialect, SqlStore, redact};
 pub use windows::{AgentError, SqlWindowGenerator, WindowAgent};

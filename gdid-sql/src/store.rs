@@ -177,8 +177,15 @@ fn sqlite_pool(acquire_timeout: Duration) -> SqlitePoolOptions {
         })
 }
 
-/// `url` without the password of its user-info part, for messages and labels.
-pub(crate) fn redact(url: &str) -> String {
+/// `url` (of any scheme) without the password of its user-info part, for messages and labels.
+///
+/// ```
+/// assert_eq!(
+///     gdid_sql::redact("mysql://root:secret@127.0.0.1:3306/test"),
+///     "mysql://root@127.0.0.1:3306/test"
+/// );
+/// ```
+pub fn redact(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
