@@ -55,9 +55,9 @@ impl Format {
             }
             (Format::Json, Issued::Gdid(id)) => Inspection::of(id).write_json(out),
             (Format::Json, Issued::Number(id)) => writeln!(out, "{}", json!({ "id": id })),
-            (Format::Json | Format::Compact, id) => {
-                writeln!(out, "{}", json!({ "id": id.to_string() }))
-            }
+            (Format::Json, id) => writeln!(out, "{}", json!({ "id": id.to_string() })),
+            // Refused by `check` before anything is issued; the text form, should it get here.
+            (Format::Compact, id) => writeln!(out, "{id}"),
         }
     }
 }
