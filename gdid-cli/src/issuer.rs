@@ -72,13 +72,15 @@ pub struct IssueArgs {
 }
 
 impl IssueArgs {
-    /// The settings of the strategy for `sequence`.
+    /// The settings of the strategy for `sequence`; `needed`: how many ids the command will take
+    /// at most, if it knows.
     ///
     /// # Errors
     ///
     /// A message when the `--authority` numbers do not fit the stores.
-    pub fn settings(&self, sequence: String) -> Result<Settings, String> {
+    pub fn settings(&self, sequence: String, needed: Option<u64>) -> Result<Settings, String> {
         Ok(Settings {
+            needed,
             authorities: authority_numbers(self.stores.len(), &self.authorities)?,
             scope: self.scope.clone(),
             sequence,
@@ -125,6 +127,9 @@ fn authority_numbers(stores: usize, given: &[u8]) -> Result<Vec<u8>, String> {
 /// What a strategy needs besides the stores.
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// How many ids the command takes at most, if it knows (`gdid next --count`): no block is
+    /// larger, so a process killed midway loses at most that many values to the gap.
+    pub needed: Option<u64>,
     /// `--scope`.
     pub scope: String,
     /// `--sequence`.
@@ -347,6 +352,14 @@ async fn block_generator(
     settings: &Settings,
 ) -> Result<BlockGenerator, BuildError> {
     let mut builder = BlockGenerator::builder(&settings.scope, &settings.sequence);
+    if let Some(needed) = settings.needed {
+        // The rate measured over a short run would size blocks for a long one.
+        let defaults = gdid_core::generator::GeneratorConfig::default();
+        builder = builder.block_size(
+            defaults.min_block,
+            needed.clamp(defaults.min_block, defaults.max_block),
+        );
+    }
     let failover = stores.len() > 1;
     for ((url, store), &number) in stores.iter().zip(&settings.authorities) {
         builder = match store {

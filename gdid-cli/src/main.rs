@@ -202,8 +202,10 @@ impl Failure {
 }
 
 /// The generator `args` describe for `sequence`, its stores opened.
-async fn issuer(args: IssueArgs, sequence: String) -> Result<Issuer, Failure> {
-    let settings = args.settings(sequence).map_err(Failure::BadArguments)?;
+async fn issuer(args: IssueArgs, sequence: String, needed: Option<u64>) -> Result<Issuer, Failure> {
+    let settings = args
+        .settings(sequence, needed)
+        .map_err(Failure::BadArguments)?;
     // Several authorities fail over: one that is down now must not stop the others.
     let failover = args.strategy == Strategy::Gdid && args.stores.len() > 1;
     let mut stores = Vec::new();
@@ -220,7 +222,7 @@ async fn issuer(args: IssueArgs, sequence: String) -> Result<Issuer, Failure> {
 
 async fn next(args: NextArgs) -> Result<(), Failure> {
     args.format.check(args.issue.strategy)?;
-    let issuer = issuer(args.issue, args.sequence).await?;
+    let issuer = issuer(args.issue, args.sequence, Some(args.count)).await?;
     let mut out = io::BufWriter::new(io::stdout().lock());
     next::issue(&issuer, args.count, args.format, &mut out).await?;
     Ok(())
@@ -229,7 +231,7 @@ async fn next(args: NextArgs) -> Result<(), Failure> {
 async fn bench(args: BenchArgs) -> Result<(), Failure> {
     let duration = args.duration().map_err(Failure::BadArguments)?;
     let (threads, strategy, stores) = (args.threads, args.issue.strategy, args.issue.labels());
-    let issuer = issuer(args.issue, args.sequence).await?;
+    let issuer = issuer(args.issue, args.sequence, None).await?;
     let measurement = bench::measure(&issuer, threads, duration).await?;
     let report = bench::Report {
         strategy,

@@ -1,0 +1,264 @@
+//! The scenarios: each drives a fault against real parts and returns a [`Row`].
+
+use std::io::{BufRead, BufReader};
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use gdid_core::Gdid;
+use gdid_core::generator::BlockGenerator;
+use gdid_sql::SqlAuthority;
+use hdrhistogram::Histogram;
+use rand::Rng;
+
+use crate::{FaultProxy, Row, duplicates};
+
+/// A boxed error, for the set-up steps of a scenario.
+pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
+
+/// `url` with its host and port replaced by `via`, and the address it named.
+///
+/// # Errors
+///
+/// When the URL has no host, or the host does not resolve.
+pub fn redirect(url: &str, via: SocketAddr) -> Result<(SocketAddr, String), SetupError> {
+    let (scheme, rest) = url.split_once("://").ok_or("no scheme://")?;
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (user, host) = match rest[..end].rsplit_once('@') {
+        Some((user, host)) => (format!("{user}@"), host),
+        None => (String::new(), &rest[..end]),
+    };
+    let default_port = if scheme.starts_with("postgres") {
+        5432
+    } else {
+        3306
+    };
+    let host_port = if host.contains(':') {
+        host.to_owned()
+    } else {
+        format!("{host}:{default_port}")
+    };
+    let target = host_port
+        .to_socket_addrs()?
+        .next()
+        .ok_or("the host does not resolve")?;
+    Ok((target, format!("{scheme}://{user}{via}{}", &rest[end..])))
+}
+
+/// What callers got while a fault ran.
+struct Calls {
+    ids: Vec<Gdid>,
+    errors: u64,
+    latency: Histogram<u64>,
+}
+
+impl Calls {
+    fn new() -> Calls {
+        Calls {
+            ids: Vec::new(),
+            errors: 0,
+            latency: Histogram::new(3).expect("3 significant digits are valid"),
+        }
+    }
+
+    /// `per_ms` calls every millisecond for `length`, each timed.
+    async fn at_rate(&mut self, ids: &BlockGenerator, per_ms: u32, length: Duration) {
+        let mut pace = tokio::time::interval(Duration::from_millis(1));
+        pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+        let started = Instant::now();
+        while started.elapsed() < length {
+            pace.tick().await;
+            for _ in 0..per_ms {
+                let call = Instant::now();
+                match ids.next_id().await {
+                    Ok(id) => self.ids.push(id),
+                    Err(_) => self.errors += 1,
+                }
+                let nanos = u64::try_from(call.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                self.latency.saturating_record(nanos.max(1));
+            }
+        }
+    }
+
+    fn p999(&self) -> Duration {
+        Duration::from_nanos(self.latency.value_at_quantile(0.999))
+    }
+}
+
+/// A slow and flaky store: a generator issuing 20,000 ids/s from `url` through a relay that adds
+/// 10 ms, then 100 ms, then 1 s to every packet, then cuts every connection twice. The cover is
+/// 10 s: no caller should wait on the store.
+///
+/// # Errors
+///
+/// When the relay or the authority cannot be set up.
+pub async fn slow_store(name: &str, url: &str) -> Result<Row, SetupError> {
+    let (target, _) = redirect(url, "127.0.0.1:1".parse()?)?;
+    let proxy = FaultProxy::start(target).await?;
+    let (_, via_proxy) = redirect(url, proxy.address())?;
+    let authority = SqlAuthority::connect(&via_proxy, 1).await?;
+    let ids = BlockGenerator::builder(&gdid_testkit::fresh("slow"), "ids")
+        .authority(authority)
+        .cover(Duration::from_secs(10))
+        .build()?;
+    ids.next_id().await?; // the first block is always waited for
+    let mut calls = Calls::new();
+    calls.at_rate(&ids, 20, Duration::from_secs(1)).await;
+    for latency in [10, 100, 1_000] {
+        proxy.set_latency(Duration::from_millis(latency));
+        calls.at_rate(&ids, 20, Duration::from_secs(3)).await;
+    }
+    proxy.set_latency(Duration::ZERO);
+    for _ in 0..2 {
+        proxy.cut();
+        calls.at_rate(&ids, 20, Duration::from_secs(1)).await;
+    }
+    let allocations = ids.stats().allocations;
+    Ok(Row {
+        fault: format!("slow store ({name})"),
+        done: format!(
+            "20k ids/s, cover 10 s; +10 ms, +100 ms, +1 s per packet, 3 s each; connections cut twice; {allocations} allocations"
+        ),
+        issued: u64::try_from(calls.ids.len())?,
+        caller_errors: calls.errors,
+        duplicates: duplicates(&mut calls.ids),
+        lost_to_gaps: 0,
+        recovery: None,
+        p999: Some(calls.p999()),
+    })
+}
+
+/// Failover: authority 1 on `first`, authority 2 on `second`, both through relays; blocks of a
+/// fixed 1,000 ids so that allocations keep coming. The first relay goes down for 6 s, then up.
+/// Recovery is how long until authority 2 served after the first went down.
+///
+/// # Errors
+///
+/// When the relays or the authorities cannot be set up.
+pub async fn failover(first: (&str, &str), second: (&str, &str)) -> Result<Row, SetupError> {
+    let mut proxies = Vec::new();
+    let mut builder = BlockGenerator::builder(&gdid_testkit::fresh("failover"), "ids")
+        .fixed_block_size(1_000)
+        .allocation_timeout(Duration::from_secs(1));
+    for (number, (_, url)) in (1..).zip([first, second]) {
+        let (target, _) = redirect(url, "127.0.0.1:1".parse()?)?;
+        let proxy = FaultProxy::start(target).await?;
+        let (_, via_proxy) = redirect(url, proxy.address())?;
+        builder = builder.authority(SqlAuthority::connect(&via_proxy, number).await?);
+        proxies.push(proxy);
+    }
+    let ids = builder.build()?;
+    let mut calls = Calls::new();
+    calls.at_rate(&ids, 10, Duration::from_secs(1)).await;
+    proxies[0].set_down(true);
+    let down = Instant::now();
+    let mut recovery = None;
+    while down.elapsed() < Duration::from_secs(6) {
+        calls.at_rate(&ids, 10, Duration::from_millis(50)).await;
+        if recovery.is_none() && calls.ids.last().is_some_and(|id| id.authority() == 2) {
+            recovery = Some(down.elapsed());
+        }
+    }
+    proxies[0].set_down(false);
+    let up = Instant::now();
+    let mut back_to_first = None;
+    while up.elapsed() < Duration::from_secs(15) && back_to_first.is_none() {
+        calls.at_rate(&ids, 10, Duration::from_millis(50)).await;
+        if calls.ids.last().is_some_and(|id| id.authority() == 1) {
+            back_to_first = Some(up.elapsed());
+        }
+    }
+    let (a, b) = (first.0, second.0);
+    Ok(Row {
+        fault: format!("failover ({a} → {b})"),
+        done: format!(
+            "10k ids/s, blocks of 1,000; {a} down 6 s, then up: back on {a} after {}",
+            back_to_first.map_or_else(|| "more than 15 s".to_owned(), |d| format!("{d:.1?}"))
+        ),
+        issued: u64::try_from(calls.ids.len())?,
+        caller_errors: calls.errors,
+        duplicates: duplicates(&mut calls.ids),
+        lost_to_gaps: 0,
+        recovery,
+        p999: Some(calls.p999()),
+    })
+}
+
+/// How many ids each `gdid next` of the crash loop asks for.
+pub const CRASH_LOOP_COUNT: u64 = 100_000;
+
+/// The crash loop: 4 `gdid next` processes on `store`, each asking for [`CRASH_LOOP_COUNT`] ids,
+/// killed with SIGKILL at a random moment (0-200 ms after it starts) and started again, 20 times;
+/// every id printed is collected.
+///
+/// # Errors
+///
+/// When a process cannot be started.
+pub fn crash_loop(gdid: &Path, name: &str, store: &str) -> Result<Row, SetupError> {
+    let scope = gdid_testkit::fresh("crash");
+    let per_worker: Vec<Result<Vec<Gdid>, String>> = std::thread::scope(|scope_| {
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                scope_.spawn(|| {
+                    let mut ids = Vec::new();
+                    for _ in 0..20 {
+                        ids.extend(run_and_kill(gdid, store, &scope).map_err(|e| e.to_string())?);
+                    }
+                    Ok(ids)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|_| Err("a worker panicked".into())))
+            .collect()
+    });
+    let mut ids = Vec::new();
+    for worker in per_worker {
+        ids.extend(worker?);
+    }
+    let issued = u64::try_from(ids.len())?;
+    let duplicates = duplicates(&mut ids);
+    // Every counter from 1 to the highest issued was reserved by some process.
+    let highest = ids.iter().map(|id| id.counter()).max().unwrap_or(0);
+    Ok(Row {
+        fault: format!("crash loop ({name})"),
+        done: "4 `gdid next` processes, each SIGKILLed 20 times at random and restarted".into(),
+        issued,
+        caller_errors: 0,
+        duplicates,
+        lost_to_gaps: highest.saturating_sub(issued - duplicates),
+        recovery: None,
+        p999: None,
+    })
+}
+
+/// One `gdid next` process killed 0-200 ms after it starts; the ids it printed in full lines.
+fn run_and_kill(gdid: &Path, store: &str, scope: &str) -> Result<Vec<Gdid>, SetupError> {
+    let mut child = Command::new(gdid)
+        .args(["next", "--store", store, "--scope", scope, "--count"])
+        .arg(CRASH_LOOP_COUNT.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let reader = std::thread::spawn(move || {
+        // A line cut by the kill has no newline: it is left out.
+        let mut ids = Vec::new();
+        let mut lines = BufReader::new(stdout);
+        let mut line = String::new();
+        while lines.read_line(&mut line).unwrap_or(0) > 0 {
+            if let Some(text) = line.strip_suffix('\n') {
+                ids.push(text.parse::<Gdid>());
+            }
+            line.clear();
+        }
+        ids
+    });
+    std::thread::sleep(Duration::from_millis(rand::rng().random_range(0..200)));
+    child.kill()?; // SIGKILL (a process that finished first is left as it is)
+    child.wait()?;
+    let printed = reader.join().map_err(|_| "the reader panicked")?;
+    Ok(printed.into_iter().collect::<Result<_, _>>()?)
+}
