@@ -87,8 +87,10 @@ impl Calls {
 }
 
 /// A slow and flaky store: a generator issuing 20,000 ids/s from `url` through a relay that adds
-/// 10 ms, then 100 ms, then 1 s to every packet, then cuts every connection twice. The cover is
-/// 10 s: no caller should wait on the store.
+/// 10 ms, then 100 ms (3 s each), then 1 s (9 s) to every packet, then cuts every connection
+/// twice. With a cover of 4 s, blocks last about 8 s: at 1 s a packet no block comes within the
+/// allocation timeout (3 s), and the ids in hand must carry the callers until the store is fast
+/// again. Recovery: from the latency's end to the next block fetched.
 ///
 /// # Errors
 ///
@@ -100,31 +102,42 @@ pub async fn slow_store(name: &str, url: &str) -> Result<Row, SetupError> {
     let authority = SqlAuthority::connect(&via_proxy, 1).await?;
     let ids = BlockGenerator::builder(&gdid_testkit::fresh("slow"), "ids")
         .authority(authority)
-        .cover(Duration::from_secs(10))
+        .cover(Duration::from_secs(4))
         .build()?;
     ids.next_id().await?; // the first block is always waited for
     let mut calls = Calls::new();
     calls.at_rate(&ids, 20, Duration::from_secs(1)).await;
-    for latency in [10, 100, 1_000] {
+    for latency in [10, 100] {
         proxy.set_latency(Duration::from_millis(latency));
         calls.at_rate(&ids, 20, Duration::from_secs(3)).await;
     }
+    proxy.set_latency(Duration::from_secs(1));
+    calls.at_rate(&ids, 20, Duration::from_secs(9)).await;
+    let cover_left = ids.stats().cover_left.unwrap_or_default();
     proxy.set_latency(Duration::ZERO);
+    let fast_again = Instant::now();
+    let before = ids.stats().allocations;
+    let mut recovery = None;
     for _ in 0..2 {
         proxy.cut();
-        calls.at_rate(&ids, 20, Duration::from_secs(1)).await;
+        for _ in 0..20 {
+            calls.at_rate(&ids, 20, Duration::from_millis(50)).await;
+            if recovery.is_none() && ids.stats().allocations > before {
+                recovery = Some(fast_again.elapsed());
+            }
+        }
     }
-    let allocations = ids.stats().allocations;
     Ok(Row {
         fault: format!("slow store ({name})"),
         done: format!(
-            "20k ids/s, cover 10 s; +10 ms, +100 ms, +1 s per packet, 3 s each; connections cut twice; {allocations} allocations"
+            "20k ids/s, cover 4 s; +10 ms, +100 ms (3 s each), +1 s (9 s; {:.1} s of ids left) per packet; then connections cut twice",
+            cover_left.as_secs_f64()
         ),
         issued: u64::try_from(calls.ids.len())?,
         caller_errors: calls.errors,
         duplicates: duplicates(&mut calls.ids),
         lost_to_gaps: 0,
-        recovery: None,
+        recovery,
         p999: Some(calls.p999()),
     })
 }
