@@ -5,6 +5,7 @@
 
 pub mod proxy;
 pub mod scenarios;
+pub mod server;
 
 use std::fmt;
 use std::time::Duration;
@@ -30,6 +31,8 @@ pub struct Row {
     pub recovery: Option<Duration>,
     /// Callers' latency at the 99.9th percentile, if measured.
     pub p999: Option<Duration>,
+    /// The slowest call, if measured.
+    pub slowest: Option<Duration>,
 }
 
 impl Row {
@@ -37,7 +40,7 @@ impl Row {
     pub fn markdown(&self) -> String {
         let time = |d: Option<Duration>| d.map_or_else(|| "—".to_owned(), |d| format!("{d:.1?}"));
         format!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             self.fault,
             self.done,
             self.issued,
@@ -46,11 +49,12 @@ impl Row {
             self.lost_to_gaps,
             time(self.recovery),
             time(self.p999),
+            time(self.slowest),
         )
     }
 
     /// The header of [`Row::markdown`] lines.
-    pub const HEADER: &'static str = "| fault | what was done | ids issued | caller errors | duplicates | ids lost to gaps | recovery | callers' p99.9 |\n|---|---|---|---|---|---|---|---|";
+    pub const HEADER: &'static str = "| fault | what was done | ids issued | caller errors | duplicates | ids lost to gaps | recovery | callers' p99.9 | slowest call |\n|---|---|---|---|---|---|---|---|---|";
 }
 
 impl fmt::Display for Row {

@@ -7,6 +7,7 @@
 
 use std::process::ExitCode;
 
+use gdid_faults::server::Server;
 use gdid_faults::{Row, gdid_binary, scenarios};
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -34,6 +35,12 @@ async fn run() -> Result<Vec<Row>, scenarios::SetupError> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let (mysql, postgres) = (var("GDID_MYSQL_URL"), var("GDID_POSTGRES_URL"));
     let mut rows = Vec::new();
+    if let Some(url) = &mysql {
+        rows.extend(scenarios::server_stopped(Server::MariaDb, "MariaDB", url).await?);
+    }
+    if let Some(url) = &postgres {
+        rows.extend(scenarios::server_stopped(Server::Postgres, "PostgreSQL", url).await?);
+    }
     if let Some(url) = &mysql {
         rows.push(scenarios::slow_store("MariaDB", url).await?);
     }

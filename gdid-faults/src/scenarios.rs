@@ -12,6 +12,7 @@ use gdid_sql::SqlAuthority;
 use hdrhistogram::Histogram;
 use rand::Rng;
 
+use crate::server::Server;
 use crate::{FaultProxy, Row, duplicates};
 
 /// A boxed error, for the set-up steps of a scenario.
@@ -76,13 +77,21 @@ impl Calls {
                     Err(_) => self.errors += 1,
                 }
                 let nanos = u64::try_from(call.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                self.latency.saturating_record(nanos.max(1));
+                // `record` grows the histogram to any latency (`saturating_record` would clamp
+                // to its current top, 2 µs at first).
+                if self.latency.record(nanos.max(1)).is_err() {
+                    self.latency.saturating_record(nanos.max(1));
+                }
             }
         }
     }
 
-    fn p999(&self) -> Duration {
-        Duration::from_nanos(self.latency.value_at_quantile(0.999))
+    fn p999(&self) -> Option<Duration> {
+        Some(Duration::from_nanos(self.latency.value_at_quantile(0.999)))
+    }
+
+    fn slowest(&self) -> Option<Duration> {
+        Some(Duration::from_nanos(self.latency.max()))
     }
 }
 
@@ -138,7 +147,8 @@ pub async fn slow_store(name: &str, url: &str) -> Result<Row, SetupError> {
         duplicates: duplicates(&mut calls.ids),
         lost_to_gaps: 0,
         recovery,
-        p999: Some(calls.p999()),
+        p999: calls.p999(),
+        slowest: calls.slowest(),
     })
 }
 
@@ -194,7 +204,8 @@ pub async fn failover(first: (&str, &str), second: (&str, &str)) -> Result<Row, 
         duplicates: duplicates(&mut calls.ids),
         lost_to_gaps: 0,
         recovery,
-        p999: Some(calls.p999()),
+        p999: calls.p999(),
+        slowest: calls.slowest(),
     })
 }
 
@@ -244,6 +255,7 @@ pub fn crash_loop(gdid: &Path, name: &str, store: &str) -> Result<Row, SetupErro
         lost_to_gaps: highest.saturating_sub(issued - duplicates),
         recovery: None,
         p999: None,
+        slowest: None,
     })
 }
 
@@ -274,4 +286,79 @@ fn run_and_kill(gdid: &Path, store: &str, scope: &str) -> Result<Vec<Gdid>, Setu
     child.wait()?;
     let printed = reader.join().map_err(|_| "the reader panicked")?;
     Ok(printed.into_iter().collect::<Result<_, _>>()?)
+}
+
+/// Issues `per_ms` ids a millisecond until `operation` (stopping or starting a server) is done;
+/// returns its result.
+async fn issue_during<T: Send + 'static>(
+    calls: &mut Calls,
+    ids: &BlockGenerator,
+    per_ms: u32,
+    operation: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, SetupError> {
+    let operation = tokio::task::spawn_blocking(operation);
+    while !operation.is_finished() {
+        calls.at_rate(ids, per_ms, Duration::from_millis(50)).await;
+    }
+    Ok(operation.await?)
+}
+
+/// The database stopped for real mid-run, twice:
+/// - for 5 s, shorter than the cover (15 s): callers see nothing;
+/// - for longer than a cover of 2 s: callers get the typed error within the request timeout (2 s),
+///   and ids come again by themselves once the server is back.
+///
+/// Recovery: from the server accepting connections again to the next block fetched (first row),
+/// or to the next id served (second row).
+///
+/// # Errors
+///
+/// When the server cannot be stopped or started, or the authority cannot be set up.
+pub async fn server_stopped(server: Server, name: &str, url: &str) -> Result<Vec<Row>, SetupError> {
+    let mut rows = Vec::new();
+    for (outage, cover) in [(Duration::from_secs(5), 15), (Duration::from_secs(8), 2)] {
+        let beyond_cover = outage > Duration::from_secs(cover);
+        let authority = SqlAuthority::connect(url, 1).await?;
+        let ids = BlockGenerator::builder(&gdid_testkit::fresh("stopped"), "ids")
+            .authority(authority)
+            .cover(Duration::from_secs(cover))
+            .request_timeout(Duration::from_secs(2))
+            .build()?;
+        ids.next_id().await?;
+        let mut calls = Calls::new();
+        calls.at_rate(&ids, 5, Duration::from_secs(2)).await;
+        let stopped = issue_during(&mut calls, &ids, 5, move || server.stop()).await??;
+        calls.at_rate(&ids, 5, outage).await;
+        let errors_while_down = calls.errors;
+        issue_during(&mut calls, &ids, 5, move || stopped.start()).await??;
+        let back = Instant::now();
+        let (allocations, served) = (ids.stats().allocations, calls.ids.len());
+        let mut recovery = None;
+        while recovery.is_none() && back.elapsed() < Duration::from_secs(30) {
+            calls.at_rate(&ids, 5, Duration::from_millis(50)).await;
+            let recovered = if beyond_cover {
+                calls.ids.len() > served && calls.errors == errors_while_down
+            } else {
+                ids.stats().allocations > allocations
+            };
+            if recovered {
+                recovery = Some(back.elapsed());
+            }
+        }
+        calls.at_rate(&ids, 5, Duration::from_secs(1)).await;
+        rows.push(Row {
+            fault: format!("{name} stopped {outage:?}, cover {cover} s"),
+            done: format!(
+                "5k ids/s, request timeout 2 s; server stopped and started for real; {errors_while_down} errors while down"
+            ),
+            issued: u64::try_from(calls.ids.len())?,
+            caller_errors: calls.errors,
+            duplicates: duplicates(&mut calls.ids),
+            lost_to_gaps: 0,
+            recovery,
+            p999: calls.p999(),
+        slowest: calls.slowest(),
+        });
+    }
+    Ok(rows)
 }

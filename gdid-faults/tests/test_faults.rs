@@ -1,17 +1,67 @@
 //! The fault suite against the real servers: no duplicate under any fault, no caller error while
 //! the cover lasts, failover within one allocation timeout.
 
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use gdid_faults::server::Server;
 use gdid_faults::{gdid_binary, scenarios};
-use gdid_testkit::{server, sqlite_url};
+use gdid_testkit::{server as server_url, sqlite_url};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_slow_and_flaky_store_is_invisible_to_callers() {
-    let Some(url) = server("GDID_MYSQL_URL") else {
+/// Runs `scenario` on a runtime of 2 worker threads.
+fn block_on<F: std::future::Future>(scenario: F) -> F::Output {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(scenario)
+}
+
+/// One scenario at a time: one of them stops the servers the others use.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static SERVERS: Mutex<()> = Mutex::new(());
+    SERVERS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[test]
+fn a_stopped_database_is_invisible_within_the_cover_and_a_typed_error_beyond_it() {
+    let _one = one_at_a_time();
+    for (server, name, var) in [
+        (Server::MariaDb, "MariaDB", "GDID_MYSQL_URL"),
+        (Server::Postgres, "PostgreSQL", "GDID_POSTGRES_URL"),
+    ] {
+        let Some(url) = server_url(var) else {
+            continue;
+        };
+        let rows = block_on(scenarios::server_stopped(server, name, &url)).unwrap();
+        let (within, beyond) = (&rows[0], &rows[1]);
+        println!("{within}\n{beyond}");
+        for row in &rows {
+            assert_eq!(row.duplicates, 0, "{row}");
+            assert!(row.recovery.is_some(), "service did not resume: {row}");
+        }
+        assert_eq!(within.caller_errors, 0, "{within}");
+        assert!(within.p999.unwrap() < Duration::from_millis(1), "{within}");
+        assert!(
+            beyond.caller_errors > 0,
+            "the outage was beyond the cover: {beyond}"
+        );
+        // The typed error within the request timeout (2 s), give or take scheduling.
+        assert!(
+            beyond.slowest.unwrap() < Duration::from_millis(2_500),
+            "{beyond}"
+        );
+    }
+}
+
+#[test]
+fn a_slow_and_flaky_store_is_invisible_to_callers() {
+    let _one = one_at_a_time();
+    let Some(url) = server_url("GDID_MYSQL_URL") else {
         return;
     };
-    let row = scenarios::slow_store("MariaDB", &url).await.unwrap();
+    let row = block_on(scenarios::slow_store("MariaDB", &url)).unwrap();
     println!("{row}");
     assert_eq!(row.duplicates, 0);
     assert_eq!(row.caller_errors, 0);
@@ -27,15 +77,20 @@ async fn a_slow_and_flaky_store_is_invisible_to_callers() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_store_that_goes_down_is_failed_over_and_used_again_when_back() {
-    let (Some(mysql), Some(postgres)) = (server("GDID_MYSQL_URL"), server("GDID_POSTGRES_URL"))
-    else {
+#[test]
+fn a_store_that_goes_down_is_failed_over_and_used_again_when_back() {
+    let _one = one_at_a_time();
+    let (Some(mysql), Some(postgres)) = (
+        server_url("GDID_MYSQL_URL"),
+        server_url("GDID_POSTGRES_URL"),
+    ) else {
         return;
     };
-    let row = scenarios::failover(("MariaDB", &mysql), ("PostgreSQL", &postgres))
-        .await
-        .unwrap();
+    let row = block_on(scenarios::failover(
+        ("MariaDB", &mysql),
+        ("PostgreSQL", &postgres),
+    ))
+    .unwrap();
     println!("{row}");
     assert_eq!(row.duplicates, 0);
     assert_eq!(row.caller_errors, 0);
@@ -45,9 +100,10 @@ async fn a_store_that_goes_down_is_failed_over_and_used_again_when_back() {
 
 #[test]
 fn killed_processes_never_print_an_id_twice() {
+    let _one = one_at_a_time();
     let gdid = gdid_binary().unwrap();
     let mut stores = vec![("SQLite", sqlite_url("gdid-faults"))];
-    if let Some(url) = server("GDID_MYSQL_URL") {
+    if let Some(url) = server_url("GDID_MYSQL_URL") {
         stores.push(("MariaDB", url));
     }
     for (name, store) in stores {

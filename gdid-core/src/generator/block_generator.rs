@@ -394,6 +394,8 @@ impl Inner {
             .current
             .swap(Arc::new(Segment::new(block, &self.config)));
         st.consumed_before_current += old.claimed();
+        // The rate is measured while there are ids to take: from now.
+        st.rate.restart(Instant::now(), st.consumed_before_current);
         debug!(scope = %self.scope, sequence = %self.sequence, %block, "block installed");
     }
 

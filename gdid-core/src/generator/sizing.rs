@@ -20,9 +20,12 @@
 //! | 1,000 ids/s | 120,000 | 30 |
 //! | 1,000,000 ids/s | 120,000,000 | 30 |
 //!
-//! The rate is measured between allocations (never on the per-id path). It follows a rise at
-//! once and a fall by halves, so a burst gets a large block immediately and a quiet spell shrinks
-//! blocks gently.
+//! The rate is measured from the installation of a block to the request for the next one (never
+//! on the per-id path), so that time callers spent waiting for a block, with nothing to take, is
+//! not read as a low rate: the first blocks of a new generator, behind a store's first connect,
+//! would otherwise be sized for a fraction of the real rate (the fault suite caught 1,073 ids/s
+//! measured for 5,000). It follows a rise at once and a fall by halves, so a burst gets a large
+//! block immediately and a quiet spell shrinks blocks gently.
 
 use std::time::Duration;
 
@@ -81,6 +84,15 @@ impl RateEstimator {
         self.rate
     }
 
+    /// Starts the next interval at `now`, when `consumed` ids in all had been taken: a new block
+    /// was installed, so the time callers spent waiting for it (when nothing could be taken) is
+    /// not counted as time without demand.
+    pub(crate) fn restart(&mut self, now: Instant, consumed: u64) {
+        if self.last.is_some() {
+            self.last = Some((now, consumed));
+        }
+    }
+
     /// The latest estimate, ids per second.
     pub(crate) fn rate(&self) -> Option<f64> {
         self.rate
@@ -132,5 +144,19 @@ mod tests {
             rate.observe(start + Duration::from_secs(3), 2_100),
             Some(1_000_000.0)
         );
+    }
+
+    #[test]
+    fn time_spent_waiting_for_a_block_is_not_read_as_a_low_rate() {
+        let start = Instant::now();
+        let mut rate = RateEstimator::default();
+        rate.observe(start, 0); // the first block is requested...
+        // ...and takes 100 ms to come (a store's first connect): nothing can be taken meanwhile.
+        rate.restart(start + Duration::from_millis(100), 0);
+        // Its 16 ids go in 3 ms: 5,333 ids/s, not 16 in 103 ms (155 ids/s).
+        let measured = rate
+            .observe(start + Duration::from_millis(103), 16)
+            .unwrap();
+        assert!((measured - 16.0 / 0.003).abs() < 1.0, "{measured}");
     }
 }
