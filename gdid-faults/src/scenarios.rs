@@ -96,8 +96,8 @@ impl Calls {
 }
 
 /// A slow and flaky store: a generator issuing 20,000 ids/s from `url` through a relay that adds
-/// 10 ms, then 100 ms (3 s each), then 1 s (8 s) to every packet, then cuts every connection
-/// twice. At 1 s a packet no block comes within the allocation timeout (3 s): for those 8 s the
+/// 10 ms, then 100 ms (3 s each), then 1 s (6 s) to every packet, then cuts every connection
+/// twice. At 1 s a packet no block comes within the allocation timeout (3 s): for those 6 s the
 /// store is as good as down, and the ids in hand (a cover of 10 s) must carry the callers until
 /// it is fast again. Recovery: from the latency's end to the next block fetched.
 ///
@@ -121,7 +121,7 @@ pub async fn slow_store(name: &str, url: &str) -> Result<Row, SetupError> {
         calls.at_rate(&ids, 20, Duration::from_secs(3)).await;
     }
     proxy.set_latency(Duration::from_secs(1));
-    calls.at_rate(&ids, 20, Duration::from_secs(8)).await;
+    calls.at_rate(&ids, 20, Duration::from_secs(6)).await;
     let cover_left = ids.stats().cover_left.unwrap_or_default();
     proxy.set_latency(Duration::ZERO);
     let fast_again = Instant::now();
@@ -139,7 +139,7 @@ pub async fn slow_store(name: &str, url: &str) -> Result<Row, SetupError> {
     Ok(Row {
         fault: format!("slow store ({name})"),
         done: format!(
-            "20k ids/s, cover 10 s; +10 ms, +100 ms (3 s each), +1 s (8 s; {:.1} s of ids left) per packet; then connections cut twice",
+            "20k ids/s, cover 10 s; +10 ms, +100 ms (3 s each), +1 s (6 s; {:.1} s of ids left) per packet; then connections cut twice",
             cover_left.as_secs_f64()
         ),
         issued: u64::try_from(calls.ids.len())?,
