@@ -96,12 +96,24 @@ impl Calls {
         }
     }
 
-    fn p999(&self) -> Option<Duration> {
-        Some(Duration::from_nanos(self.latency.value_at_quantile(0.999)))
-    }
-
-    fn slowest(&self) -> Option<Duration> {
-        Some(Duration::from_nanos(self.latency.max()))
+    /// The row of a scenario whose callers made these calls.
+    fn into_row(
+        mut self,
+        fault: String,
+        done: String,
+        recovery: Option<Duration>,
+    ) -> Result<Row, SetupError> {
+        Ok(Row {
+            fault,
+            done,
+            issued: u64::try_from(self.ids.len())?,
+            caller_errors: self.errors,
+            duplicates: duplicates(&mut self.ids),
+            lost_to_gaps: 0,
+            recovery,
+            p999: Some(Duration::from_nanos(self.latency.value_at_quantile(0.999))),
+            slowest: Some(Duration::from_nanos(self.latency.max())),
+        })
     }
 }
 
@@ -146,20 +158,14 @@ pub async fn slow_store(name: &str, url: &str) -> Result<Row, SetupError> {
             }
         }
     }
-    Ok(Row {
-        fault: format!("slow store ({name})"),
-        done: format!(
+    calls.into_row(
+        format!("slow store ({name})"),
+        format!(
             "20k ids/s, cover 10 s; +10 ms, +100 ms (3 s each), +1 s (6 s; {:.1} s of ids left) per packet; then connections cut twice",
             cover_left.as_secs_f64()
         ),
-        issued: u64::try_from(calls.ids.len())?,
-        caller_errors: calls.errors,
-        duplicates: duplicates(&mut calls.ids),
-        lost_to_gaps: 0,
         recovery,
-        p999: calls.p999(),
-        slowest: calls.slowest(),
-    })
+    )
 }
 
 /// Failover: authority 1 on `first`, authority 2 on `second`, both through relays; blocks of a
@@ -203,20 +209,14 @@ pub async fn failover(first: (&str, &str), second: (&str, &str)) -> Result<Row, 
         }
     }
     let (a, b) = (first.0, second.0);
-    Ok(Row {
-        fault: format!("failover ({a} → {b})"),
-        done: format!(
+    calls.into_row(
+        format!("failover ({a} → {b})"),
+        format!(
             "10k ids/s, blocks of 1,000; {a} down 6 s, then up: back on {a} after {}",
             back_to_first.map_or_else(|| "more than 15 s".to_owned(), |d| format!("{d:.1?}"))
         ),
-        issued: u64::try_from(calls.ids.len())?,
-        caller_errors: calls.errors,
-        duplicates: duplicates(&mut calls.ids),
-        lost_to_gaps: 0,
         recovery,
-        p999: calls.p999(),
-        slowest: calls.slowest(),
-    })
+    )
 }
 
 /// How many ids each `gdid next` of the crash loop asks for.
@@ -356,19 +356,13 @@ pub async fn server_stopped(server: Server, name: &str, url: &str) -> Result<Vec
             }
         }
         calls.at_rate(&ids, 5, Duration::from_secs(1)).await;
-        rows.push(Row {
-            fault: format!("{name} stopped {outage:?}, cover {cover} s"),
-            done: format!(
+        rows.push(calls.into_row(
+            format!("{name} stopped {outage:?}, cover {cover} s"),
+            format!(
                 "5k ids/s, request timeout 2 s; server stopped and started for real; {errors_while_down} errors while down"
             ),
-            issued: u64::try_from(calls.ids.len())?,
-            caller_errors: calls.errors,
-            duplicates: duplicates(&mut calls.ids),
-            lost_to_gaps: 0,
             recovery,
-            p999: calls.p999(),
-        slowest: calls.slowest(),
-        });
+        )?);
     }
     Ok(rows)
 }
