@@ -1,5 +1,7 @@
 //! [`MongoAuthority`]: a GDID authority whose counters are MongoDB documents.
 
+use std::ops::RangeInclusive;
+
 use bson::{Bson, Document, doc};
 use gdid_core::AUTHORITY_MAX;
 use gdid_core::generator::{Authority, AuthorityError, Block, NameKind, validate_name};
@@ -7,7 +9,7 @@ use mongodb::options::{ReturnDocument, WriteConcern};
 use mongodb::{Collection, Database};
 
 use crate::durability::{collection_with_concern, durable};
-use crate::unique::{by_id, is_duplicate_key};
+use crate::unique::{by_id, is_duplicate_key, is_type_mismatch};
 
 /// `COUNTER_MAX` as BSON `Int64`.
 const COUNTER_MAX: i64 = (1 << 60) - 1;
@@ -90,18 +92,69 @@ impl MongoAuthority {
     }
 }
 
-/// An `Int64` field of a counter document, or why the document is corrupt.
-fn int64(document: &Document, field: &str) -> Result<i64, AuthorityError> {
-    match document.get(field) {
-        Some(Bson::Int64(v)) => Ok(*v),
-        Some(Bson::Int32(v)) => Ok(i64::from(*v)),
-        Some(other) => Err(AuthorityError::Corrupt(format!(
-            "field {field:?} of the counter document is a {:?}, expected Int64",
-            other.element_type()
-        ))),
-        None => Err(AuthorityError::Corrupt(format!(
-            "the counter document has no field {field:?}"
-        ))),
+/// The filter of the counter document `id` when it holds what an authority writes: an integer
+/// era of at least 0 and an integer counter from 0 to 2^60. A corrupt document is never updated:
+/// the update would move it toward valid-looking values that repeat ids (a counter of -1 becomes
+/// 0, then 1; `$add` turns a missing counter into null, a string into an error).
+fn valid_counter(id: &str) -> Document {
+    let integer = ["int", "long"];
+    doc! {
+        "_id": id,
+        "era": { "$type": integer.as_slice(), "$gte": 0_i64 },
+        "next": { "$type": integer.as_slice(), "$gte": 0_i64, "$lte": COUNTER_MAX + 1 },
+    }
+}
+
+/// An integer field of the counter document `id` within `range`, or why the document is corrupt.
+fn int64(
+    id: &str,
+    document: &Document,
+    field: &str,
+    range: RangeInclusive<i64>,
+) -> Result<i64, AuthorityError> {
+    let corrupt = |reason: String| {
+        AuthorityError::Corrupt(format!(
+            "the counter document {id:?}: field {field:?} {reason}"
+        ))
+    };
+    let value = match document.get(field) {
+        Some(Bson::Int64(v)) => *v,
+        Some(Bson::Int32(v)) => i64::from(*v),
+        Some(other) => {
+            return Err(corrupt(format!(
+                "is {other} (a {:?}), expected Int64",
+                other.element_type()
+            )));
+        }
+        None => return Err(corrupt("is missing".to_owned())),
+    };
+    if range.contains(&value) {
+        Ok(value)
+    } else {
+        Err(corrupt(format!(
+            "is {value}, expected {} to {}",
+            range.start(),
+            range.end()
+        )))
+    }
+}
+
+/// The era and counter of the counter document `id`, checked.
+fn counter_state(id: &str, document: &Document) -> Result<(i64, i64), AuthorityError> {
+    Ok((
+        int64(id, document, "era", 0..=i64::MAX)?,
+        int64(id, document, "next", 0..=COUNTER_MAX + 1)?,
+    ))
+}
+
+/// `error` with the counter document it is about, when it reports a corrupt document or a block
+/// read from one.
+fn in_document(id: &str, error: AuthorityError) -> AuthorityError {
+    match error {
+        AuthorityError::Corrupt(reason) | AuthorityError::InvalidBlock(reason) => {
+            AuthorityError::Corrupt(format!("the counter document {id:?}: {reason}"))
+        }
+        other => other,
     }
 }
 
@@ -135,22 +188,32 @@ impl Authority for MongoAuthority {
             "next": { "$cond": [ passes, size_i64, { "$add": ["$next", size_i64] } ] },
         }}];
         for _ in 0..ATTEMPTS {
-            let updated = self
+            let updated = match self
                 .collection
-                .find_one_and_update(by_id(&id), update.clone())
+                .find_one_and_update(valid_counter(&id), update.clone())
                 .return_document(ReturnDocument::After)
                 .await
-                .map_err(|e| match e.kind.as_ref() {
-                    // A field of the wrong type makes $add fail on the server (code 14).
-                    mongodb::error::ErrorKind::Command(c) if c.code == 14 => {
-                        AuthorityError::Corrupt(format!("the counter document {id}: {}", c.message))
-                    }
-                    _ => AuthorityError::store(e),
-                })?;
-            match updated {
+            {
+                Ok(updated) => updated,
+                // A server that evaluates `$add` before the type conditions fails on a field of
+                // the wrong type: the document is corrupt, and the read below says which field.
+                Err(e) if is_type_mismatch(&e) => None,
+                Err(e) => return Err(AuthorityError::store(e)),
+            };
+            if let Some(document) = updated {
+                let (era, next) = counter_state(&id, &document)?;
+                return Block::reserved_before(self.number, era, next, size)
+                    .map_err(|e| in_document(&id, e));
+            }
+            // No valid document: none yet, or a corrupt one (the error), or one created since.
+            let stored = self
+                .collection
+                .find_one(by_id(&id))
+                .await
+                .map_err(AuthorityError::store)?;
+            match stored {
                 Some(document) => {
-                    let (era, next) = (int64(&document, "era")?, int64(&document, "next")?);
-                    return Block::reserved_before(self.number, era, next, size);
+                    counter_state(&id, &document)?;
                 }
                 None => self.create(&id, scope, sequence).await?,
             }

@@ -15,7 +15,7 @@ use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database};
 
 use crate::durability::{collection_with_concern, durable};
-use crate::unique::is_duplicate_key;
+use crate::unique::{is_duplicate_key, is_type_mismatch};
 
 /// The ranges of one sequence in a MongoDB collection.
 #[derive(Debug)]
@@ -24,13 +24,57 @@ pub struct MongoRanges {
     sequence: String,
 }
 
+/// The error for the range document `id` holding what `reason` says.
+fn corrupt(id: &Bson, reason: &str) -> Error {
+    Error::store(format!(
+        "corrupt document: the range document {id}: {reason}"
+    ))
+}
+
+/// A non-negative integer field of a range document, or why the document is corrupt.
 fn int64(document: &Document, field: &str) -> Result<u64, Error> {
-    match document.get(field) {
-        Some(Bson::Int64(v)) if *v >= 0 => Ok(v.unsigned_abs()),
-        Some(Bson::Int32(v)) if *v >= 0 => Ok(u64::from(v.unsigned_abs())),
-        other => Err(Error::store(format!(
-            "range document field {field:?} is {other:?}, expected a non-negative Int64: corrupt document"
-        ))),
+    let value = match document.get(field) {
+        Some(Bson::Int64(v)) => u64::try_from(*v).ok(),
+        Some(Bson::Int32(v)) => u64::try_from(*v).ok(),
+        _ => None,
+    };
+    value.ok_or_else(|| {
+        let found = document.get(field).map_or_else(
+            || "missing".to_owned(),
+            |v| format!("{v} (a {:?})", v.element_type()),
+        );
+        corrupt(
+            document.get("_id").unwrap_or(&Bson::Null),
+            &format!("field {field:?} is {found}, expected a non-negative Int64"),
+        )
+    })
+}
+
+/// A checked range document: integer fields, and `next` at most one past `max`.
+fn range_state(document: &Document) -> Result<RangeState, Error> {
+    let id = document.get("_id").unwrap_or(&Bson::Null);
+    let range = int64(document, "range")?;
+    let range = u32::try_from(range)
+        .map_err(|_| corrupt(id, &format!("field \"range\" is {range}, above u32::MAX")))?;
+    let (next, max) = (int64(document, "next")?, int64(document, "max")?);
+    if next > max.saturating_add(1) {
+        return Err(corrupt(
+            id,
+            &format!("field \"next\" is {next}, beyond the end of its range (max {max})"),
+        ));
+    }
+    Ok(RangeState { range, next, max })
+}
+
+/// The filter of range document `id` when its fields are non-negative integers: a corrupt
+/// document is never updated (`$inc` would move a negative counter toward valid-looking values,
+/// and create a missing one), [`RangeStore::list`] reports it.
+fn valid_range(id: &str) -> Document {
+    let integer = ["int", "long"];
+    doc! {
+        "_id": id,
+        "next": { "$type": integer.as_slice(), "$gte": 0_i64 },
+        "max": { "$type": integer.as_slice(), "$gte": 0_i64 },
     }
 }
 
@@ -44,17 +88,26 @@ impl RangeStore for MongoRanges {
             count: n,
             reason: "too many ids for one call",
         })?;
-        // Only a range with n values left matches: the increment never passes `max`.
-        let filter = doc! {
-            "_id": format!("{}:{range}", self.sequence),
-            "$expr": { "$lte": [ { "$add": ["$next", n - 1] }, "$max" ] },
-        };
-        let updated = self
+        // Only a valid range with n values left matches: the increment never passes `max`. A
+        // corrupt one is left to `list`, which the caller reads when no range matches.
+        let id = format!("{}:{range}", self.sequence);
+        let mut filter = valid_range(&id);
+        filter.insert(
+            "$expr",
+            doc! { "$lte": [ { "$add": ["$next", n - 1] }, "$max" ] },
+        );
+        let updated = match self
             .collection
             .find_one_and_update(filter, doc! { "$inc": { "next": n } })
             .return_document(ReturnDocument::After)
             .await
-            .map_err(Error::store)?;
+        {
+            Ok(updated) => updated,
+            // A server that evaluates `$add` before the type conditions fails on a field of the
+            // wrong type: the document is corrupt, and `list` says which field.
+            Err(e) if is_type_mismatch(&e) => None,
+            Err(e) => return Err(Error::store(e)),
+        };
         updated.map(|document| int64(&document, "next")).transpose()
     }
 
@@ -68,12 +121,7 @@ impl RangeStore for MongoRanges {
         let mut states = Vec::new();
         while cursor.advance().await.map_err(Error::store)? {
             let document = cursor.deserialize_current().map_err(Error::store)?;
-            let range = u32::try_from(int64(&document, "range")?).map_err(Error::store)?;
-            states.push(RangeState {
-                range,
-                next: int64(&document, "next")?,
-                max: int64(&document, "max")?,
-            });
+            states.push(range_state(&document)?);
         }
         Ok(states)
     }

@@ -1,4 +1,5 @@
-//! Uniqueness: the unique index a strategy needs, and duplicate-key errors as a typed case.
+//! Uniqueness: the unique index a strategy needs, and duplicate-key errors as a typed case; and
+//! the other server error the strategies act on, a type mismatch.
 
 use bson::{Document, doc};
 use mongodb::error::{Error, ErrorKind, WriteFailure};
@@ -20,6 +21,20 @@ pub fn is_duplicate_key(error: &Error) -> bool {
             .flatten()
             .any(|e| e.code == DUPLICATE_KEY),
         ErrorKind::BulkWrite(e) => e.write_errors.values().any(|e| e.code == DUPLICATE_KEY),
+        _ => false,
+    }
+}
+
+/// MongoDB's type-mismatch error code: an operator given a value of the wrong type (`$add` of a
+/// string, say).
+const TYPE_MISMATCH: i32 = 14;
+
+/// Whether `error` is a type mismatch (code 14): a field of a document holds the wrong type for
+/// the operators of the filter or update.
+pub(crate) fn is_type_mismatch(error: &Error) -> bool {
+    match error.kind.as_ref() {
+        ErrorKind::Command(e) => e.code == TYPE_MISMATCH,
+        ErrorKind::Write(WriteFailure::WriteError(e)) => e.code == TYPE_MISMATCH,
         _ => false,
     }
 }

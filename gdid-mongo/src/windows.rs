@@ -19,7 +19,7 @@ use mongodb::options::{ReturnDocument, WriteConcern};
 use mongodb::{Collection, Database, IndexModel};
 
 use crate::durability::{collection_with_concern, durable};
-use crate::unique::is_duplicate_key;
+use crate::unique::{is_duplicate_key, is_type_mismatch};
 
 /// The window and claim collections of one shard database.
 #[derive(Debug, Clone)]
@@ -132,17 +132,43 @@ fn window(document: &Document) -> Result<Window, WindowShardError> {
         end: field(document, WINDOWS, "end")?,
         next_hi: field(document, WINDOWS, "next_hi")?,
     };
-    if window.start <= window.next_hi && window.next_hi <= window.end {
-        Ok(window)
+    let broken = if window.start > window.end {
+        "start is after end"
+    } else if window.next_hi < window.start {
+        "next_hi is before start"
+    } else if window.next_hi > window.end {
+        "next_hi is after end"
     } else {
-        Err(WindowShardError::Corrupt {
-            collection: WINDOWS,
-            id: document
-                .get("_id")
-                .map_or_else(String::new, ToString::to_string),
-            reason: format!("{window:?} does not hold start <= next_hi <= end"),
-        })
+        return Ok(window);
+    };
+    Err(WindowShardError::Corrupt {
+        collection: WINDOWS,
+        id: document
+            .get("_id")
+            .map_or_else(String::new, ToString::to_string),
+        reason: format!(
+            "{broken} (start {}, end {}, next_hi {}): expected start <= next_hi <= end",
+            window.start, window.end, window.next_hi
+        ),
+    })
+}
+
+/// The first open window of `sequence` that is corrupt, as its error: why a take found no
+/// window when one is marked open.
+async fn first_corrupt_open(
+    windows: &Collection<Document>,
+    sequence: &str,
+) -> Result<Option<WindowShardError>, WindowShardError> {
+    let mut cursor = windows
+        .find(doc! { "sequence": sequence, "open": true })
+        .sort(doc! { "start": 1 })
+        .await?;
+    while cursor.advance().await? {
+        if let Err(corrupt) = window(&cursor.deserialize_current()?) {
+            return Ok(Some(corrupt));
+        }
     }
+    Ok(None)
 }
 
 impl WindowShard for MongoWindowShard {
@@ -239,10 +265,18 @@ impl WindowShard for MongoWindowShard {
 
     async fn take(&self, sequence: &str, n: u64) -> Result<Option<(u64, u64)>, WindowShardError> {
         let n = int64(n)?;
-        // `open` finds the window by index; the `$expr` makes sure it has values left.
+        // `open` finds the window by index; the `$expr` makes sure it has values left and is not
+        // corrupt (integer fields, start <= next_hi < end): a corrupt window is never taken from,
+        // and is reported below.
+        let integer = doc! { "$type": ["int", "long"] };
         let filter = doc! {
             "sequence": sequence, "open": true,
-            "$expr": { "$lt": ["$next_hi", "$end"] },
+            "start": { "$type": ["int", "long"], "$gte": 0_i64 },
+            "end": integer.clone(), "next_hi": integer,
+            "$expr": { "$and": [
+                { "$lte": ["$start", "$next_hi"] },
+                { "$lt": ["$next_hi", "$end"] },
+            ] },
         };
         // In the first stage every expression reads the window as it was: `taken` is how far
         // `next_hi` moves. The second stage reads the `next_hi` the first one set. The values
@@ -256,14 +290,24 @@ impl WindowShard for MongoWindowShard {
             }},
             doc! { "$set": { "open": { "$lt": ["$next_hi", "$end"] } } },
         ];
-        let after = self
+        let after = match self
             .windows
             .find_one_and_update(filter, update)
             .sort(doc! { "start": 1 })
             .return_document(ReturnDocument::After)
-            .await?;
+            .await
+        {
+            Ok(after) => after,
+            // A server that evaluates `$add` before the type conditions fails on a field of the
+            // wrong type: the window is corrupt, and the scan below says which.
+            Err(e) if is_type_mismatch(&e) => None,
+            Err(e) => return Err(e.into()),
+        };
         let Some(after) = after else {
-            return Ok(None);
+            return match first_corrupt_open(&self.windows, sequence).await? {
+                Some(corrupt) => Err(corrupt),
+                None => Ok(None),
+            };
         };
         let window = window(&after)?;
         let taken = field(&after, WINDOWS, "taken")?;

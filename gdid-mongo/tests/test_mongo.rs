@@ -142,6 +142,105 @@ async fn corrupt_counter_documents_are_typed_errors() {
     assert!(matches!(err, AuthorityError::InvalidName(_)), "{err}");
 }
 
+/// A corrupt counter document is left as it is and named, field and all, however often it is
+/// asked: the update used to move it toward valid-looking values (a counter of -1 became 0, then
+/// 1, and id 1 was issued again), and the errors named neither the document nor, for a string,
+/// the field.
+#[tokio::test]
+async fn a_corrupt_counter_document_stays_corrupt_and_names_its_field() {
+    let Some(db) = database().await else { return };
+    let authority = MongoAuthority::new(&db, &fresh("corrupt_again"), 1).unwrap();
+    for (sequence, field, value) in [
+        ("negative", "next", Bson::Int64(-1)),
+        ("above-range", "next", Bson::Int64(1 << 62)),
+        ("string", "next", Bson::String("abc".into())),
+        ("double", "next", Bson::Double(5.5)),
+        ("negative-era", "era", Bson::Int64(-1)),
+    ] {
+        authority.allocate("s", sequence, 1).await.unwrap();
+        let id = authority.counter_id("s", sequence);
+        authority
+            .collection()
+            .update_one(
+                doc! { "_id": &id },
+                doc! { "$set": { field: value.clone() } },
+            )
+            .await
+            .unwrap();
+        for _ in 0..3 {
+            let err = authority.allocate("s", sequence, 1).await.unwrap_err();
+            let message = err.to_string();
+            assert!(matches!(err, AuthorityError::Corrupt(_)), "{message}");
+            assert!(
+                message.contains(&format!("{id:?}")) && message.contains(&format!("{field:?}")),
+                "{sequence}: {message}"
+            );
+        }
+        let stored = authority
+            .collection()
+            .find_one(doc! { "_id": &id })
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(stored.get(field), Some(&value), "{sequence}: moved");
+    }
+    authority.allocate("s", "unset", 1).await.unwrap();
+    let id = authority.counter_id("s", "unset");
+    authority
+        .collection()
+        .update_one(doc! { "_id": &id }, doc! { "$unset": { "next": "" } })
+        .await
+        .unwrap();
+    let message = authority
+        .allocate("s", "unset", 1)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("\"next\" is missing"), "{message}");
+}
+
+/// A corrupt range document is a typed error naming it and its field, never an id: a missing
+/// `next` used to be created by `$inc` (id 0 issued again), a negative one moved up to the
+/// range's first values, a string one failed with the server's bare "$add only supports numeric
+/// or date types", and one beyond its end read as "exhausted".
+#[tokio::test]
+async fn a_corrupt_range_document_is_an_error_naming_it_never_an_id() {
+    let Some(db) = database().await else { return };
+    let collection = fresh("ranges_corrupt");
+    let set = |value: Bson| doc! { "$set": { "next": value } };
+    for (sequence, update) in [
+        ("missing", doc! { "$unset": { "next": "" } }),
+        ("negative", set(Bson::Int64(-1))),
+        ("string", set(Bson::String("abc".into()))),
+        ("beyond-end", set(Bson::Int64(1_010))),
+    ] {
+        let layout = RangeLayout::new(0, 1_000, 1).unwrap();
+        let ids = MongoShardedCounter::create(&db, &collection, sequence, layout, Pick::Random)
+            .await
+            .unwrap();
+        assert_eq!(ids.next_id().await.unwrap(), 0);
+        let id = format!("{sequence}:0");
+        db.collection::<Document>(&collection)
+            .update_one(doc! { "_id": &id }, update)
+            .await
+            .unwrap();
+        for _ in 0..3 {
+            let err = ids.next_id().await.unwrap_err();
+            let message = err.to_string();
+            assert!(
+                matches!(err, gdid_core::generator::Error::Store(_)),
+                "{sequence}: {message}"
+            );
+            assert!(
+                message.contains("corrupt")
+                    && message.contains(&format!("{id:?}"))
+                    && message.contains("\"next\""),
+                "{sequence}: {message}"
+            );
+        }
+    }
+}
+
 #[tokio::test]
 async fn duplicate_keys_are_a_typed_case() {
     let Some(db) = database().await else { return };

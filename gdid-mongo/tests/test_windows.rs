@@ -230,3 +230,56 @@ async fn a_corrupt_window_document_is_a_typed_error() {
     let ids = MongoWindowGenerator::new(vec![("a".into(), shard)], "bad", 5).unwrap();
     assert!(ids.next_id().await.is_err());
 }
+
+/// A window document with its start after its end is an error naming it, never an id, and is not
+/// touched: one whose end was moved below its start used to read as "no open window", and one
+/// whose start was moved past its end had its values taken (lost) on every call.
+#[tokio::test]
+async fn a_window_document_with_start_after_end_is_an_error_naming_it() {
+    let Some(uri) = uri() else { return };
+    let database = client(&uri).await.database(&fresh("wstart_after_end"));
+    let shard = MongoWindowShard::new(&database);
+    let windows = database.collection::<bson::Document>("gdid_windows");
+    for (sequence, stage) in [
+        (
+            "start-past-end",
+            doc! { "start": { "$add": ["$end", 100_i64] } },
+        ),
+        (
+            "end-below-start",
+            doc! { "end": { "$add": ["$start", 5_i64] }, "start": { "$add": ["$start", 50_i64] } },
+        ),
+    ] {
+        let agent = agent(&[("a".into(), shard.clone())], 100, 1).await;
+        agent.run_once(&[sequence]).await.unwrap();
+        let shards = || vec![("a".to_owned(), shard.clone())];
+        MongoWindowGenerator::new(shards(), sequence, 10)
+            .unwrap()
+            .next_id()
+            .await
+            .unwrap();
+        windows
+            .update_one(doc! { "sequence": sequence }, vec![doc! { "$set": stage }])
+            .await
+            .unwrap();
+        let before = windows
+            .find_one(doc! { "sequence": sequence })
+            .await
+            .unwrap();
+        let ids = MongoWindowGenerator::new(shards(), sequence, 10).unwrap();
+        for _ in 0..3 {
+            let message = ids.next_id().await.unwrap_err().to_string();
+            assert!(
+                message.contains("corrupt document")
+                    && message.contains(&format!("{sequence}:"))
+                    && message.contains("start is after end"),
+                "{sequence}: {message}"
+            );
+        }
+        let after = windows
+            .find_one(doc! { "sequence": sequence })
+            .await
+            .unwrap();
+        assert_eq!(after, before, "{sequence}: the corrupt window was updated");
+    }
+}

@@ -96,19 +96,21 @@ impl Authority for SqlAuthority {
         validate_name(NameKind::Scope, scope)?;
         validate_name(NameKind::Sequence, sequence)?;
         let size_sql = size_sql(size)?;
+        let row = counters::row_name(self.number, scope, sequence);
+        let in_row = |error| counters::in_row(&row, error);
         // The first use creates the row; an insert racing ours is ignored, and the update is
         // tried again. A row deleted between the two is created again: twice at most.
         for _ in 0..3 {
             let number = i16::from(self.number);
             if let Some((era, next)) =
-                counters::reserve(&self.store, number, scope, sequence, size_sql).await?
+                counters::reserve(&self.store, number, scope, sequence, size_sql)
+                    .await
+                    .map_err(in_row)?
             {
-                return Block::reserved_before(self.number, era, next, size);
+                return Block::reserved_before(self.number, era, next, size).map_err(in_row);
             }
             counters::create_row(&self.store, number, scope, sequence).await?;
         }
-        Err(AuthorityError::Corrupt(format!(
-            "the counter row of {scope}/{sequence} keeps disappearing"
-        )))
+        Err(AuthorityError::Corrupt(format!("{row} keeps disappearing")))
     }
 }

@@ -12,12 +12,19 @@
 //! `LAST_INSERT_ID(expr)`, both under the row lock, and a second statement on the same connection
 //! reads them back (no other session can change them). A missing row is created first (era 0,
 //! next 1: counter 0 of era 0 is never issued) with an insert that ignores a concurrent one.
+//!
+//! The update only matches a row an authority could have written: an integer era of at least
+//! 0 and an integer counter from 0 to 2^60. A corrupt row (a negative counter, a value above the
+//! counter range, text in SQLite) is left as it is and reported as [`AuthorityError::Corrupt`],
+//! saying which field holds what; moving it would turn it into valid-looking values that repeat
+//! ids (a counter of -1 becomes 0, then 1; SQLite reads text as 0).
 
 use gdid_core::generator::AuthorityError;
 use sqlx::AssertSqlSafe;
 
 use crate::statement::{create_table, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
+use crate::stored::{described, integer_guard, integer_in};
 
 pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
     create_table(
@@ -30,8 +37,28 @@ pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
     .await
 }
 
+/// The row of (authority, scope, sequence), as error messages name it.
+pub(crate) fn row_name(authority: u8, scope: &str, sequence: &str) -> String {
+    format!("the gdid_counters row (authority {authority}, scope {scope:?}, sequence {sequence:?})")
+}
+
+/// `error` with the row it is about, when it reports a corrupt row or a block read from one.
+pub(crate) fn in_row(row: &str, error: AuthorityError) -> AuthorityError {
+    match error {
+        AuthorityError::Corrupt(reason) | AuthorityError::InvalidBlock(reason) => {
+            AuthorityError::Corrupt(format!("{row}: {reason}"))
+        }
+        other => other,
+    }
+}
+
 /// Moves the row forward by `size`: the new `(era, next_counter)`, or `None` when the row does
 /// not exist yet.
+///
+/// # Errors
+///
+/// [`AuthorityError::Corrupt`] for a row that holds values no authority writes (it is left
+/// as it is), or that cannot be decoded; [`AuthorityError::Store`] when the store fails.
 pub(crate) async fn reserve(
     store: &SqlStore,
     authority: i16,
@@ -59,7 +86,9 @@ pub(crate) async fn reserve(
         dialect,
         &format!(
             "UPDATE gdid_counters SET era = {era}, next_counter = {next} \
-             WHERE authority = ? AND scope_name = ? AND sequence_name = ?{returning}"
+             WHERE authority = ? AND scope_name = ? AND sequence_name = ? \
+             AND era >= 0 AND next_counter >= 0 AND next_counter <= {NEXT_MAX_SQL}{guard}{returning}",
+            guard = integer_guard(dialect, &["era", "next_counter"]),
         ),
     );
     let reserved: Result<Option<(i64, i64)>, sqlx::Error> = with_pool!(store, pool => {
@@ -97,7 +126,47 @@ pub(crate) async fn reserve(
             }
         }
     });
-    reserved.map_err(driver_error)
+    match reserved.map_err(driver_error)? {
+        Some(state) => Ok(Some(state)),
+        None => match stored_corruption(store, authority, scope, sequence).await? {
+            Some(reason) => Err(AuthorityError::Corrupt(reason)),
+            None => Ok(None),
+        },
+    }
+}
+
+/// What is wrong with the row of (authority, scope, sequence), read back after the update matched
+/// nothing: `None` when there is no row (or a valid one, created since).
+async fn stored_corruption(
+    store: &SqlStore,
+    authority: i16,
+    scope: &str,
+    sequence: &str,
+) -> Result<Option<String>, AuthorityError> {
+    let dialect = store.dialect();
+    let q = sql(
+        dialect,
+        &format!(
+            "SELECT {}, {} FROM gdid_counters \
+             WHERE authority = ? AND scope_name = ? AND sequence_name = ?",
+            described(dialect, "era"),
+            described(dialect, "next_counter"),
+        ),
+    );
+    let row: Option<(Option<String>, Option<String>)> = with_pool!(store, pool => {
+        sqlx::query_as(AssertSqlSafe(q.0.clone()))
+            .bind(authority)
+            .bind(scope)
+            .bind(sequence)
+            .fetch_optional(pool)
+            .await
+    })
+    .map_err(driver_error)?;
+    Ok(row.and_then(|(era, next)| {
+        integer_in("era", era.as_deref(), 0..=i64::MAX)
+            .and_then(|_| integer_in("next_counter", next.as_deref(), 0..=NEXT_MAX_SQL))
+            .err()
+    }))
 }
 
 /// Creates the row of (authority, scope, sequence) unless it exists.
@@ -129,8 +198,9 @@ pub(crate) async fn create_row(
     .map_err(driver_error)
 }
 
-/// On MySQL a negative counter makes `LAST_INSERT_ID` (unsigned) fail with 1264 "out of range":
-/// the row is corrupt, and the update did not happen.
+/// On MySQL a value out of range in the update (1264, SQLSTATE 22003; `LAST_INSERT_ID` is
+/// unsigned) means the row is corrupt, and the update did not happen. The update's conditions
+/// keep negative counters out; this is the last line.
 fn out_of_range_is_corrupt(error: sqlx::Error) -> AuthorityError {
     if let sqlx::Error::Database(e) = &error
         && e.code().as_deref() == Some("22003")
@@ -144,6 +214,9 @@ use gdid_core::COUNTER_MAX;
 
 /// `COUNTER_MAX` as SQL binds it (it fits in a BIGINT).
 pub(crate) const COUNTER_MAX_SQL: i64 = (1 << 60) - 1;
+
+/// The largest `next_counter` an authority writes: `COUNTER_MAX + 1`, the era used up.
+const NEXT_MAX_SQL: i64 = COUNTER_MAX_SQL + 1;
 
 /// A size as SQL binds it.
 pub(crate) fn size_sql(size: u64) -> Result<i64, AuthorityError> {

@@ -54,6 +54,7 @@ mod sharded;
 mod sharded_rows;
 mod statement;
 mod store;
+mod stored;
 mod windows;
 
 pub use authority::SqlAuthority;

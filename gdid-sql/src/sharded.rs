@@ -10,6 +10,7 @@ use gdid_core::generator::{
 use crate::error::Error;
 use crate::sharded_rows;
 use crate::store::SqlStore;
+use crate::stored::integer_in;
 
 /// The ranges of one sequence in a SQL store.
 #[derive(Debug)]
@@ -33,8 +34,9 @@ impl RangeStore for SqlRanges {
             .await
             .map_err(IdError::store)?;
         next.map(|next| {
-            u64::try_from(next)
-                .map_err(|_| IdError::store(format!("range {range} holds {next}: corrupt row")))
+            u64::try_from(next).map_err(|_| {
+                self.corrupt(i64::from(shard), &format!("next_value is {next}, negative"))
+            })
         })
         .transpose()
     }
@@ -44,19 +46,34 @@ impl RangeStore for SqlRanges {
             .await
             .map_err(IdError::store)?;
         rows.into_iter()
-            .map(|(range, next, max)| {
-                match (
-                    u32::try_from(range),
-                    u64::try_from(next),
-                    u64::try_from(max),
-                ) {
-                    (Ok(range), Ok(next), Ok(max)) => Ok(RangeState { range, next, max }),
-                    _ => Err(IdError::store(format!(
-                        "range row ({range}, {next}, {max}) holds a negative value: corrupt row"
-                    ))),
+            .map(|(shard, next, max)| {
+                let corrupt = |reason: String| self.corrupt(i64::from(shard), &reason);
+                let range = u32::try_from(shard)
+                    .map_err(|_| corrupt(format!("shard is {shard}, negative")))?;
+                let next = integer_in("next_value", next.as_deref(), 0..=i64::MAX)
+                    .map_err(&corrupt)?
+                    .unsigned_abs();
+                let max = integer_in("max_value", max.as_deref(), 0..=i64::MAX)
+                    .map_err(&corrupt)?
+                    .unsigned_abs();
+                if next > max + 1 {
+                    return Err(corrupt(format!(
+                        "next_value is {next}, beyond the end of its range (max_value {max})"
+                    )));
                 }
+                Ok(RangeState { range, next, max })
             })
             .collect()
+    }
+}
+
+impl SqlRanges {
+    /// The error for the row of `shard` holding what `reason` says.
+    fn corrupt(&self, shard: i64, reason: &str) -> IdError {
+        IdError::store(format!(
+            "corrupt row: the gdid_ranges row (sequence {:?}, shard {shard}): {reason}",
+            self.sequence
+        ))
     }
 }
 

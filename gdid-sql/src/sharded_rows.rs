@@ -1,9 +1,14 @@
 //! The `gdid_ranges` table of the sharded counter, every statement written once.
+//!
+//! A take only matches a row whose values are non-negative integers, so a corrupt row is never
+//! moved toward valid-looking values; [`list`] reads the values back as text for the checks that
+//! say which field holds what.
 
 use sqlx::AssertSqlSafe;
 
 use crate::statement::{create_table, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
+use crate::stored::{described, integer_guard};
 
 pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
     create_table(
@@ -46,20 +51,29 @@ pub(crate) async fn insert(
         .map(drop))
 }
 
-/// Every range of `sequence`: `(shard, next_value, max_value)`.
+/// A row of `gdid_ranges` as [`list`] reads it: the shard, and `next_value` and `max_value`
+/// [`described`].
+pub(crate) type DescribedRange = (i32, Option<String>, Option<String>);
+
+/// Every range of `sequence`: `(shard, next_value, max_value)`, the values [`described`].
 pub(crate) async fn list(
     store: &SqlStore,
     sequence: &str,
-) -> Result<Vec<(i32, i64, i64)>, sqlx::Error> {
+) -> Result<Vec<DescribedRange>, sqlx::Error> {
+    let dialect = store.dialect();
     let q = sql(
-        store.dialect(),
-        "SELECT shard, next_value, max_value FROM gdid_ranges \
-         WHERE sequence_name = ? ORDER BY shard",
+        dialect,
+        &format!(
+            "SELECT shard, {}, {} FROM gdid_ranges WHERE sequence_name = ? ORDER BY shard",
+            described(dialect, "next_value"),
+            described(dialect, "max_value"),
+        ),
     );
     with_pool!(store, pool => sqlx::query_as(AssertSqlSafe(q.0.clone())).bind(sequence).fetch_all(pool).await)
 }
 
-/// Takes exactly `n` values from the range, or none when fewer are left: the new `next_value`.
+/// Takes exactly `n` values from the range, or none when fewer are left (or the row is corrupt:
+/// [`list`] tells): the new `next_value`.
 /// One statement (`RETURNING`); on MySQL, `LAST_INSERT_ID(expr)` read back on the same
 /// connection.
 pub(crate) async fn take(
@@ -78,7 +92,9 @@ pub(crate) async fn take(
         dialect,
         &format!(
             "UPDATE gdid_ranges SET next_value = {set} \
-             WHERE sequence_name = ? AND shard = ? AND next_value + ? - 1 <= max_value{returning}"
+             WHERE sequence_name = ? AND shard = ? AND next_value + ? - 1 <= max_value \
+             AND next_value >= 0 AND max_value >= 0{guard}{returning}",
+            guard = integer_guard(dialect, &["next_value", "max_value"]),
         ),
     );
     with_pool!(store, pool => {

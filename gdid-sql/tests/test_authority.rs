@@ -170,6 +170,51 @@ async fn corrupt_rows_are_typed_errors() {
     }
 }
 
+/// A corrupt row is left as it is and named, field and all, however often it is asked: the
+/// update used to move it toward valid-looking values (a counter of -1 became 0, then 1, and id 1
+/// was issued again; SQLite read text as 0 and restarted the counter; a counter above 2^60
+/// rolled the era over and issued ids).
+#[tokio::test]
+async fn a_corrupt_row_stays_corrupt_and_names_its_field() {
+    for (dialect, url) in urls() {
+        let scope = fresh_scope("corrupt_again");
+        let authority = SqlAuthority::connect(&url, 1).await.unwrap();
+        let mut cases = vec![
+            ("negative-next", "next_counter", "-1"),
+            ("above-range", "next_counter", "4611686018427387904"),
+            ("negative-era", "era", "-1"),
+        ];
+        if dialect == "sqlite" {
+            cases.push(("text-next", "next_counter", "'abc'"));
+            cases.push(("real-era", "era", "1.5"));
+        }
+        for (sequence, field, value) in cases {
+            authority.allocate(&scope, sequence, 1).await.unwrap();
+            execute(
+                authority.store(),
+                format!(
+                    "UPDATE gdid_counters SET {field} = {value} \
+                     WHERE scope_name = '{scope}' AND sequence_name = '{sequence}'"
+                ),
+            )
+            .await;
+            for _ in 0..3 {
+                let err = authority.allocate(&scope, sequence, 1).await.unwrap_err();
+                let message = err.to_string();
+                assert!(
+                    matches!(err, AuthorityError::Corrupt(_)),
+                    "{dialect} {sequence}: {message}"
+                );
+                assert!(
+                    message.contains(&format!("sequence {sequence:?}"))
+                        && message.contains(&format!("{field} ")),
+                    "{dialect} {sequence}: {message}"
+                );
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn creating_the_schema_twice_and_concurrently_is_harmless() {
     for (dialect, url) in urls() {

@@ -4,7 +4,7 @@ mod common;
 
 use std::collections::HashSet;
 
-use common::{fresh_scope, urls};
+use common::{execute, fresh_scope, urls};
 use gdid_core::generator::{Error, IdGenerator};
 use gdid_sql::{Error as SetupError, Pick, RangeLayout, SqlShardedCounter, SqlStore};
 
@@ -140,5 +140,49 @@ async fn another_layout_for_the_same_sequence_is_refused() {
         let mut got: Vec<u64> = four.next_ids(19).await.unwrap().iter().collect();
         got.sort_unstable();
         assert_eq!(got, (2..=20).collect::<Vec<u64>>(), "{dialect}");
+    }
+}
+
+/// A corrupt range row is a typed error naming it and its field, never an id, however often it
+/// is asked: a negative `next_value` used to be moved up to the range's first values (id 0 issued
+/// again), and one beyond its end read as "exhausted".
+#[tokio::test]
+async fn a_corrupt_range_row_is_an_error_naming_it_never_an_id() {
+    for (dialect, url) in urls() {
+        let store = SqlStore::connect(&url).await.unwrap();
+        let mut cases = vec![("negative", "-1"), ("beyond-end", "max_value + 10")];
+        if dialect == "sqlite" {
+            cases.push(("text", "'abc'"));
+        }
+        for (case, value) in cases {
+            let sequence = fresh_scope(case);
+            let layout = RangeLayout::new(0, 1_000, 1).unwrap();
+            let ids = SqlShardedCounter::create(store.clone(), &sequence, layout, Pick::Random)
+                .await
+                .unwrap();
+            assert_eq!(ids.next_id().await.unwrap(), 0);
+            execute(
+                &store,
+                format!(
+                    "UPDATE gdid_ranges SET next_value = {value} \
+                     WHERE sequence_name = '{sequence}'"
+                ),
+            )
+            .await;
+            for _ in 0..3 {
+                let err = ids.next_id().await.unwrap_err();
+                let message = err.to_string();
+                assert!(
+                    matches!(err, Error::Store(_)),
+                    "{dialect} {case}: {message}"
+                );
+                assert!(
+                    message.contains("corrupt")
+                        && message.contains(&format!("sequence {sequence:?}"))
+                        && message.contains("next_value"),
+                    "{dialect} {case}: {message}"
+                );
+            }
+        }
     }
 }

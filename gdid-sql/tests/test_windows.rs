@@ -6,7 +6,7 @@ mod common;
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use common::{fresh_scope, urls};
+use common::{execute, fresh_scope, urls};
 use gdid_core::generator::{Error, IdGenerator};
 use gdid_sql::{AgentError, SqlStore, SqlWindowGenerator, Window, WindowAgent};
 
@@ -220,4 +220,53 @@ async fn adding_a_shard_is_one_call() {
     let windows = agent.windows(&sequence).await.unwrap();
     assert_eq!(windows.len(), 2 * agent.shards().count());
     assert_disjoint(&windows);
+}
+
+/// A window row with its start after its end is an error naming it, never an id: one whose start
+/// was moved past its end used to hand out values, one whose end was moved below its start read
+/// as "no open window".
+#[tokio::test]
+async fn a_window_row_with_start_after_end_is_an_error_naming_it() {
+    for (dialect, url) in urls() {
+        let store = SqlStore::connect(&url).await.unwrap();
+        // `window_end` first in the second: MySQL assigns left to right.
+        for (field, assignment) in [
+            ("window_start", "window_end + 100"),
+            (
+                "window_end",
+                "window_start + 5, window_start = window_start + 50",
+            ),
+        ] {
+            let sequence = fresh_scope("start_after_end");
+            let mut agent = WindowAgent::new(100, 1).unwrap();
+            agent.add_shard(dialect, store.clone()).await.unwrap();
+            agent.run_once(&[&sequence]).await.unwrap();
+            let shards = || vec![(dialect.to_owned(), store.clone())];
+            SqlWindowGenerator::new(shards(), &sequence, 10)
+                .unwrap()
+                .next_id()
+                .await
+                .unwrap();
+            execute(
+                &store,
+                format!(
+                    "UPDATE gdid_windows SET {field} = {assignment} \
+                     WHERE sequence_name = '{sequence}'"
+                ),
+            )
+            .await;
+            let ids = SqlWindowGenerator::new(shards(), &sequence, 10).unwrap();
+            for _ in 0..3 {
+                let message = ids.next_id().await.unwrap_err().to_string();
+                assert!(
+                    message.contains("corrupt row")
+                        && message.contains(&format!("sequence {sequence:?}"))
+                        && message.contains("window_start is after window_end"),
+                    "{dialect} {field}: {message}"
+                );
+            }
+            let listed = agent.windows(&sequence).await.unwrap_err().to_string();
+            assert!(listed.contains("corrupt row"), "{dialect}: {listed}");
+        }
+    }
 }

@@ -1,6 +1,10 @@
 //! The window tables of one shard, and every statement on them, written once for the three
 //! dialects (`?` placeholders, numbered for PostgreSQL); only the lock clause and the transaction
 //! start differ.
+//!
+//! A window row that breaks `window_start <= next_hi <= window_end` is corrupt: no value is taken
+//! from it, and reading it, or finding no open window while it is there, is an error naming it
+//! (`sqlx::Error::Decode`, the shard's error type).
 
 use gdid_core::generator::windows::{Window, WindowShard};
 use sqlx::AssertSqlSafe;
@@ -13,6 +17,43 @@ fn to_u64(value: i64, what: &str) -> Result<u64, sqlx::Error> {
     u64::try_from(value).map_err(|_| {
         sqlx::Error::Decode(format!("{what} is negative ({value}): corrupt window row").into())
     })
+}
+
+/// The error for the window row of (`sequence`, `start`) holding what `reason` says.
+fn corrupt_window(sequence: &str, start: i64, reason: &str) -> sqlx::Error {
+    sqlx::Error::Decode(
+        format!(
+            "corrupt row: the gdid_windows row (sequence {sequence:?}, window_start {start}): \
+             {reason}"
+        )
+        .into(),
+    )
+}
+
+/// A window row as it is stored, checked: non-negative, and `start <= next_hi <= end`.
+fn checked_window(
+    sequence: &str,
+    (start, end, next_hi): (i64, i64, i64),
+) -> Result<Window, sqlx::Error> {
+    let corrupt = |reason: &str| corrupt_window(sequence, start, reason);
+    let reason = if start < 0 || end < 0 || next_hi < 0 {
+        "a negative value, expected values of 0 or more"
+    } else if start > end {
+        "window_start is after window_end"
+    } else if next_hi < start {
+        "next_hi is before window_start"
+    } else if next_hi > end {
+        "next_hi is after window_end"
+    } else {
+        return Ok(Window {
+            start: start.unsigned_abs(),
+            end: end.unsigned_abs(),
+            next_hi: next_hi.unsigned_abs(),
+        });
+    };
+    Err(corrupt(&format!(
+        "{reason} (window_start {start}, window_end {end}, next_hi {next_hi})"
+    )))
 }
 
 fn to_i64(value: u64) -> Result<i64, sqlx::Error> {
@@ -96,13 +137,7 @@ impl WindowShard for SqlStore {
             .fetch_all(pool)
             .await)?;
         rows.into_iter()
-            .map(|(start, end, next)| {
-                Ok(Window {
-                    start: to_u64(start, "window_start")?,
-                    end: to_u64(end, "window_end")?,
-                    next_hi: to_u64(next, "next_hi")?,
-                })
-            })
+            .map(|row| checked_window(sequence, row))
             .collect()
     }
 
@@ -145,14 +180,38 @@ impl WindowShard for SqlStore {
     }
 
     /// Skips a window another client holds (`FOR UPDATE SKIP LOCKED`); if that leaves none,
-    /// waits for it instead: "every open window is busy" is not "no open window".
+    /// waits for it instead: "every open window is busy" is not "no open window". With none
+    /// open, a corrupt window of the sequence is reported rather than "no open window".
     async fn take(&self, sequence: &str, n: u64) -> Result<Option<(u64, u64)>, sqlx::Error> {
         let n = to_i64(n)?;
-        match take(self, sequence, n, true).await? {
-            Some(taken) => Ok(Some(taken)),
-            None => take(self, sequence, n, false).await,
+        if let Some(taken) = take(self, sequence, n, true).await? {
+            return Ok(Some(taken));
+        }
+        if let Some(taken) = take(self, sequence, n, false).await? {
+            return Ok(Some(taken));
+        }
+        match first_malformed(self, sequence).await? {
+            Some(row) => checked_window(sequence, row).map(|_| None),
+            None => Ok(None),
         }
     }
+}
+
+/// The first window row of `sequence` that breaks `window_start <= next_hi <= window_end`.
+async fn first_malformed(
+    store: &SqlStore,
+    sequence: &str,
+) -> Result<Option<(i64, i64, i64)>, sqlx::Error> {
+    let q = sql(
+        store.dialect(),
+        "SELECT window_start, window_end, next_hi FROM gdid_windows WHERE sequence_name = ? \
+         AND (window_start > window_end OR next_hi < window_start OR next_hi > window_end) \
+         ORDER BY window_start LIMIT 1",
+    );
+    with_pool!(store, pool => sqlx::query_as(AssertSqlSafe(q.0.clone()))
+        .bind(sequence)
+        .fetch_optional(pool)
+        .await)
 }
 
 /// Takes up to `n` values from the first open window of `sequence`, in one transaction that
@@ -190,12 +249,19 @@ async fn take(
             .bind(sequence)
             .fetch_optional(&mut *tx)
             .await?;
-        let Some((start, end, next)) = row else {
+        let Some(row) = row else {
             tx.rollback().await?;
             return Ok(None);
         };
-        let (end_u, next_u) = (to_u64(end, "window_end")?, to_u64(next, "next_hi")?);
-        let count = (end_u - next_u).min(n.unsigned_abs());
+        let window = match checked_window(sequence, row) {
+            Ok(window) => window,
+            Err(corrupt) => {
+                tx.rollback().await?;
+                return Err(corrupt);
+            }
+        };
+        let (start, next) = (row.0, row.2);
+        let count = (window.end - window.next_hi).min(n.unsigned_abs());
         let new_next = next + to_i64(count)?;
         sqlx::query(AssertSqlSafe(update.0.clone()))
             .bind(new_next)
@@ -204,6 +270,6 @@ async fn take(
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
-        Ok(Some((next_u, count)))
+        Ok(Some((window.next_hi, count)))
     })
 }
