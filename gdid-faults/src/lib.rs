@@ -3,9 +3,13 @@
 //! 127.0.0.1 and returns a [`Row`] of what happened; the tests assert on the rows, and
 //! `cargo run -p gdid-faults --release` prints them as the README's table.
 
+mod calls;
+pub mod corrupt;
+pub mod load;
 pub mod proxy;
 pub mod scenarios;
 pub mod server;
+pub mod store;
 
 use std::fmt;
 use std::time::Duration;

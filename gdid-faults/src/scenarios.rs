@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use gdid_core::Gdid;
 use gdid_core::generator::BlockGenerator;
-use gdid_sql::SqlAuthority;
-use hdrhistogram::Histogram;
 use rand::Rng;
 
+use crate::calls::Calls;
 use crate::server::Server;
+use crate::store;
 use crate::{FaultProxy, Row, duplicates};
 
 /// A boxed error, for the set-up steps of a scenario.
@@ -30,10 +30,10 @@ pub fn redirect(url: &str, via: SocketAddr) -> Result<(SocketAddr, String), Setu
         Some((user, host)) => (format!("{user}@"), host),
         None => (String::new(), &rest[..end]),
     };
-    let default_port = if scheme.starts_with("postgres") {
-        5432
-    } else {
-        3306
+    let default_port = match scheme {
+        "postgres" | "postgresql" => 5432,
+        "mongodb" => 27017,
+        _ => 3306,
     };
     let host_port = if host.contains(':') {
         host.to_owned()
@@ -45,76 +45,6 @@ pub fn redirect(url: &str, via: SocketAddr) -> Result<(SocketAddr, String), Setu
         .next()
         .ok_or("the host does not resolve")?;
     Ok((target, format!("{scheme}://{user}{via}{}", &rest[end..])))
-}
-
-/// What callers got while a fault ran.
-struct Calls {
-    ids: Vec<Gdid>,
-    errors: u64,
-    latency: Histogram<u64>,
-}
-
-impl Calls {
-    fn new() -> Calls {
-        Calls {
-            ids: Vec::new(),
-            errors: 0,
-            latency: Histogram::new(3).expect("3 significant digits are valid"),
-        }
-    }
-
-    /// `per_ms` calls every millisecond for `length`, each timed.
-    async fn at_rate(&mut self, ids: &BlockGenerator, per_ms: u32, length: Duration) {
-        let mut pace = tokio::time::interval(Duration::from_millis(1));
-        pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
-        let started = Instant::now();
-        while started.elapsed() < length {
-            pace.tick().await;
-            for _ in 0..per_ms {
-                let call = Instant::now();
-                match ids.next_id().await {
-                    Ok(id) => self.ids.push(id),
-                    Err(_) => self.errors += 1,
-                }
-                let nanos = u64::try_from(call.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                // `record` grows the histogram to any latency (`saturating_record` would clamp
-                // to its current top, 2 µs at first).
-                if self.latency.record(nanos.max(1)).is_err() {
-                    self.latency.saturating_record(nanos.max(1));
-                }
-            }
-        }
-    }
-
-    /// Issues at `per_ms` until `ids` has fetched 3 blocks (15 s at most): the rate a new
-    /// generator measures over its first, tiny blocks is rough (11,000 ids/s read for 20,000), so
-    /// until then its cover is less than it says.
-    async fn warm_up(&mut self, ids: &BlockGenerator, per_ms: u32) {
-        let started = Instant::now();
-        while ids.stats().allocations < 3 && started.elapsed() < Duration::from_secs(15) {
-            self.at_rate(ids, per_ms, Duration::from_millis(100)).await;
-        }
-    }
-
-    /// The row of a scenario whose callers made these calls.
-    fn into_row(
-        mut self,
-        fault: String,
-        done: String,
-        recovery: Option<Duration>,
-    ) -> Result<Row, SetupError> {
-        Ok(Row {
-            fault,
-            done,
-            issued: u64::try_from(self.ids.len())?,
-            caller_errors: self.errors,
-            duplicates: duplicates(&mut self.ids),
-            lost_to_gaps: 0,
-            recovery,
-            p999: Some(Duration::from_nanos(self.latency.value_at_quantile(0.999))),
-            slowest: Some(Duration::from_nanos(self.latency.max())),
-        })
-    }
 }
 
 /// A slow and flaky store: a generator issuing 20,000 ids/s from `url` through a relay that adds
@@ -130,9 +60,8 @@ pub async fn slow_store(name: &str, url: &str) -> Result<Row, SetupError> {
     let (target, _) = redirect(url, "127.0.0.1:1".parse()?)?;
     let proxy = FaultProxy::start(target).await?;
     let (_, via_proxy) = redirect(url, proxy.address())?;
-    let authority = SqlAuthority::connect(&via_proxy, 1).await?;
     let ids = BlockGenerator::builder(&gdid_testkit::fresh("slow"), "ids")
-        .authority(authority)
+        .shared_authority(store::authority(&via_proxy, 1).await?)
         .cover(Duration::from_secs(10))
         .build()?;
     ids.next_id().await?; // the first block is always waited for
@@ -184,7 +113,7 @@ pub async fn failover(first: (&str, &str), second: (&str, &str)) -> Result<Row, 
         let (target, _) = redirect(url, "127.0.0.1:1".parse()?)?;
         let proxy = FaultProxy::start(target).await?;
         let (_, via_proxy) = redirect(url, proxy.address())?;
-        builder = builder.authority(SqlAuthority::connect(&via_proxy, number).await?);
+        builder = builder.shared_authority(store::authority(&via_proxy, number).await?);
         proxies.push(proxy);
     }
     let ids = builder.build()?;
@@ -320,7 +249,7 @@ async fn issue_during<T: Send + 'static>(
 ///   timeout (2 s), and ids come again by themselves once the server is back.
 ///
 /// Recovery: from the server accepting connections again to the next block fetched (first row),
-/// or to the next id served (second row).
+/// or to the first 50 ms of calls without an error (second row).
 ///
 /// # Errors
 ///
@@ -328,9 +257,8 @@ async fn issue_during<T: Send + 'static>(
 pub async fn server_stopped(server: Server, name: &str, url: &str) -> Result<Vec<Row>, SetupError> {
     let mut rows = Vec::new();
     for (within_cover, cover) in [(true, 15), (false, 2)] {
-        let authority = SqlAuthority::connect(url, 1).await?;
         let ids = BlockGenerator::builder(&gdid_testkit::fresh("stopped"), "ids")
-            .authority(authority)
+            .shared_authority(store::authority(url, 1).await?)
             .cover(Duration::from_secs(cover))
             .request_timeout(Duration::from_secs(2))
             .build()?;
@@ -349,14 +277,16 @@ pub async fn server_stopped(server: Server, name: &str, url: &str) -> Result<Vec
         let errors_while_down = calls.errors;
         issue_during(&mut calls, &ids, 5, move || stopped.start()).await??;
         let back = Instant::now();
-        let (allocations, served) = (ids.stats().allocations, calls.ids.len());
+        let allocations = ids.stats().allocations;
         let mut recovery = None;
         while recovery.is_none() && back.elapsed() < Duration::from_secs(30) {
+            let errors = calls.errors;
             calls.at_rate(&ids, 5, Duration::from_millis(50)).await;
-            let recovered = if !within_cover {
-                calls.ids.len() > served && calls.errors == errors_while_down
-            } else {
+            let recovered = if within_cover {
                 ids.stats().allocations > allocations
+            } else {
+                // With no ids in hand, 50 ms of calls without an error: a block came.
+                calls.errors == errors
             };
             if recovered {
                 recovery = Some(back.elapsed());

@@ -11,6 +11,9 @@ pub enum Server {
     MariaDb,
     /// PostgreSQL on 127.0.0.1:5432 (the first cluster `pg_lsclusters` lists).
     Postgres,
+    /// The MongoDB-protocol test server of `scripts/mongodb-test-server.sh`, on 127.0.0.1 at
+    /// `GDID_MONGODB_PORT` (27018 by default).
+    MongoDb,
 }
 
 impl Server {
@@ -18,23 +21,33 @@ impl Server {
         match self {
             Server::MariaDb => 3306,
             Server::Postgres => 5432,
+            Server::MongoDb => std::env::var("GDID_MONGODB_PORT")
+                .ok()
+                .and_then(|port| port.parse().ok())
+                .unwrap_or(27018),
         }
     }
 
-    fn shell(self, start: bool) -> &'static str {
-        match (self, start) {
-            (Server::MariaDb, false) => {
+    /// The shell command that starts (or stops) the server.
+    fn shell(self, start: bool) -> String {
+        let verb = if start { "start" } else { "stop" };
+        match self {
+            Server::MariaDb if start => {
+                "start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd".into()
+            }
+            Server::MariaDb => {
                 "start-stop-daemon --stop --quiet --oknodo --retry 30 --exec /usr/sbin/mariadbd"
+                    .into()
             }
-            (Server::MariaDb, true) => {
-                "start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd"
-            }
-            (Server::Postgres, false) => {
-                "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql | head -n1) main stop -m fast"
-            }
-            (Server::Postgres, true) => {
-                "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql | head -n1) main start"
-            }
+            Server::Postgres => format!(
+                "pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql | head -n1) main {verb} {}",
+                if start { "" } else { "-m fast" }
+            ),
+            // `start` prints the server's URI.
+            Server::MongoDb => format!(
+                "{}/../scripts/mongodb-test-server.sh {verb} >/dev/null",
+                env!("CARGO_MANIFEST_DIR")
+            ),
         }
     }
 
@@ -48,7 +61,7 @@ impl Server {
     ///
     /// When the command fails or the port stays open for 30 s.
     pub fn stop(self) -> Result<ServerStopped, String> {
-        run(self.shell(false))?;
+        run(&self.shell(false))?;
         wait(|| !self.listening(), "to stop")?;
         Ok(ServerStopped(self))
     }
@@ -68,7 +81,7 @@ impl ServerStopped {
     pub fn start(self) -> Result<(), String> {
         let server = self.0;
         std::mem::forget(self);
-        run(server.shell(true))?;
+        run(&server.shell(true))?;
         wait(|| server.listening(), "to start")
     }
 }
@@ -76,7 +89,7 @@ impl ServerStopped {
 impl Drop for ServerStopped {
     fn drop(&mut self) {
         if let Err(e) =
-            run(self.0.shell(true)).and_then(|()| wait(|| self.0.listening(), "to start"))
+            run(&self.0.shell(true)).and_then(|()| wait(|| self.0.listening(), "to start"))
         {
             eprintln!("gdid-faults: could not start {:?} again: {e}", self.0);
         }

@@ -1,9 +1,11 @@
 //! The fault suite against the real servers: no duplicate under any fault, no caller error while
 //! the cover lasts, failover within one allocation timeout.
 
+use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
+use gdid_faults::load::{self, Load};
 use gdid_faults::server::Server;
 use gdid_faults::{gdid_binary, scenarios};
 use gdid_testkit::{server as server_url, sqlite_url};
@@ -30,6 +32,7 @@ fn a_stopped_database_is_invisible_within_the_cover_and_a_typed_error_beyond_it(
     for (server, name, var) in [
         (Server::MariaDb, "MariaDB", "GDID_MYSQL_URL"),
         (Server::Postgres, "PostgreSQL", "GDID_POSTGRES_URL"),
+        (Server::MongoDb, "MongoDB", "GDID_MONGODB_URI"),
     ] {
         let Some(url) = server_url(var) else {
             continue;
@@ -106,6 +109,9 @@ fn killed_processes_never_print_an_id_twice() {
     if let Some(url) = server_url("GDID_MYSQL_URL") {
         stores.push(("MariaDB", url));
     }
+    if let Some(url) = server_url("GDID_MONGODB_URI") {
+        stores.push(("MongoDB", url));
+    }
     for (name, store) in stores {
         let row = scenarios::crash_loop(&gdid, name, &store).unwrap();
         println!("{row}");
@@ -119,4 +125,26 @@ fn killed_processes_never_print_an_id_twice() {
             "{row}"
         );
     }
+}
+
+#[test]
+fn processes_under_load_share_a_store_without_a_duplicate_at_the_predicted_round_trips() {
+    let _one = one_at_a_time();
+    let (name, store) = match server_url("GDID_MYSQL_URL") {
+        Some(url) => ("MariaDB", url),
+        None => ("SQLite", sqlite_url("gdid-faults-load")),
+    };
+    let worker = Path::new(env!("CARGO_BIN_EXE_gdid-faults"));
+    let outcome = load::load(worker, name, &store, Load::ISSUE).unwrap();
+    let row = &outcome.row;
+    println!("{row}");
+    assert_eq!(row.duplicates, 0, "{row}");
+    assert_eq!(row.caller_errors, 0, "{row}");
+    // Every process issued at its rate, give or take a second of start-up.
+    let asked = Load::ISSUE.total_rate() * Load::ISSUE.length.as_secs();
+    assert!(row.issued > asked * 9 / 10, "{row}");
+    // Within half to one and a half times what the block size predicts: measured rates, and so
+    // blocks, vary a little from one allocation to the next.
+    let ratio = outcome.round_trips_per_second / outcome.predicted;
+    assert!((0.5..1.5).contains(&ratio), "{row}");
 }

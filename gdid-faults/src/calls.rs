@@ -1,0 +1,88 @@
+//! [`Calls`]: what callers got while a fault ran, their ids, errors and latencies.
+
+use std::time::{Duration, Instant};
+
+use gdid_core::Gdid;
+use gdid_core::generator::BlockGenerator;
+use hdrhistogram::Histogram;
+
+use crate::scenarios::SetupError;
+use crate::{Row, duplicates};
+
+/// What callers got while a fault ran.
+pub(crate) struct Calls {
+    pub(crate) ids: Vec<Gdid>,
+    pub(crate) errors: u64,
+    pub(crate) latency: Histogram<u64>,
+}
+
+impl Calls {
+    pub(crate) fn new() -> Calls {
+        Calls {
+            ids: Vec::new(),
+            errors: 0,
+            latency: Histogram::new(3).expect("3 significant digits are valid"),
+        }
+    }
+
+    /// `per_ms` calls every millisecond for `length`, each timed.
+    pub(crate) async fn at_rate(&mut self, ids: &BlockGenerator, per_ms: u32, length: Duration) {
+        let mut pace = tokio::time::interval(Duration::from_millis(1));
+        pace.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+        let started = Instant::now();
+        while started.elapsed() < length {
+            pace.tick().await;
+            for _ in 0..per_ms {
+                let call = Instant::now();
+                match ids.next_id().await {
+                    Ok(id) => self.ids.push(id),
+                    Err(_) => self.errors += 1,
+                }
+                let nanos = u64::try_from(call.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                // `record` grows the histogram to any latency (`saturating_record` would clamp
+                // to its current top, 2 µs at first).
+                if self.latency.record(nanos.max(1)).is_err() {
+                    self.latency.saturating_record(nanos.max(1));
+                }
+            }
+        }
+    }
+
+    /// Adds the calls of `other` (another caller of the same run) to these.
+    pub(crate) fn merge(&mut self, other: Calls) -> Result<(), SetupError> {
+        self.ids.extend(other.ids);
+        self.errors += other.errors;
+        self.latency.add(other.latency)?;
+        Ok(())
+    }
+
+    /// Issues at `per_ms` until `ids` has fetched 3 blocks (15 s at most): the rate a new
+    /// generator measures over its first, tiny blocks is rough (11,000 ids/s read for 20,000), so
+    /// until then its cover is less than it says.
+    pub(crate) async fn warm_up(&mut self, ids: &BlockGenerator, per_ms: u32) {
+        let started = Instant::now();
+        while ids.stats().allocations < 3 && started.elapsed() < Duration::from_secs(15) {
+            self.at_rate(ids, per_ms, Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The row of a scenario whose callers made these calls.
+    pub(crate) fn into_row(
+        mut self,
+        fault: String,
+        done: String,
+        recovery: Option<Duration>,
+    ) -> Result<Row, SetupError> {
+        Ok(Row {
+            fault,
+            done,
+            issued: u64::try_from(self.ids.len())?,
+            caller_errors: self.errors,
+            duplicates: duplicates(&mut self.ids),
+            lost_to_gaps: 0,
+            recovery,
+            p999: Some(Duration::from_nanos(self.latency.value_at_quantile(0.999))),
+            slowest: Some(Duration::from_nanos(self.latency.max())),
+        })
+    }
+}

@@ -1,0 +1,263 @@
+//! Bad stored data: counters, ranges and windows corrupted in the real stores give a typed error,
+//! never a panic and never an id.
+//!
+//! Each case sets up the real thing through the library's public API (an authority counter, a
+//! one-at-a-time counter, a sharded counter's range, a hi-lo window), takes one id so that the row
+//! or document exists, corrupts it with a raw statement, then asks for an id [`ASKS`] times (a
+//! corrupt value that each call moves, a negative counter say, may become a valid-looking one
+//! after a few calls). Every answer is sorted into an [`Answer`]; only [`Answer::Refused`] is
+//! right. The SQL cases are in `corrupt/sql.rs`, the MongoDB ones in `corrupt/mongo.rs`.
+
+mod mongo;
+mod sql;
+
+use std::fmt;
+use std::future::Future;
+
+use gdid_core::generator::AuthorityError;
+
+use crate::Row;
+use crate::scenarios::SetupError;
+
+/// How many times each case asks for an id from the corrupt data.
+pub const ASKS: usize = 3;
+
+/// What one request for an id from corrupt data gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    /// A typed error saying the data is corrupt and naming the row or document and the field
+    /// (right): its message.
+    Refused(String),
+    /// An id (wrong).
+    Issued(String),
+    /// An error that is not a corruption report, or does not say where or which field (wrong):
+    /// its message.
+    Unclear(String),
+    /// A panic (wrong): its message.
+    Panicked(String),
+}
+
+/// What a case did and what each request gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseOutcome {
+    /// The kind of corruption, in a few words.
+    pub case: &'static str,
+    /// The row or document and the field written, and the value.
+    pub corrupted: String,
+    /// One answer per request; a single [`Answer::Panicked`] when the case panicked.
+    pub answers: Vec<Answer>,
+}
+
+impl CaseOutcome {
+    /// Whether every request was refused with a typed error.
+    pub fn is_refused(&self) -> bool {
+        !self.answers.is_empty()
+            && self
+                .answers
+                .iter()
+                .all(|answer| matches!(answer, Answer::Refused(_)))
+    }
+
+    /// The ids handed out from the corrupt data.
+    pub fn issued(&self) -> u64 {
+        count(&self.answers, |answer| matches!(answer, Answer::Issued(_)))
+    }
+
+    /// The typed errors.
+    pub fn refused(&self) -> u64 {
+        count(&self.answers, |answer| matches!(answer, Answer::Refused(_)))
+    }
+}
+
+impl fmt::Display for CaseOutcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}):", self.case, self.corrupted)?;
+        for answer in &self.answers {
+            match answer {
+                Answer::Refused(message) => write!(f, "\n  typed error: {message}")?,
+                Answer::Issued(id) => write!(f, "\n  ID ISSUED: {id}")?,
+                Answer::Unclear(message) => write!(f, "\n  UNCLEAR ERROR: {message}")?,
+                Answer::Panicked(message) => write!(f, "\n  PANIC: {message}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn count(answers: &[Answer], which: impl Fn(&Answer) -> bool) -> u64 {
+    answers.iter().map(|answer| u64::from(which(answer))).sum()
+}
+
+/// Runs every case `url` can express (`sqlite:PATH`, `mysql://…`, `postgres://…` or
+/// `mongodb://…`), each in a task of its own so that a panic is caught and reported.
+///
+/// # Errors
+///
+/// When the store cannot be reached or a case cannot be set up or corrupted.
+pub async fn cases(url: &str) -> Result<Vec<CaseOutcome>, SetupError> {
+    if url.starts_with("mongodb://") || url.starts_with("mongodb+srv://") {
+        mongo::cases(url).await
+    } else {
+        sql::cases(url).await
+    }
+}
+
+/// The fault-table row of [`cases`] on `url`, the store called `name`.
+///
+/// # Errors
+///
+/// As [`cases`].
+pub async fn bad_stored_data(name: &str, url: &str) -> Result<Row, SetupError> {
+    Ok(row(name, &cases(url).await?))
+}
+
+/// The fault-table row of `outcomes`, the cases run on the store called `name`: the ids handed
+/// out (must be 0) and the typed errors.
+pub fn row(name: &str, outcomes: &[CaseOutcome]) -> Row {
+    let mut kinds: Vec<&str> = Vec::new();
+    for outcome in outcomes {
+        let kind = outcome.case.split(':').next().unwrap_or(outcome.case);
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+    }
+    let refused: u64 = outcomes.iter().map(CaseOutcome::refused).sum();
+    Row {
+        fault: format!("bad stored data ({name})"),
+        done: format!(
+            "{} corrupt rows ({}), each asked {ASKS} times: {refused} typed errors",
+            outcomes.len(),
+            kinds.join(", ")
+        ),
+        issued: outcomes.iter().map(CaseOutcome::issued).sum(),
+        caller_errors: refused,
+        duplicates: 0,
+        lost_to_gaps: 0,
+        recovery: None,
+        p999: None,
+        slowest: None,
+    }
+}
+
+/// Where a corruption was written: what a right error message names.
+#[derive(Debug, Clone)]
+struct Place {
+    /// The name that identifies the row or document (its sequence, or its `_id`).
+    key: String,
+    /// The field written.
+    field: &'static str,
+}
+
+/// How an error of a call is judged: whether it is the typed corruption report of its API.
+trait Judged: fmt::Display {
+    fn is_corruption_report(&self) -> bool;
+}
+
+impl Judged for AuthorityError {
+    fn is_corruption_report(&self) -> bool {
+        matches!(self, AuthorityError::Corrupt(_))
+    }
+}
+
+/// The generators' error has no corruption variant: a store's report travels as its message
+/// (`Store`, or, for windows, the causes of `Exhausted`).
+impl Judged for gdid_core::generator::Error {
+    fn is_corruption_report(&self) -> bool {
+        self.to_string().to_lowercase().contains("corrupt")
+    }
+}
+
+/// Asks `call` for an id [`ASKS`] times and judges each answer against `place`.
+async fn ask<T, E, F, Fut>(place: &Place, mut call: F) -> Vec<Answer>
+where
+    T: fmt::Display,
+    E: Judged,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    let mut answers = Vec::with_capacity(ASKS);
+    for _ in 0..ASKS {
+        answers.push(match call().await {
+            Ok(id) => Answer::Issued(id.to_string()),
+            Err(error) => judge(&error, place),
+        });
+    }
+    answers
+}
+
+/// A typed corruption report that names the row or document and the field is
+/// [`Answer::Refused`]; any other error is [`Answer::Unclear`].
+fn judge(error: &impl Judged, place: &Place) -> Answer {
+    let message = error.to_string();
+    if error.is_corruption_report() && message.contains(&place.key) && message.contains(place.field)
+    {
+        Answer::Refused(message)
+    } else {
+        Answer::Unclear(message)
+    }
+}
+
+/// A case's outcome, with a panic in its task reported as [`Answer::Panicked`].
+async fn run_case<F>(
+    case: &'static str,
+    corrupted: String,
+    task: F,
+) -> Result<CaseOutcome, SetupError>
+where
+    F: Future<Output = Result<Vec<Answer>, SetupError>> + Send + 'static,
+{
+    let answers = match tokio::spawn(task).await {
+        Ok(answers) => answers?,
+        Err(e) if e.is_panic() => {
+            let payload = e.into_panic();
+            let message = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_else(|| "(no message)".to_owned());
+            vec![Answer::Panicked(message)]
+        }
+        Err(e) => return Err(e.into()),
+    };
+    Ok(CaseOutcome {
+        case,
+        corrupted,
+        answers,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place() -> Place {
+        Place {
+            key: "row-7".to_owned(),
+            field: "next",
+        }
+    }
+
+    #[test]
+    fn only_a_corruption_report_naming_the_place_and_field_is_refused() {
+        let named = AuthorityError::Corrupt("row-7: next is -1".into());
+        assert!(matches!(judge(&named, &place()), Answer::Refused(_)));
+        let nowhere = AuthorityError::Corrupt("next is -1".into());
+        assert!(matches!(judge(&nowhere, &place()), Answer::Unclear(_)));
+        let untyped = AuthorityError::store("row-7: next is -1");
+        assert!(matches!(judge(&untyped, &place()), Answer::Unclear(_)));
+    }
+
+    #[tokio::test]
+    async fn a_panic_in_a_case_is_an_answer_not_a_crash() {
+        let outcome = run_case("panics", "nothing".into(), async {
+            if ASKS > 0 {
+                panic!("bad row");
+            }
+            Ok(Vec::new())
+        })
+        .await
+        .unwrap();
+        assert_eq!(outcome.answers, vec![Answer::Panicked("bad row".into())]);
+        assert!(!outcome.is_refused());
+    }
+}

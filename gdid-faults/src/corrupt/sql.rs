@@ -1,0 +1,218 @@
+//! The corrupt-row cases on MySQL/MariaDB, PostgreSQL and SQLite.
+//!
+//! Every column the library writes is `BIGINT NOT NULL`, so "a missing field" (`NULL`) cannot be
+//! stored on any of the three: that case is left out. MariaDB and PostgreSQL cannot store text
+//! in a `BIGINT` either: there "the wrong type" is the nearest they can express, a value above
+//! the 60-bit counter range; SQLite stores the text as it is.
+
+use std::time::Duration;
+
+use gdid_core::generator::{Authority, BlockGenerator, IdGenerator, Pick, RangeLayout};
+use gdid_sql::{
+    Dialect, SqlAuthority, SqlCounter, SqlShardedCounter, SqlStore, SqlWindowGenerator,
+    WindowAgent, redact,
+};
+use gdid_testkit::fresh;
+
+use super::{Answer, CaseOutcome, Place, ask, run_case};
+use crate::scenarios::SetupError;
+
+/// The scope of every counter row the cases write.
+const SCOPE: &str = "faults";
+
+/// A value above the 60-bit counter range (`2^62`): the nearest to "the wrong type" a `BIGINT`
+/// column can hold.
+const ABOVE_COUNTER_RANGE: i64 = 1 << 62;
+
+/// Runs the cases on the store of `url`.
+pub(super) async fn cases(url: &str) -> Result<Vec<CaseOutcome>, SetupError> {
+    let store = SqlStore::connect(url).await?;
+    let authority = SqlAuthority::new(store.clone(), 1, &redact(url))?;
+    authority.ensure_schema().await?;
+    let sqlite = store.dialect() == Dialect::Sqlite;
+    let wrong_type = if sqlite {
+        "'abc'".to_owned()
+    } else {
+        ABOVE_COUNTER_RANGE.to_string()
+    };
+    let not_an_integer = if sqlite { "1.5" } else { &wrong_type };
+    let mut outcomes = Vec::new();
+    let counter_cases = [
+        (
+            "wrong type: authority counter",
+            "next_counter",
+            wrong_type.as_str(),
+            Via::Authority,
+        ),
+        (
+            "negative: authority counter",
+            "next_counter",
+            "-1",
+            Via::Authority,
+        ),
+        (
+            "negative: era, through a BlockGenerator",
+            "era",
+            "-1",
+            Via::BlockGenerator,
+        ),
+        (
+            "wrong type: one-at-a-time counter",
+            "next_counter",
+            not_an_integer,
+            Via::Counter,
+        ),
+        ("negative: one-at-a-time era", "era", "-1", Via::Counter),
+    ];
+    for (case, field, value, via) in counter_cases {
+        let sequence = fresh("corrupt");
+        let corrupted = format!("gdid_counters row ({SCOPE}, {sequence}): {field} = {value}");
+        let task = counter_case(authority.clone(), sequence, field, value.to_owned(), via);
+        outcomes.push(run_case(case, corrupted, task).await?);
+    }
+    let mut range_cases = vec![
+        (
+            "range overrun: sharded counter, current beyond its end",
+            "max_value + 10",
+        ),
+        ("negative: sharded counter's current value", "-1"),
+    ];
+    if sqlite {
+        // Any value of a range fits a BIGINT: elsewhere there is no nearest "wrong type".
+        range_cases.push(("wrong type: sharded counter's current value", "'abc'"));
+    }
+    for (case, value) in range_cases {
+        let sequence = fresh("corrupt");
+        let corrupted = format!("gdid_ranges row ({sequence}, 0): next_value = {value}");
+        let task = range_case(store.clone(), sequence, value);
+        outcomes.push(run_case(case, corrupted, task).await?);
+    }
+    let window_cases = [
+        (
+            "start > end: window start moved past its end",
+            "window_start",
+            "window_end + 100",
+        ),
+        // `window_end` first: MySQL assigns left to right, and the others from the old row.
+        (
+            "start > end: window end moved below its start",
+            "window_end",
+            "window_start + 5, window_start = window_start + 50",
+        ),
+    ];
+    for (case, field, assignment) in window_cases {
+        let sequence = fresh("corrupt");
+        let corrupted = format!("gdid_windows row of {sequence}: {field} = {assignment}");
+        let task = window_case(store.clone(), sequence, field, assignment);
+        outcomes.push(run_case(case, corrupted, task).await?);
+    }
+    Ok(outcomes)
+}
+
+/// Which API asks for the id after a counter row is corrupted.
+#[derive(Debug, Clone, Copy)]
+enum Via {
+    /// [`Authority::allocate`] of a block of 1.
+    Authority,
+    /// [`BlockGenerator::next_id`], blocks of 1.
+    BlockGenerator,
+    /// [`SqlCounter::next_id`].
+    Counter,
+}
+
+/// A counter row of `sequence` with `field` set to `value`.
+async fn counter_case(
+    authority: SqlAuthority,
+    sequence: String,
+    field: &'static str,
+    value: String,
+    via: Via,
+) -> Result<Vec<Answer>, SetupError> {
+    authority.allocate(SCOPE, &sequence, 1).await?;
+    execute(
+        authority.store(),
+        format!(
+            "UPDATE gdid_counters SET {field} = {value} \
+             WHERE scope_name = '{SCOPE}' AND sequence_name = '{sequence}'"
+        ),
+    )
+    .await?;
+    let place = Place {
+        key: sequence.clone(),
+        field,
+    };
+    Ok(match via {
+        Via::Authority => ask(&place, || authority.allocate(SCOPE, &sequence, 1)).await,
+        Via::BlockGenerator => {
+            let ids = BlockGenerator::builder(SCOPE, &sequence)
+                .authority(authority)
+                .fixed_block_size(1)
+                .no_prefetch()
+                .allocation_timeout(Duration::from_secs(1))
+                .request_timeout(Duration::from_secs(1))
+                .build()?;
+            ask(&place, || ids.next_id()).await
+        }
+        Via::Counter => {
+            let ids = SqlCounter::new(authority, SCOPE, &sequence);
+            ask(&place, || ids.next_id()).await
+        }
+    })
+}
+
+/// The one range of a sharded counter of `sequence`, its `next_value` set to `value`.
+async fn range_case(
+    store: SqlStore,
+    sequence: String,
+    value: &'static str,
+) -> Result<Vec<Answer>, SetupError> {
+    let layout = RangeLayout::new(0, 1_000, 1)?;
+    let ids = SqlShardedCounter::create(store.clone(), &sequence, layout, Pick::RoundRobin).await?;
+    ids.next_id().await?;
+    execute(
+        &store,
+        format!("UPDATE gdid_ranges SET next_value = {value} WHERE sequence_name = '{sequence}'"),
+    )
+    .await?;
+    let place = Place {
+        key: sequence,
+        field: "next_value",
+    };
+    Ok(ask(&place, || ids.next_id()).await)
+}
+
+/// The one window of `sequence` (0..100, taken up to 10), its `field` set to `assignment`,
+/// asked through a new client.
+async fn window_case(
+    store: SqlStore,
+    sequence: String,
+    field: &'static str,
+    assignment: &'static str,
+) -> Result<Vec<Answer>, SetupError> {
+    let mut agent = WindowAgent::new(100, 1)?;
+    agent.add_shard("a", store.clone()).await?;
+    agent.run_once(&[&sequence]).await?;
+    SqlWindowGenerator::new(vec![("a".to_owned(), store.clone())], &sequence, 10)?
+        .next_id()
+        .await?;
+    execute(
+        &store,
+        format!(
+            "UPDATE gdid_windows SET {field} = {assignment} WHERE sequence_name = '{sequence}'"
+        ),
+    )
+    .await?;
+    let ids = SqlWindowGenerator::new(vec![("a".to_owned(), store)], &sequence, 10)?;
+    let place = Place {
+        key: sequence,
+        field,
+    };
+    Ok(ask(&place, || ids.next_id()).await)
+}
+
+/// Runs raw SQL (the values are the cases' own, formatted in).
+async fn execute(store: &SqlStore, sql: String) -> Result<(), SetupError> {
+    let sql = sqlx::AssertSqlSafe(sql);
+    gdid_sql::with_pool!(store, pool => sqlx::query(sql).execute(pool).await.map(drop))?;
+    Ok(())
+}
