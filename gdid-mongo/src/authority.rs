@@ -14,6 +14,13 @@ use crate::unique::{by_id, is_duplicate_key, is_type_mismatch};
 /// `COUNTER_MAX` as BSON `Int64`.
 const COUNTER_MAX: i64 = (1 << 60) - 1;
 
+/// The smallest `next` an authority writes: a new document holds 1 and every update leaves the
+/// end of a block of at least 1. A 0 would hand out counter 0 and then the counters from 1 again.
+const NEXT_MIN: i64 = 1;
+
+/// The largest `next` an authority writes: `COUNTER_MAX + 1`, the era used up.
+const NEXT_MAX: i64 = COUNTER_MAX + 1;
+
 /// How many times a reservation is tried when the counter document is missing from the reply
 /// (first use, or a server that loses the document under a racing first insert).
 const ATTEMPTS: usize = 5;
@@ -93,7 +100,7 @@ impl MongoAuthority {
 }
 
 /// The filter of the counter document `id` when it holds what an authority writes: an integer
-/// era of at least 0 and an integer counter from 0 to 2^60. A corrupt document is never updated:
+/// era of at least 0 and an integer counter from [`NEXT_MIN`] to [`NEXT_MAX`]. A corrupt document is never updated:
 /// the update would move it toward valid-looking values that repeat ids (a counter of -1 becomes
 /// 0, then 1; `$add` turns a missing counter into null, a string into an error).
 fn valid_counter(id: &str) -> Document {
@@ -101,7 +108,7 @@ fn valid_counter(id: &str) -> Document {
     doc! {
         "_id": id,
         "era": { "$type": integer.as_slice(), "$gte": 0_i64 },
-        "next": { "$type": integer.as_slice(), "$gte": 0_i64, "$lte": COUNTER_MAX + 1 },
+        "next": { "$type": integer.as_slice(), "$gte": NEXT_MIN, "$lte": NEXT_MAX },
     }
 }
 
@@ -143,7 +150,7 @@ fn int64(
 fn counter_state(id: &str, document: &Document) -> Result<(i64, i64), AuthorityError> {
     Ok((
         int64(id, document, "era", 0..=i64::MAX)?,
-        int64(id, document, "next", 0..=COUNTER_MAX + 1)?,
+        int64(id, document, "next", NEXT_MIN..=NEXT_MAX)?,
     ))
 }
 

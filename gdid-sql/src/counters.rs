@@ -14,7 +14,7 @@
 //! next 1: counter 0 of era 0 is never issued) with an insert that ignores a concurrent one.
 //!
 //! The update only matches a row an authority could have written: an integer era of at least
-//! 0 and an integer counter from 0 to 2^60. A corrupt row (a negative counter, a value above the
+//! 0 and an integer counter from 1 to 2^60. A corrupt row (a negative counter, a value above the
 //! counter range, text in SQLite) is left as it is and reported as [`AuthorityError::Corrupt`],
 //! saying which field holds what; moving it would turn it into valid-looking values that repeat
 //! ids (a counter of -1 becomes 0, then 1; SQLite reads text as 0).
@@ -87,7 +87,7 @@ pub(crate) async fn reserve(
         &format!(
             "UPDATE gdid_counters SET era = {era}, next_counter = {next} \
              WHERE authority = ? AND scope_name = ? AND sequence_name = ? \
-             AND era >= 0 AND next_counter >= 0 AND next_counter <= {NEXT_MAX_SQL}{guard}{returning}",
+             AND era >= 0 AND next_counter >= {NEXT_MIN_SQL} AND next_counter <= {NEXT_MAX_SQL}{guard}{returning}",
             guard = integer_guard(dialect, &["era", "next_counter"]),
         ),
     );
@@ -164,7 +164,7 @@ async fn stored_corruption(
     .map_err(driver_error)?;
     Ok(row.and_then(|(era, next)| {
         integer_in("era", era.as_deref(), 0..=i64::MAX)
-            .and_then(|_| integer_in("next_counter", next.as_deref(), 0..=NEXT_MAX_SQL))
+            .and_then(|_| integer_in("next_counter", next.as_deref(), NEXT_MIN_SQL..=NEXT_MAX_SQL))
             .err()
     }))
 }
@@ -214,6 +214,10 @@ use gdid_core::COUNTER_MAX;
 
 /// `COUNTER_MAX` as SQL binds it (it fits in a BIGINT).
 pub(crate) const COUNTER_MAX_SQL: i64 = (1 << 60) - 1;
+
+/// The smallest `next_counter` an authority writes: a new row holds 1 and every update leaves the
+/// end of a block of at least 1. A 0 would hand out counter 0 and then the counters from 1 again.
+const NEXT_MIN_SQL: i64 = 1;
 
 /// The largest `next_counter` an authority writes: `COUNTER_MAX + 1`, the era used up.
 const NEXT_MAX_SQL: i64 = COUNTER_MAX_SQL + 1;

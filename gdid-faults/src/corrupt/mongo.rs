@@ -133,6 +133,11 @@ pub(super) async fn cases(url: &str) -> Result<Vec<CaseOutcome>, SetupError> {
             Via::Authority,
         ),
         (
+            "zero: authority counter (no authority writes 0)",
+            Corruption::set("next", 0_i64),
+            Via::Authority,
+        ),
+        (
             "negative: era, through a BlockGenerator",
             Corruption::set("era", -1_i64),
             Via::BlockGenerator,

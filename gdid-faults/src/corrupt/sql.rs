@@ -51,6 +51,12 @@ pub(super) async fn cases(url: &str) -> Result<Vec<CaseOutcome>, SetupError> {
             Via::Authority,
         ),
         (
+            "zero: authority counter (no authority writes 0)",
+            "next_counter",
+            "0",
+            Via::Authority,
+        ),
+        (
             "negative: era, through a BlockGenerator",
             "era",
             "-1",
