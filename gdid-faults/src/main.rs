@@ -49,18 +49,53 @@ fn load_worker(args: &[String]) -> Result<(), scenarios::SetupError> {
 }
 
 fn all_scenarios() -> Result<(), scenarios::SetupError> {
-    let rows = runtime(2)?.block_on(run())?;
+    let table = runtime(2)?.block_on(run())?;
     println!("{}", Row::HEADER);
-    for row in &rows {
+    for row in &table.rows {
         println!("{row}");
     }
-    if rows.iter().any(|row| row.duplicates > 0) {
+    if table.rows.iter().any(|row| row.duplicates > 0) {
         return Err("an id was issued twice".into());
+    }
+    if !table.failed.is_empty() {
+        return Err(format!("scenarios failed: {}", table.failed.join("; ")).into());
     }
     Ok(())
 }
 
-async fn run() -> Result<Vec<Row>, scenarios::SetupError> {
+/// The rows of the scenarios run so far, and those that could not run.
+#[derive(Default)]
+struct Table {
+    rows: Vec<Row>,
+    failed: Vec<String>,
+}
+
+impl Table {
+    /// Keeps the rows of `scenario`, or its error; each on stderr as it comes.
+    fn add(&mut self, scenario: &str, result: Result<Vec<Row>, scenarios::SetupError>) {
+        match result {
+            Ok(rows) => {
+                for row in rows {
+                    eprintln!("{row}");
+                    self.rows.push(row);
+                }
+            }
+            Err(e) => {
+                eprintln!("gdid-faults: {scenario}: {e}");
+                self.failed.push(format!("{scenario}: {e}"));
+            }
+        }
+    }
+}
+
+/// Runs `scenario` (blocking: it waits on processes) off the runtime's threads.
+async fn blocking(
+    scenario: impl FnOnce() -> Result<Row, scenarios::SetupError> + Send + 'static,
+) -> Result<Vec<Row>, scenarios::SetupError> {
+    Ok(vec![tokio::task::spawn_blocking(scenario).await??])
+}
+
+async fn run() -> Result<Table, scenarios::SetupError> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let (mysql, postgres, mongodb) = (
         var("GDID_MYSQL_URL"),
@@ -72,19 +107,22 @@ async fn run() -> Result<Vec<Row>, scenarios::SetupError> {
         (Server::Postgres, "PostgreSQL", &postgres),
         (Server::MongoDb, "MongoDB", &mongodb),
     ];
-    let mut rows = Vec::new();
+    let mut table = Table::default();
     for (server, name, url) in servers {
         if let Some(url) = url {
-            rows.extend(scenarios::server_stopped(server, name, url).await?);
+            let rows = scenarios::server_stopped(server, name, url).await;
+            table.add(&format!("{name} stopped"), rows);
         }
     }
     for (_, name, url) in servers {
         if let Some(url) = url {
-            rows.push(scenarios::slow_store(name, url).await?);
+            let row = scenarios::slow_store(name, url).await;
+            table.add(&format!("slow {name}"), row.map(|row| vec![row]));
         }
     }
     if let (Some(first), Some(second)) = (&mysql, &postgres) {
-        rows.push(scenarios::failover(("MariaDB", first), ("PostgreSQL", second)).await?);
+        let row = scenarios::failover(("MariaDB", first), ("PostgreSQL", second)).await;
+        table.add("failover", row.map(|row| vec![row]));
     }
     let sqlite = gdid_testkit::sqlite_url("gdid-faults");
     let mut stores = vec![("SQLite", sqlite.as_str())];
@@ -96,22 +134,21 @@ async fn run() -> Result<Vec<Row>, scenarios::SetupError> {
     let gdid = gdid_binary()?;
     let me = std::env::current_exe()?;
     for &(name, store) in &stores {
-        let (gdid, name, store) = (gdid.clone(), name.to_owned(), store.to_owned());
-        rows.push(
-            tokio::task::spawn_blocking(move || scenarios::crash_loop(&gdid, &name, &store))
-                .await??,
-        );
+        let (gdid, name_, store) = (gdid.clone(), name.to_owned(), store.to_owned());
+        let row = blocking(move || scenarios::crash_loop(&gdid, &name_, &store)).await;
+        table.add(&format!("crash loop {name}"), row);
     }
     for &(name, store) in &stores {
-        let (me, name, store) = (me.clone(), name.to_owned(), store.to_owned());
-        let outcome = tokio::task::spawn_blocking(move || {
-            gdid_faults::load::load(&me, &name, &store, Load::ISSUE)
+        let (me, name_, store) = (me.clone(), name.to_owned(), store.to_owned());
+        let row = blocking(move || {
+            gdid_faults::load::load(&me, &name_, &store, Load::ISSUE).map(|outcome| outcome.row)
         })
-        .await??;
-        rows.push(outcome.row);
+        .await;
+        table.add(&format!("load {name}"), row);
     }
     for &(name, store) in &stores {
-        rows.push(gdid_faults::corrupt::bad_stored_data(name, store).await?);
+        let row = gdid_faults::corrupt::bad_stored_data(name, store).await;
+        table.add(&format!("bad stored data {name}"), row.map(|row| vec![row]));
     }
-    Ok(rows)
+    Ok(table)
 }
