@@ -14,7 +14,7 @@ mod sql;
 use std::fmt;
 use std::future::Future;
 
-use gdid_core::generator::AuthorityError;
+use gdid_core::generator::{AuthorityError, Error, FailureCause};
 
 use crate::Row;
 use crate::scenarios::SetupError;
@@ -159,11 +159,18 @@ impl Judged for AuthorityError {
     }
 }
 
-/// The generators' error has no corruption variant: a store's report travels as its message
-/// (`Store`, or, for windows, the causes of `Exhausted`).
-impl Judged for gdid_core::generator::Error {
+impl Judged for Error {
     fn is_corruption_report(&self) -> bool {
-        self.to_string().to_lowercase().contains("corrupt")
+        match self {
+            Error::Corrupt(_) => true,
+            // A BlockGenerator reports what each of its authorities answered.
+            Error::Unavailable { causes, .. } | Error::Timeout { causes, .. } => {
+                causes.iter().any(|failure| {
+                    matches!(&failure.cause, FailureCause::Error(e) if matches!(e.as_ref(), AuthorityError::Corrupt(_)))
+                })
+            }
+            _ => false,
+        }
     }
 }
 

@@ -1,7 +1,7 @@
 //! [`MongoCounter`] (one at a time) and [`ObjectIdGenerator`].
 
 use bson::oid::ObjectId;
-use gdid_core::generator::{Authority, AuthorityError, Error, IdBatch, IdGenerator};
+use gdid_core::generator::{Authority, Error, IdBatch, IdGenerator};
 
 use crate::authority::MongoAuthority;
 
@@ -30,10 +30,7 @@ impl MongoCounter {
             .authority
             .allocate(&self.scope, &self.sequence, n)
             .await
-            .map_err(|e| match e {
-                AuthorityError::InvalidName(name) => Error::InvalidName(name),
-                other => Error::store(other),
-            })?;
+            .map_err(Error::from)?;
         if block.era != 0 {
             return Err(Error::Exhausted(format!(
                 "counter {}/{} passed 2^60",

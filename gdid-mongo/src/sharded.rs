@@ -26,9 +26,7 @@ pub struct MongoRanges {
 
 /// The error for the range document `id` holding what `reason` says.
 fn corrupt(id: &Bson, reason: &str) -> Error {
-    Error::store(format!(
-        "corrupt document: the range document {id}: {reason}"
-    ))
+    Error::Corrupt(format!("the range document {id}: {reason}"))
 }
 
 /// A non-negative integer field of a range document, or why the document is corrupt.

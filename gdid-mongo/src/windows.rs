@@ -174,6 +174,10 @@ async fn first_corrupt_open(
 impl WindowShard for MongoWindowShard {
     type Error = WindowShardError;
 
+    fn is_corrupt(error: &WindowShardError) -> bool {
+        matches!(error, WindowShardError::Corrupt { .. })
+    }
+
     async fn prepare(&self) -> Result<(), WindowShardError> {
         let index = |keys: Document| IndexModel::builder().keys(keys).build();
         self.windows

@@ -228,13 +228,11 @@ async fn a_corrupt_range_document_is_an_error_naming_it_never_an_id() {
             let err = ids.next_id().await.unwrap_err();
             let message = err.to_string();
             assert!(
-                matches!(err, gdid_core::generator::Error::Store(_)),
+                matches!(err, gdid_core::generator::Error::Corrupt(_)),
                 "{sequence}: {message}"
             );
             assert!(
-                message.contains("corrupt")
-                    && message.contains(&format!("{id:?}"))
-                    && message.contains("\"next\""),
+                message.contains(&format!("{id:?}")) && message.contains("\"next\""),
                 "{sequence}: {message}"
             );
         }

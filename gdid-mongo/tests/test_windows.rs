@@ -268,7 +268,12 @@ async fn a_window_document_with_start_after_end_is_an_error_naming_it() {
             .unwrap();
         let ids = MongoWindowGenerator::new(shards(), sequence, 10).unwrap();
         for _ in 0..3 {
-            let message = ids.next_id().await.unwrap_err().to_string();
+            let err = ids.next_id().await.unwrap_err();
+            let message = err.to_string();
+            assert!(
+                matches!(err, gdid_core::generator::Error::Corrupt(_)),
+                "{sequence}: {message}"
+            );
             assert!(
                 message.contains("corrupt document")
                     && message.contains(&format!("{sequence}:"))

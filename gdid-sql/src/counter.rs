@@ -31,10 +31,7 @@ impl SqlCounter {
             .authority
             .allocate(&self.scope, &self.sequence, n)
             .await
-            .map_err(|e| match e {
-                gdid_core::generator::AuthorityError::InvalidName(name) => Error::InvalidName(name),
-                other => Error::store(other),
-            })?;
+            .map_err(Error::from)?;
         if block.era != 0 {
             return Err(Error::Exhausted(format!(
                 "counter {}/{} passed 2^60",

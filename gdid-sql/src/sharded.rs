@@ -70,8 +70,8 @@ impl RangeStore for SqlRanges {
 impl SqlRanges {
     /// The error for the row of `shard` holding what `reason` says.
     fn corrupt(&self, shard: i64, reason: &str) -> IdError {
-        IdError::store(format!(
-            "corrupt row: the gdid_ranges row (sequence {:?}, shard {shard}): {reason}",
+        IdError::Corrupt(format!(
+            "the gdid_ranges row (sequence {:?}, shard {shard}): {reason}",
             self.sequence
         ))
     }

@@ -257,7 +257,9 @@ async fn a_window_row_with_start_after_end_is_an_error_naming_it() {
             .await;
             let ids = SqlWindowGenerator::new(shards(), &sequence, 10).unwrap();
             for _ in 0..3 {
-                let message = ids.next_id().await.unwrap_err().to_string();
+                let err = ids.next_id().await.unwrap_err();
+                let message = err.to_string();
+                assert!(matches!(err, Error::Corrupt(_)), "{dialect}: {message}");
                 assert!(
                     message.contains("corrupt row")
                         && message.contains(&format!("sequence {sequence:?}"))

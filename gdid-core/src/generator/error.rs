@@ -181,12 +181,30 @@ pub enum Error {
     /// The id space of the strategy is used up.
     #[error("exhausted: {0}")]
     Exhausted(String),
+    /// The stored state cannot be right (a counter of the wrong type, negative or missing, a
+    /// range past its end, a window whose start is after its end): no id was issued from it, and
+    /// none will be until it is repaired. The message names the row or document and the field.
+    #[error("corrupt stored state: {0}")]
+    Corrupt(String),
 }
 
 impl Error {
     /// Wraps any store error.
     pub fn store(error: impl Into<StoreError>) -> Self {
         Error::Store(Arc::new(error.into()))
+    }
+}
+
+impl From<AuthorityError> for Error {
+    /// For strategies that ask an authority directly, without a block cache: a corrupt counter,
+    /// an exhausted sequence and an invalid name keep their kind, anything else is a store error.
+    fn from(error: AuthorityError) -> Self {
+        match error {
+            AuthorityError::InvalidName(name) => Error::InvalidName(name),
+            AuthorityError::Corrupt(reason) => Error::Corrupt(reason),
+            AuthorityError::Exhausted => Error::Exhausted(AuthorityError::Exhausted.to_string()),
+            other => Error::store(other),
+        }
     }
 }
 
@@ -205,5 +223,27 @@ impl fmt::Display for Causes<'_> {
             write!(f, "{failure}")?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_authority_error_keeps_its_kind_where_a_generator_has_one() {
+        let corrupt = Error::from(AuthorityError::Corrupt("next is -1".into()));
+        assert!(matches!(&corrupt, Error::Corrupt(reason) if reason == "next is -1"));
+        let name = InvalidName {
+            kind: NameKind::Scope,
+            name: "a b".into(),
+            reason: "a space".into(),
+        };
+        let invalid = Error::from(AuthorityError::InvalidName(name.clone()));
+        assert!(matches!(invalid, Error::InvalidName(n) if n == name));
+        let exhausted = Error::from(AuthorityError::Exhausted);
+        assert!(matches!(&exhausted, Error::Exhausted(_)), "{exhausted}");
+        let failed = Error::from(AuthorityError::store("connection refused"));
+        assert!(matches!(&failed, Error::Store(_)), "{failed}");
     }
 }

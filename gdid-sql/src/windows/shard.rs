@@ -64,6 +64,14 @@ fn to_i64(value: u64) -> Result<i64, sqlx::Error> {
 impl WindowShard for SqlStore {
     type Error = sqlx::Error;
 
+    /// A row that does not decode, or holds a window that cannot be right.
+    fn is_corrupt(error: &sqlx::Error) -> bool {
+        matches!(
+            error,
+            sqlx::Error::Decode(_) | sqlx::Error::ColumnDecode { .. }
+        )
+    }
+
     async fn prepare(&self) -> Result<(), sqlx::Error> {
         create_table(
             self,

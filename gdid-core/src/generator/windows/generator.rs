@@ -55,6 +55,7 @@ impl<S: WindowShard> WindowGenerator<S> {
         }
         let first = self.turn.fetch_add(1, Ordering::Relaxed);
         let mut causes = Vec::new();
+        let mut corrupt = false;
         for i in 0..self.shards.len() {
             let (label, shard) = &self.shards[(first + i) % self.shards.len()];
             match shard.take(&self.sequence, n).await {
@@ -65,20 +66,29 @@ impl<S: WindowShard> WindowGenerator<S> {
                     return Ok((start, count));
                 }
                 Ok(Some((start, count))) => {
-                    return Err(Error::store(format!(
+                    return Err(Error::Corrupt(format!(
                         "shard {label} gave {count} values from {start} of {} when asked for \
-                         {n}: corrupt window",
+                         {n}",
                         self.sequence
                     )));
                 }
                 Ok(None) => causes.push(format!("{label}: no open window")),
-                Err(e) => causes.push(format!("{label}: {e}")),
+                Err(e) => {
+                    corrupt |= S::is_corrupt(&e);
+                    causes.push(format!("{label}: {e}"));
+                }
             }
         }
+        let causes = causes.join("; ");
+        if corrupt {
+            return Err(Error::Corrupt(format!(
+                "no window of {} could serve: {causes}",
+                self.sequence
+            )));
+        }
         Err(Error::Exhausted(format!(
-            "no window of {} could serve: {} (is the agent running?)",
-            self.sequence,
-            causes.join("; ")
+            "no window of {} could serve: {causes} (is the agent running?)",
+            self.sequence
         )))
     }
 }

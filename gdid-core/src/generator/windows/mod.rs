@@ -49,6 +49,14 @@ pub trait WindowShard: Send + Sync {
     /// The store's error.
     type Error: std::error::Error + Send + Sync + 'static;
 
+    /// Whether `error` says that stored windows cannot be right, rather than that the store
+    /// failed: the [`WindowGenerator`] then reports
+    /// [`Error::Corrupt`](crate::generator::Error::Corrupt). `false` unless the shard says so.
+    fn is_corrupt(error: &Self::Error) -> bool {
+        let _ = error;
+        false
+    }
+
     /// Creates the tables or collections and indexes the shard needs, if missing.
     fn prepare(&self) -> impl Future<Output = Result<(), Self::Error>> + Send;
 
