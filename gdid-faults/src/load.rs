@@ -187,8 +187,8 @@ impl Worker {
         })
     }
 
-    /// Issues for the run's length from its threads; writes every id issued to `ids`, 12 bytes
-    /// each.
+    /// Issues for the run's length from its threads; writes every id issued to `ids_out`, 12
+    /// bytes each.
     ///
     /// # Errors
     ///
@@ -353,4 +353,45 @@ fn outcome(
         round_trips_per_second,
         predicted,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_reads_back_from_the_last_line_of_stderr() {
+        let report = Report {
+            allocations: 17,
+            steady_allocations: 12,
+            steady_millis: 50_012,
+            errors: 0,
+            p999_nanos: 12_700,
+            slowest_nanos: 6_900_000,
+        };
+        let stderr = format!("a warning first\n{}\n", report.line());
+        assert_eq!(Report::parse(&stderr).unwrap(), report);
+        assert!(Report::parse("gdid-faults: cannot connect").is_err());
+        assert!(Report::parse("report 1 2 3").is_err());
+    }
+
+    #[test]
+    fn a_worker_reads_back_its_arguments() {
+        let worker = Worker {
+            store: "sqlite:ids.sqlite".into(),
+            scope: "load_1".into(),
+            load: Load {
+                processes: 1,
+                ..Load::ISSUE
+            },
+        };
+        assert_eq!(Worker::from_args(&worker.args()).unwrap(), worker);
+        assert!(Worker::from_args(&worker.args()[1..]).is_err());
+    }
+
+    #[test]
+    fn the_issue_run_predicts_two_round_trips_a_second() {
+        assert!((Load::ISSUE.predicted_round_trips_per_second() - 2.0).abs() < 1e-9);
+        assert_eq!(Load::ISSUE.total_rate(), 160_000);
+    }
 }

@@ -1,5 +1,6 @@
 //! The fault suite against the real servers: no duplicate under any fault, no caller error while
-//! the cover lasts, failover within one allocation timeout.
+//! the cover lasts, failover within one allocation timeout, and under load the round trips the
+//! block size predicts. (Bad stored data is in `test_corrupt`, which stops no server.)
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
