@@ -13,8 +13,11 @@ mod sql;
 
 use std::fmt;
 use std::future::Future;
+use std::time::Duration;
 
-use gdid_core::generator::{AuthorityError, Error, FailureCause};
+use gdid_core::generator::{
+    Authority, AuthorityError, BlockGenerator, Error, FailureCause, IdGenerator,
+};
 
 use crate::Row;
 use crate::scenarios::SetupError;
@@ -172,6 +175,49 @@ impl Judged for Error {
             _ => false,
         }
     }
+}
+
+/// Which API asks for the id after a counter row or document is corrupted.
+#[derive(Debug, Clone, Copy)]
+enum Via {
+    /// [`Authority::allocate`] of a block of 1.
+    Authority,
+    /// [`BlockGenerator::next_id`], blocks of 1.
+    BlockGenerator,
+    /// The store's one-at-a-time counter (`SqlCounter`, `MongoCounter`).
+    Counter,
+}
+
+/// Asks for ids of `sequence` in scope `scope` through `via`: `authority` itself, a
+/// [`BlockGenerator`] over it, or the one-at-a-time counter `counter` makes of it.
+async fn ask_via<A, C>(
+    via: Via,
+    place: &Place,
+    (scope, sequence): (&str, &str),
+    authority: A,
+    counter: impl FnOnce(A) -> C,
+) -> Result<Vec<Answer>, SetupError>
+where
+    A: Authority,
+    C: IdGenerator<Id = u64>,
+{
+    Ok(match via {
+        Via::Authority => ask(place, || authority.allocate(scope, sequence, 1)).await,
+        Via::BlockGenerator => {
+            let ids = BlockGenerator::builder(scope, sequence)
+                .authority(authority)
+                .fixed_block_size(1)
+                .no_prefetch()
+                .allocation_timeout(Duration::from_secs(1))
+                .request_timeout(Duration::from_secs(1))
+                .build()?;
+            ask(place, || ids.next_id()).await
+        }
+        Via::Counter => {
+            let ids = counter(authority);
+            ask(place, || ids.next_id()).await
+        }
+    })
 }
 
 /// Asks `call` for an id [`ASKS`] times and judges each answer against `place`.

@@ -1,10 +1,8 @@
 //! The corrupt-document cases on MongoDB: every kind of corruption can be stored (a BSON field
 //! takes any type, or none).
 
-use std::time::Duration;
-
 use bson::{Bson, Document, doc};
-use gdid_core::generator::{Authority, BlockGenerator, IdGenerator, Pick, RangeLayout};
+use gdid_core::generator::{Authority, IdGenerator, Pick, RangeLayout};
 use gdid_mongo::{
     MongoAuthority, MongoCounter, MongoShardedCounter, MongoWindowAgent, MongoWindowGenerator,
     MongoWindowShard,
@@ -12,7 +10,7 @@ use gdid_mongo::{
 use gdid_testkit::fresh;
 use mongodb::{Client, Database};
 
-use super::{Answer, CaseOutcome, Place, ask, run_case};
+use super::{Answer, CaseOutcome, Place, Via, ask, ask_via, run_case};
 use crate::scenarios::SetupError;
 
 /// The database of every collection the cases write.
@@ -98,17 +96,6 @@ impl std::fmt::Display for Corruption {
             Update::Computed(stage) => write!(f, "$set {stage}"),
         }
     }
-}
-
-/// Which API asks for the id after a counter document is corrupted.
-#[derive(Debug, Clone, Copy)]
-enum Via {
-    /// [`Authority::allocate`] of a block of 1.
-    Authority,
-    /// [`BlockGenerator::next_id`], blocks of 1.
-    BlockGenerator,
-    /// [`MongoCounter::next_id`].
-    Counter,
 }
 
 /// Runs the cases on the server of `url`.
@@ -246,23 +233,10 @@ async fn counter_case(
         key: id,
         field: corruption.field,
     };
-    Ok(match via {
-        Via::Authority => ask(&place, || authority.allocate(SCOPE, &sequence, 1)).await,
-        Via::BlockGenerator => {
-            let ids = BlockGenerator::builder(SCOPE, &sequence)
-                .authority(authority)
-                .fixed_block_size(1)
-                .no_prefetch()
-                .allocation_timeout(Duration::from_secs(1))
-                .request_timeout(Duration::from_secs(1))
-                .build()?;
-            ask(&place, || ids.next_id()).await
-        }
-        Via::Counter => {
-            let ids = MongoCounter::new(authority, SCOPE, &sequence);
-            ask(&place, || ids.next_id()).await
-        }
+    ask_via(via, &place, (SCOPE, &sequence), authority, |authority| {
+        MongoCounter::new(authority, SCOPE, &sequence)
     })
+    .await
 }
 
 /// The one range document of a sharded counter of `sequence`, corrupted.

@@ -5,16 +5,14 @@
 //! in a `BIGINT` either: there "the wrong type" is the nearest they can express, a value above
 //! the 60-bit counter range; SQLite stores the text as it is.
 
-use std::time::Duration;
-
-use gdid_core::generator::{Authority, BlockGenerator, IdGenerator, Pick, RangeLayout};
+use gdid_core::generator::{Authority, IdGenerator, Pick, RangeLayout};
 use gdid_sql::{
     Dialect, SqlAuthority, SqlCounter, SqlShardedCounter, SqlStore, SqlWindowGenerator,
     WindowAgent, redact,
 };
 use gdid_testkit::fresh;
 
-use super::{Answer, CaseOutcome, Place, ask, run_case};
+use super::{Answer, CaseOutcome, Place, Via, ask, ask_via, run_case};
 use crate::scenarios::SetupError;
 
 /// The scope of every counter row the cases write.
@@ -115,17 +113,6 @@ pub(super) async fn cases(url: &str) -> Result<Vec<CaseOutcome>, SetupError> {
     Ok(outcomes)
 }
 
-/// Which API asks for the id after a counter row is corrupted.
-#[derive(Debug, Clone, Copy)]
-enum Via {
-    /// [`Authority::allocate`] of a block of 1.
-    Authority,
-    /// [`BlockGenerator::next_id`], blocks of 1.
-    BlockGenerator,
-    /// [`SqlCounter::next_id`].
-    Counter,
-}
-
 /// A counter row of `sequence` with `field` set to `value`.
 async fn counter_case(
     authority: SqlAuthority,
@@ -147,23 +134,10 @@ async fn counter_case(
         key: sequence.clone(),
         field,
     };
-    Ok(match via {
-        Via::Authority => ask(&place, || authority.allocate(SCOPE, &sequence, 1)).await,
-        Via::BlockGenerator => {
-            let ids = BlockGenerator::builder(SCOPE, &sequence)
-                .authority(authority)
-                .fixed_block_size(1)
-                .no_prefetch()
-                .allocation_timeout(Duration::from_secs(1))
-                .request_timeout(Duration::from_secs(1))
-                .build()?;
-            ask(&place, || ids.next_id()).await
-        }
-        Via::Counter => {
-            let ids = SqlCounter::new(authority, SCOPE, &sequence);
-            ask(&place, || ids.next_id()).await
-        }
+    ask_via(via, &place, (SCOPE, &sequence), authority, |authority| {
+        SqlCounter::new(authority, SCOPE, &sequence)
     })
+    .await
 }
 
 /// The one range of a sharded counter of `sequence`, its `next_value` set to `value`.
