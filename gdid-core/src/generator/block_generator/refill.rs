@@ -1,0 +1,222 @@
+//! Refills: a caller waiting for a block, the background prefetch started at the low-water mark,
+//! the single-flight allocation task, and the hand-over of its block (installed at once when the
+//! current one is used up, kept pending otherwise).
+
+use std::sync::{Arc, Weak};
+
+use tokio::time::Instant;
+use tracing::{Instrument, debug, info_span, warn};
+
+use super::super::authority::Block;
+use super::super::config::IdOrder;
+use super::super::error::{AuthorityFailure, Error};
+use super::super::segment::{Segment, Slot};
+use super::super::sizing::block_size;
+use super::failover::backoff;
+use super::{Inner, State};
+use crate::Gdid;
+
+impl Inner {
+    pub(super) async fn next_id_slow(self: &Arc<Self>) -> Result<Gdid, Error> {
+        let deadline = Instant::now() + self.config.request_timeout;
+        loop {
+            match self.config.order {
+                IdOrder::PerThread => {
+                    let slice = self.current.load().slice;
+                    if let Some(claim) = self.claim(slice) {
+                        // No await between the claim and the fill: the task cannot move to
+                        // another thread in between.
+                        let slot = self.slots.get_or(Slot::default);
+                        slot.fill(&claim);
+                        return Ok(slot.take().unwrap_or_else(|| claim.first()));
+                    }
+                }
+                IdOrder::Strict => {
+                    if let Some(claim) = self.claim(1) {
+                        return Ok(claim.first());
+                    }
+                }
+            }
+            self.wait_for_block(deadline).await?;
+        }
+    }
+
+    /// Returns once the current segment may have ids again (a block was installed, or a round
+    /// ended); at `deadline`, the error of the latest failed round of this request, or a timeout.
+    pub(super) async fn wait_for_block(self: &Arc<Self>, deadline: Instant) -> Result<(), Error> {
+        let request_started = deadline - self.config.request_timeout;
+        let mut notified = std::pin::pin!(self.changed.notified());
+        {
+            let mut st = self.lock_state();
+            if !self.current.load().is_used_up() {
+                return Ok(());
+            }
+            if let Some(block) = st.pending.take() {
+                self.install(block, &mut st);
+                return Ok(());
+            }
+            // Registered under the lock: a change made after it is not missed.
+            notified.as_mut().enable();
+            st.demand_until = Some(st.demand_until.map_or(deadline, |d| d.max(deadline)));
+            if !st.in_flight {
+                st.in_flight = true;
+                self.spawn_allocation(&mut st);
+                if let Some(error) = &st.last_failure {
+                    if !st.in_flight {
+                        return Err(error.1.clone()); // could not even start
+                    }
+                }
+            } else if st
+                .last_round_started
+                .is_none_or(|started| started < request_started)
+            {
+                // Nothing was tried for this request yet: cut the allocator's back-off short.
+                self.wake_allocator.notify_one();
+            }
+        }
+        if tokio::time::timeout_at(deadline, notified).await.is_ok() {
+            return Ok(());
+        }
+        let st = self.lock_state();
+        match &st.last_failure {
+            Some((at, error)) if *at >= request_started => Err(error.clone()),
+            _ => Err(self.timeout_error(&st, deadline - request_started)),
+        }
+    }
+
+    /// Makes `block` the current segment. The caller holds the state lock and has checked that
+    /// the current segment is used up.
+    pub(super) fn install(&self, block: Block, st: &mut State) {
+        let old = self
+            .current
+            .swap(Arc::new(Segment::new(block, &self.config)));
+        st.consumed_before_current += old.claimed();
+        // The rate is measured while there are ids to take: from now.
+        st.rate.restart(Instant::now(), st.consumed_before_current);
+        debug!(scope = %self.scope, sequence = %self.sequence, %block, "block installed");
+    }
+
+    pub(super) fn start_prefetch(self: &Arc<Self>) {
+        let mut st = self.lock_state();
+        if st.in_flight || st.pending.is_some() {
+            return;
+        }
+        st.in_flight = true;
+        debug!(scope = %self.scope, sequence = %self.sequence, "low-water mark passed: prefetching");
+        self.spawn_allocation(&mut st);
+    }
+
+    /// Runs the allocation loop as a task. The caller holds the state lock and set `in_flight`.
+    pub(super) fn spawn_allocation(self: &Arc<Self>, st: &mut State) {
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let span =
+                    info_span!("gdid.allocate", scope = %self.scope, sequence = %self.sequence);
+                // The guard lives in the task from the start: dropping the task, even unpolled
+                // (its runtime shut down first), releases `in_flight`.
+                let guard = InFlight {
+                    generator: Arc::downgrade(self),
+                    finished: false,
+                };
+                runtime.spawn(allocation_loop(guard).instrument(span));
+            }
+            Err(_) => {
+                st.in_flight = false;
+                st.last_failure = Some((
+                    Instant::now(),
+                    Error::InvalidConfig {
+                        reason: "a BlockGenerator needs a tokio runtime to allocate blocks".into(),
+                    },
+                ));
+            }
+        }
+    }
+
+    /// The size of the next block, from the rate observed since the previous allocation.
+    pub(super) fn next_block_size(&self) -> u64 {
+        let mut st = self.lock_state();
+        let consumed = st.consumed_before_current + self.current.load().claimed();
+        let rate = st.rate.observe(Instant::now(), consumed);
+        let c = &self.config;
+        let size = rate.map_or(c.min_block, |r| {
+            block_size(r, c.cover, c.low_water_mark, c.min_block, c.max_block)
+        });
+        st.block_size = size;
+        size
+    }
+}
+
+/// Allocates until a block is had, or until nobody is served any more: a round that fails while
+/// the generator still has ids in hand (a prefetch) is retried after a back-off, which a caller
+/// in need cuts short.
+async fn allocation_loop(mut guard: InFlight) {
+    let mut failed_rounds = 0;
+    loop {
+        let Some(inner) = guard.generator.upgrade() else {
+            return;
+        };
+        let size = inner.next_block_size();
+        let outcome = inner.allocate_round(size).await;
+        if !inner.finish_round(outcome) {
+            guard.finished = true;
+            return;
+        }
+        failed_rounds += 1;
+        let pause = backoff(&inner.config, failed_rounds);
+        warn!(?pause, "prefetch failed: retrying");
+        let wake = inner.wake_allocator.notified();
+        let _ = tokio::time::timeout(pause, wake).await;
+    }
+}
+
+/// Releases `in_flight` when an allocation task is dropped unfinished (its runtime shut down), so
+/// that the next caller can start another allocation.
+struct InFlight {
+    generator: Weak<Inner>,
+    finished: bool,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        if let Some(inner) = self.generator.upgrade() {
+            inner.lock_state().in_flight = false;
+            inner.changed.notify_waiters();
+        }
+    }
+}
+
+impl Inner {
+    /// Records the outcome of an allocation round and wakes the waiters; returns whether to try
+    /// again: the round failed while ids are still served (a prefetch) or callers still wait.
+    pub(super) fn finish_round(&self, outcome: Result<Block, Vec<AuthorityFailure>>) -> bool {
+        let mut st = self.lock_state();
+        let now = Instant::now();
+        let retry = match outcome {
+            Ok(block) => {
+                st.allocations += 1;
+                if self.current.load().is_used_up() {
+                    self.install(block, &mut st);
+                } else {
+                    st.pending = Some(block);
+                }
+                false
+            }
+            Err(causes) => {
+                st.last_failure = Some((now, self.unavailable(causes)));
+                let still_serving = !self.current.load().is_used_up();
+                let callers_wait = st.demand_until.is_some_and(|until| until > now);
+                still_serving || callers_wait
+            }
+        };
+        if !retry {
+            st.demand_until = None;
+        }
+        st.in_flight = retry;
+        drop(st);
+        self.changed.notify_waiters();
+        retry
+    }
+}
