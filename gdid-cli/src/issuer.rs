@@ -6,15 +6,17 @@ use std::sync::Arc;
 use bson::oid::ObjectId;
 use clap::ValueEnum;
 use gdid_core::Gdid;
+use gdid_core::generator::numbering::{self, MemoryRecord, NumberRecord};
 use gdid_core::generator::{
-    BlockGenerator, Error, IdGenerator, MemoryAuthority, Pick, RangeLayout, SharedIdGenerator,
+    AuthorityError, BlockGenerator, Error, IdGenerator, MemoryAuthority, Pick, RangeLayout,
+    SharedIdGenerator,
 };
 use gdid_mongo::{
-    MongoAuthority, MongoCounter, MongoShardedCounter, MongoWindowGenerator, MongoWindowShard,
-    ObjectIdGenerator,
+    MongoAuthority, MongoCounter, MongoNumberRecord, MongoShardedCounter, MongoWindowGenerator,
+    MongoWindowShard, ObjectIdGenerator,
 };
 use gdid_random::{IdRange, RandomIdGenerator};
-use gdid_sql::{SqlAuthority, SqlCounter, SqlShardedCounter, SqlStore, SqlWindowGenerator};
+use gdid_sql::{SqlAuthority, SqlCounter, SqlNumberRecord, SqlShardedCounter, SqlWindowGenerator};
 use gdid_uuid::{Uuid, UuidV7Generator};
 
 use crate::store::{DEFAULT_STORE, Store, StoreUrl};
@@ -51,7 +53,9 @@ pub struct IssueArgs {
     /// (`--strategy window`).
     #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE)]
     pub stores: Vec<StoreUrl>,
-    /// The authority number (0-15) of each store, in the same order; default 1, 2, 3…
+    /// The authority number (0-15) of each store, in the same order. By default each store is the
+    /// authority recorded in it on first use (a fresh store gets the lowest number, from 1, that
+    /// no other store given holds); a number that a store's record contradicts is refused.
     #[arg(long = "authority", value_name = "A", value_parser = clap::value_parser!(u8).range(0..=15))]
     pub authorities: Vec<u8>,
     /// How ids are issued.
@@ -100,15 +104,11 @@ impl IssueArgs {
     }
 }
 
-/// The authority numbers of `stores` stores: as given (one per store), or 1, 2, 3…
-fn authority_numbers(stores: usize, given: &[u8]) -> Result<Vec<u8>, String> {
+/// The authority number asked for each of `stores` stores: as given (one per store), or none
+/// (each store's own: see [`numbering`]).
+fn authority_numbers(stores: usize, given: &[u8]) -> Result<Vec<Option<u8>>, String> {
     if given.is_empty() {
-        if stores > 15 {
-            return Err(format!(
-                "{stores} stores: there are 15 authority numbers to give them (1-15)"
-            ));
-        }
-        return Ok((1..=15).take(stores).collect());
+        return Ok(vec![None; stores]);
     }
     if given.len() != stores {
         return Err(format!(
@@ -121,7 +121,7 @@ fn authority_numbers(stores: usize, given: &[u8]) -> Result<Vec<u8>, String> {
     if sorted.windows(2).any(|pair| pair[0] == pair[1]) {
         return Err("two stores with the same --authority would issue the same ids".into());
     }
-    Ok(given.to_vec())
+    Ok(given.iter().copied().map(Some).collect())
 }
 
 /// What a strategy needs besides the stores.
@@ -134,8 +134,8 @@ pub struct Settings {
     pub scope: String,
     /// `--sequence`.
     pub sequence: String,
-    /// One authority number per store, for `gdid`.
-    pub authorities: Vec<u8>,
+    /// The authority number asked for each store (`--authority`), if any.
+    pub authorities: Vec<Option<u8>>,
     /// Digits of the `sharded` and `random` ids.
     pub digits: u32,
     /// Ranges of the `sharded` counter.
@@ -239,6 +239,10 @@ pub enum BuildError {
     /// A SQL store failed while setting up.
     #[error(transparent)]
     Sql(#[from] gdid_sql::Error),
+    /// The stores' authority numbers could not be settled: a store is another authority than
+    /// asked, two stores would share one (exit status 2), or a store failed reading them.
+    #[error(transparent)]
+    Authority(#[from] AuthorityError),
 }
 
 impl Strategy {
@@ -275,7 +279,9 @@ impl Strategy {
             Strategy::Gdid => Issuer::Gdid(Arc::new(block_generator(stores, settings).await?)),
             Strategy::OneAtATime => Issuer::Number(match first {
                 Store::Sql(store) => {
-                    let authority = sql_authority(store, 0, first_url).await?;
+                    let number = store_numbers(&stores[..1], settings).await?[0];
+                    let authority =
+                        SqlAuthority::new(store.clone(), number, &first_url.to_string())?;
                     Arc::new(SqlCounter::new(
                         authority,
                         &settings.scope,
@@ -283,7 +289,8 @@ impl Strategy {
                     ))
                 }
                 Store::Mongo(database) => {
-                    let authority = mongo_authority(database, 0)?;
+                    let number = store_numbers(&stores[..1], settings).await?[0];
+                    let authority = mongo_authority(database, number)?;
                     Arc::new(MongoCounter::new(
                         authority,
                         &settings.scope,
@@ -335,18 +342,47 @@ fn mongo_authority(database: &mongodb::Database, number: u8) -> Result<MongoAuth
         .map_err(|reason| Error::InvalidConfig { reason })
 }
 
-/// Authority `number` on a SQL store, its table created if missing.
-async fn sql_authority(
-    store: &SqlStore,
-    number: u8,
-    url: &StoreUrl,
-) -> Result<SqlAuthority, gdid_sql::Error> {
-    let authority = SqlAuthority::new(store.clone(), number, &url.to_string())?;
-    authority.ensure_schema().await?;
-    Ok(authority)
+/// Where each store keeps its authority number, its tables created if missing. A store that
+/// is down now still gets a record: its number is checked when it is first used.
+async fn number_records(stores: &[(StoreUrl, Store)]) -> Vec<Box<dyn NumberRecord>> {
+    let mut records: Vec<Box<dyn NumberRecord>> = Vec::with_capacity(stores.len());
+    for (url, store) in stores {
+        let label = url.to_string();
+        records.push(match store {
+            Store::Sql(store) => {
+                let record = SqlNumberRecord::new(store.clone(), &label);
+                if let Err(e) = record.ensure_schema().await {
+                    eprintln!("gdid: warning: {url} is not usable now: {e}");
+                }
+                Box::new(record)
+            }
+            Store::Mongo(database) => Box::new(MongoNumberRecord::new(
+                database.collection(MONGO_COUNTERS),
+                &label,
+            )),
+            Store::Memory => Box::new(MemoryRecord::new(&label)),
+        });
+    }
+    records
 }
 
-/// One authority per store, numbered as `--authority` says, tried in the order given.
+/// The authority number of each store: its own, recorded in it, or the one `--authority` asks
+/// for (refused when the store is recorded as another); fresh stores get the lowest numbers the
+/// others do not hold. See [`numbering`].
+async fn store_numbers(
+    stores: &[(StoreUrl, Store)],
+    settings: &Settings,
+) -> Result<Vec<u8>, AuthorityError> {
+    let records = number_records(stores).await;
+    let asked: Vec<(&dyn NumberRecord, Option<u8>)> = records
+        .iter()
+        .map(|record| record.as_ref())
+        .zip(settings.authorities.iter().copied())
+        .collect();
+    numbering::assign(&asked).await
+}
+
+/// One authority per store, with the store's own number, tried in the order given.
 async fn block_generator(
     stores: &[(StoreUrl, Store)],
     settings: &Settings,
@@ -360,18 +396,12 @@ async fn block_generator(
             needed.clamp(defaults.min_block, defaults.max_block),
         );
     }
-    let failover = stores.len() > 1;
-    for ((url, store), &number) in stores.iter().zip(&settings.authorities) {
+    let numbers = store_numbers(stores, settings).await?;
+    for ((url, store), number) in stores.iter().zip(numbers) {
         builder = match store {
-            Store::Sql(store) if failover => {
-                // A store that is down now is still an authority: the others serve meanwhile.
-                let authority = SqlAuthority::new(store.clone(), number, &url.to_string())?;
-                if let Err(e) = authority.ensure_schema().await {
-                    eprintln!("gdid: warning: authority {number} ({url}) is not usable now: {e}");
-                }
-                builder.authority(authority)
+            Store::Sql(store) => {
+                builder.authority(SqlAuthority::new(store.clone(), number, &url.to_string())?)
             }
-            Store::Sql(store) => builder.authority(sql_authority(store, number, url).await?),
             Store::Mongo(database) => builder.authority(mongo_authority(database, number)?),
             Store::Memory => builder.authority(MemoryAuthority::new(number)),
         };

@@ -16,7 +16,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use gdid_core::generator::Error as GeneratorError;
+use gdid_core::generator::{AuthorityError, Error as GeneratorError};
 
 use crate::agent::{AgentArgs, AgentFailure};
 use crate::bench::{BenchArgs, BenchFailure};
@@ -176,9 +176,13 @@ impl Failure {
             Failure::Build(BuildError::Generator(e)) | Failure::Next(NextError::Generator(e)) => {
                 is_bad_input(e)
             }
-            Failure::Build(BuildError::Sql(e)) => {
-                matches!(e, gdid_sql::Error::Name(_) | gdid_sql::Error::Layout { .. })
-            }
+            Failure::Build(BuildError::Sql(e)) => matches!(
+                e,
+                gdid_sql::Error::Name(_)
+                    | gdid_sql::Error::Layout { .. }
+                    | gdid_sql::Error::Authority(AuthorityError::Number(_))
+            ),
+            Failure::Build(BuildError::Authority(e)) => matches!(e, AuthorityError::Number(_)),
             Failure::Agent(e) => e.is_bad_input(),
             Failure::Unreachable(_)
             | Failure::Bench(_)

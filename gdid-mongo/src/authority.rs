@@ -4,11 +4,13 @@ use std::ops::RangeInclusive;
 
 use bson::{Bson, Document, doc};
 use gdid_core::AUTHORITY_MAX;
+use gdid_core::generator::numbering::{NumberCheck, claim};
 use gdid_core::generator::{Authority, AuthorityError, Block, NameKind, validate_name};
 use mongodb::options::{ReturnDocument, WriteConcern};
 use mongodb::{Collection, Database};
 
 use crate::durability::{collection_with_concern, durable};
+use crate::numbering::MongoNumberRecord;
 use crate::unique::{by_id, is_duplicate_key, is_type_mismatch};
 
 /// `COUNTER_MAX` as BSON `Int64`.
@@ -37,22 +39,55 @@ const ATTEMPTS: usize = 5;
 /// atomic; it is acknowledged with write concern `majority` and journal by default before the
 /// block is returned. The counter document is created (an insert that ignores a concurrent one)
 /// before it is updated, never by an upsert.
+///
+/// The collection's authority number is recorded in it (`{ _id: "authority", number }`) on first
+/// use and checked before the first block of every authority made on it: a counter collection is
+/// one authority, whatever number a caller passes later (see `gdid_core::generator::numbering`).
 #[derive(Debug, Clone)]
 pub struct MongoAuthority {
     collection: Collection<Document>,
-    number: u8,
+    record: MongoNumberRecord,
+    check: NumberCheck,
     label: String,
 }
 
 impl MongoAuthority {
     /// Authority `number` over `collection` of `database`, with write concern `majority` and
-    /// journal.
+    /// journal. Nothing is sent yet: the number is checked against the collection's record (or
+    /// recorded) before the first block, and a collection recorded as another number fails every
+    /// allocation with [`AuthorityError::Number`].
     ///
     /// # Errors
     ///
     /// A message for an authority number above 15.
     pub fn new(database: &Database, collection: &str, number: u8) -> Result<Self, String> {
         Self::with_write_concern(database, collection, number, durable())
+    }
+
+    /// The authority of `collection` of `database`: the number recorded in it, or, on first use,
+    /// the number its counters already use, or 1 (recorded before this returns). Write concern
+    /// `majority` and journal.
+    ///
+    /// # Errors
+    ///
+    /// The server's error, or [`AuthorityError::Number`] / [`AuthorityError::Corrupt`] when the
+    /// number cannot be settled.
+    pub async fn open(database: &Database, collection: &str) -> Result<Self, AuthorityError> {
+        let mut authority = Self::with_write_concern(database, collection, 0, durable())
+            .map_err(AuthorityError::Corrupt)?;
+        let number = claim(&authority.record, None).await?;
+        authority.check = NumberCheck::made(number);
+        Ok(authority)
+    }
+
+    /// Checks the authority's number against the collection's record now (recording it on first
+    /// use), rather than before the first block.
+    ///
+    /// # Errors
+    ///
+    /// [`AuthorityError::Number`] when the collection is another authority; the server's error.
+    pub async fn check_number(&self) -> Result<(), AuthorityError> {
+        self.check.ensure(&self.record).await
     }
 
     /// As [`new`](Self::new), with another write concern.
@@ -69,10 +104,13 @@ impl MongoAuthority {
         if number > AUTHORITY_MAX {
             return Err(format!("authority number {number} is above 15"));
         }
+        let label = format!("mongodb {}.{collection}", database.name());
+        let collection = collection_with_concern(database, collection, concern);
         Ok(MongoAuthority {
-            collection: collection_with_concern(database, collection, concern),
-            number,
-            label: format!("mongodb {}.{collection}", database.name()),
+            record: MongoNumberRecord::new(collection.clone(), &label),
+            collection,
+            check: NumberCheck::new(number),
+            label,
         })
     }
 
@@ -83,12 +121,23 @@ impl MongoAuthority {
 
     /// The `_id` of the counter document of (scope, sequence).
     pub fn counter_id(&self, scope: &str, sequence: &str) -> String {
-        format!("{}:{scope}:{sequence}", self.number)
+        format!("{}:{scope}:{sequence}", self.check.number())
     }
 
-    async fn create(&self, id: &str, scope: &str, sequence: &str) -> Result<(), AuthorityError> {
+    /// Where the collection keeps its authority number.
+    pub fn number_record(&self) -> &MongoNumberRecord {
+        &self.record
+    }
+
+    async fn create(
+        &self,
+        id: &str,
+        key: u8,
+        scope: &str,
+        sequence: &str,
+    ) -> Result<(), AuthorityError> {
         let counter = doc! {
-            "_id": id, "authority": i32::from(self.number), "scope": scope,
+            "_id": id, "authority": i32::from(key), "scope": scope,
             "sequence": sequence, "era": 0_i64, "next": 1_i64,
         };
         match self.collection.insert_one(counter).await {
@@ -167,7 +216,7 @@ fn in_document(id: &str, error: AuthorityError) -> AuthorityError {
 
 impl Authority for MongoAuthority {
     fn number(&self) -> u8 {
-        self.number
+        self.check.number()
     }
 
     fn label(&self) -> String {
@@ -180,13 +229,33 @@ impl Authority for MongoAuthority {
         sequence: &str,
         size: u64,
     ) -> Result<Block, AuthorityError> {
+        // Names first: a bad one is refused before the store is touched.
+        validate_name(NameKind::Scope, scope)?;
+        validate_name(NameKind::Sequence, sequence)?;
+        self.check.ensure(&self.record).await?;
+        self.reserve(self.check.number(), scope, sequence, size)
+            .await
+    }
+}
+
+impl MongoAuthority {
+    /// Reserves `size` counters of the document keyed (`key`, scope, sequence): the block of
+    /// authority `key`, or, with key [`COUNTER_KEY`], values of the collection's one-at-a-time
+    /// counter.
+    pub(crate) async fn reserve(
+        &self,
+        key: u8,
+        scope: &str,
+        sequence: &str,
+        size: u64,
+    ) -> Result<Block, AuthorityError> {
         validate_name(NameKind::Scope, scope)?;
         validate_name(NameKind::Sequence, sequence)?;
         let size_i64 = i64::try_from(size)
             .ok()
             .filter(|s| (1..=COUNTER_MAX).contains(s))
             .ok_or(AuthorityError::InvalidSize(size))?;
-        let id = self.counter_id(scope, sequence);
+        let id = format!("{key}:{scope}:{sequence}");
         // In a $set stage every expression reads the document as it was: the era and the counter
         // move together, atomically.
         let passes = doc! { "$gt": [ { "$add": ["$next", size_i64 - 1] }, COUNTER_MAX ] };
@@ -209,7 +278,7 @@ impl Authority for MongoAuthority {
             };
             if let Some(document) = updated {
                 let (era, next) = counter_state(&id, &document)?;
-                return Block::reserved_before(self.number, era, next, size)
+                return Block::reserved_before(key, era, next, size)
                     .map_err(|e| in_document(&id, e));
             }
             // No valid document: none yet, or a corrupt one (the error), or one created since.
@@ -222,7 +291,7 @@ impl Authority for MongoAuthority {
                 Some(document) => {
                     counter_state(&id, &document)?;
                 }
-                None => self.create(&id, scope, sequence).await?,
+                None => self.create(&id, key, scope, sequence).await?,
             }
         }
         Err(AuthorityError::store(format!(
@@ -230,3 +299,7 @@ impl Authority for MongoAuthority {
         )))
     }
 }
+
+/// The key of the one-at-a-time counters' documents, whatever the collection's authority number:
+/// their values are the collection's, not an authority's (see [`MongoCounter`](crate::MongoCounter)).
+pub(crate) const COUNTER_KEY: u8 = gdid_core::generator::numbering::COUNTER_KEY;

@@ -1,13 +1,15 @@
 //! [`MongoCounter`] (one at a time) and [`ObjectIdGenerator`].
 
 use bson::oid::ObjectId;
-use gdid_core::generator::{Authority, Error, IdBatch, IdGenerator};
+use gdid_core::generator::{Error, IdBatch, IdGenerator};
 
-use crate::authority::MongoAuthority;
+use crate::authority::{COUNTER_KEY, MongoAuthority};
 
 /// A `u64` counter incremented in MongoDB for every id (`findOneAndUpdate` with `$inc`-like
 /// semantics): continuous 1, 2, 3, … and monotonic, one round trip per id. The naive baseline of
-/// the MongoDB write-ups; it shares the counter collection with [`MongoAuthority`].
+/// the MongoDB write-ups. It shares the counter collection with [`MongoAuthority`]: its document
+/// per (scope, sequence) is keyed by authority 0 whatever the collection's authority number, so
+/// renumbering never starts a counter again.
 #[derive(Debug, Clone)]
 pub struct MongoCounter {
     authority: MongoAuthority,
@@ -28,7 +30,7 @@ impl MongoCounter {
     async fn take(&self, n: u64) -> Result<(u64, u64), Error> {
         let block = self
             .authority
-            .allocate(&self.scope, &self.sequence, n)
+            .reserve(COUNTER_KEY, &self.scope, &self.sequence, n)
             .await
             .map_err(Error::from)?;
         if block.era != 0 {

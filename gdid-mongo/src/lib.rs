@@ -31,6 +31,7 @@
 mod authority;
 mod counter;
 mod durability;
+mod numbering;
 mod proxy;
 mod sharded;
 mod unique;
@@ -40,6 +41,7 @@ pub use authority::MongoAuthority;
 pub use counter::{MongoCounter, ObjectIdGenerator};
 pub use gdid_core::generator::windows::{AgentError, AgentReport, Window};
 pub use gdid_core::generator::{Pick, RangeLayout};
+pub use numbering::MongoNumberRecord;
 pub use proxy::{ClaimError, ProxyCollection};
 pub use sharded::{MongoRanges, MongoShardedCounter};
 pub use unique::{DUPLICATE_KEY, ensure_unique_index, is_duplicate_key};

@@ -1,14 +1,17 @@
 //! [`SqlCounter`]: the one-at-a-time counter, the naive baseline.
 
-use gdid_core::generator::{Authority, Error, IdBatch, IdGenerator};
+use gdid_core::generator::{Error, IdBatch, IdGenerator};
 
-use crate::authority::SqlAuthority;
+use crate::authority::{COUNTER_KEY, SqlAuthority};
 
 /// A `u64` counter incremented in the database for every id: continuous (1, 2, 3, …) and
 /// monotonic, correct under any concurrency, and one database round trip per id. The baseline
 /// the block strategies are measured against.
 ///
-/// It shares the `gdid_counters` table with [`SqlAuthority`] (a row of its own per sequence).
+/// It shares the `gdid_counters` table with [`SqlAuthority`]: its row per (scope, sequence) is
+/// keyed by authority 0 whatever the store's authority number, so renumbering a store never
+/// starts a counter again. (A store that is authority 0 draws its blocks of a sequence from the
+/// same row: both stay unique.)
 #[derive(Debug, Clone)]
 pub struct SqlCounter {
     authority: SqlAuthority,
@@ -17,7 +20,7 @@ pub struct SqlCounter {
 }
 
 impl SqlCounter {
-    /// A counter of (scope, sequence) on the authority's store.
+    /// A counter of (scope, sequence) on the authority's store (its number plays no part).
     pub fn new(authority: SqlAuthority, scope: &str, sequence: &str) -> Self {
         SqlCounter {
             authority,
@@ -29,7 +32,7 @@ impl SqlCounter {
     async fn take(&self, n: u64) -> Result<(u64, u64), Error> {
         let block = self
             .authority
-            .allocate(&self.scope, &self.sequence, n)
+            .reserve(COUNTER_KEY, &self.scope, &self.sequence, n)
             .await
             .map_err(Error::from)?;
         if block.era != 0 {

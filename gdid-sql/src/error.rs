@@ -38,6 +38,12 @@ pub enum Error {
     /// An authority number above 15.
     #[error("authority number {0} is above 15")]
     AuthorityNumber(u8),
+    /// The store's authority number could not be read or recorded, or the store is another
+    /// authority than the one asked for ([`AuthorityError::Number`]).
+    ///
+    /// [`AuthorityError::Number`]: gdid_core::generator::AuthorityError::Number
+    #[error("authority number: {0}")]
+    Authority(#[from] gdid_core::generator::AuthorityError),
 }
 
 /// Whether `error` is a duplicate-key error: a unique or primary-key violation on MySQL/MariaDB

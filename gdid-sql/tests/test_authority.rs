@@ -6,7 +6,7 @@ mod common;
 
 use std::collections::HashSet;
 
-use common::{execute, fresh_scope, urls};
+use common::{execute, fresh_scope, urls, urls_of_authority};
 
 use gdid_core::COUNTER_MAX;
 use gdid_core::generator::{Authority, AuthorityError, Block, BlockGenerator, IdGenerator};
@@ -18,7 +18,7 @@ use rand::{Rng, SeedableRng};
 /// no overlap and nothing lost.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_allocation_is_disjoint_and_loses_nothing() {
-    for (dialect, url) in urls() {
+    for (dialect, url) in urls_of_authority(3).await {
         let scope = fresh_scope("concurrent");
         let mut tasks = Vec::new();
         for pool in 0..2 {
@@ -68,7 +68,7 @@ async fn concurrent_allocation_is_disjoint_and_loses_nothing() {
 /// A generator dropped and built again (a restart) never repeats an id.
 #[tokio::test]
 async fn a_restart_never_repeats_an_id() {
-    for (dialect, url) in urls() {
+    for (dialect, url) in urls_of_authority(1).await {
         let scope = fresh_scope("restart");
         let mut seen = HashSet::new();
         let mut last = gdid_core::Gdid::ZERO;
@@ -92,7 +92,7 @@ async fn a_restart_never_repeats_an_id() {
 
 #[tokio::test]
 async fn the_era_rolls_over_at_counter_max() {
-    for (dialect, url) in urls() {
+    for (dialect, url) in urls_of_authority(2).await {
         let scope = fresh_scope("rollover");
         let authority = SqlAuthority::connect(&url, 2).await.unwrap();
         authority.allocate(&scope, "s", 1).await.unwrap(); // creates the row
@@ -128,7 +128,7 @@ async fn the_era_rolls_over_at_counter_max() {
 
 #[tokio::test]
 async fn bad_names_and_sizes_are_refused_before_the_store_is_touched() {
-    for (dialect, url) in urls() {
+    for (dialect, url) in urls_of_authority(1).await {
         let authority = SqlAuthority::connect(&url, 1).await.unwrap();
         for (scope, sequence) in [("", "s"), ("a b", "s"), ("ok", "x'; DROP TABLE t; --")] {
             let err = authority.allocate(scope, sequence, 1).await.unwrap_err();
@@ -148,7 +148,7 @@ async fn bad_names_and_sizes_are_refused_before_the_store_is_touched() {
 /// Rows that no authority writes give a typed error, never a block.
 #[tokio::test]
 async fn corrupt_rows_are_typed_errors() {
-    for (dialect, url) in urls() {
+    for (dialect, url) in urls_of_authority(1).await {
         let scope = fresh_scope("corrupt");
         let authority = SqlAuthority::connect(&url, 1).await.unwrap();
         for (sequence, era, next) in [("negative-next", 0, -50), ("negative-era", -3, 10)] {
@@ -176,7 +176,7 @@ async fn corrupt_rows_are_typed_errors() {
 /// rolled the era over and issued ids).
 #[tokio::test]
 async fn a_corrupt_row_stays_corrupt_and_names_its_field() {
-    for (dialect, url) in urls() {
+    for (dialect, url) in urls_of_authority(1).await {
         let scope = fresh_scope("corrupt_again");
         let authority = SqlAuthority::connect(&url, 1).await.unwrap();
         let mut cases = vec![
@@ -217,7 +217,7 @@ async fn a_corrupt_row_stays_corrupt_and_names_its_field() {
 
 #[tokio::test]
 async fn creating_the_schema_twice_and_concurrently_is_harmless() {
-    for (dialect, url) in urls() {
+    for (dialect, url) in urls_of_authority(1).await {
         let authority = SqlAuthority::connect(&url, 1).await.unwrap();
         let runs: Vec<_> = (0..4)
             .map(|_| {
@@ -236,7 +236,7 @@ async fn creating_the_schema_twice_and_concurrently_is_harmless() {
 /// The one-at-a-time counter: 4 tasks × 100 ids give exactly 1..=400.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_one_at_a_time_counter_is_continuous_under_concurrency() {
-    for (dialect, url) in urls() {
+    for (dialect, url) in urls_of_authority(0).await {
         let scope = fresh_scope("counter");
         let counter = SqlCounter::new(SqlAuthority::connect(&url, 0).await.unwrap(), &scope, "n");
         let tasks: Vec<_> = (0..4)
@@ -296,4 +296,88 @@ async fn unsupported_and_unreachable_stores_say_so() {
         err.to_string().starts_with("cannot connect to sqlite:"),
         "{err}"
     );
+}
+
+/// Hole 1 of the uniqueness issue: an authority number belongs to the store. The first use
+/// records it; a later caller asking for another number is refused before any block, whichever
+/// constructor it uses; a store written before numbers were recorded keeps the number its
+/// counters use.
+#[tokio::test]
+async fn authority_numbers_belong_to_the_store_not_to_the_caller() {
+    use gdid_core::generator::numbering::NumberConflict;
+    for (dialect, base) in urls() {
+        let url = gdid_testkit::database(&base, "gdid_numbering").await;
+        // This test's own database: start it afresh (the record of an earlier run goes).
+        let setup = gdid_sql::SqlStore::connect(&url).await.unwrap();
+        execute(&setup, "DROP TABLE IF EXISTS gdid_authority".into()).await;
+        execute(&setup, "DROP TABLE IF EXISTS gdid_counters".into()).await;
+        let scope = fresh_scope("numbers");
+
+        let first = SqlAuthority::open(&url).await.unwrap();
+        assert_eq!(first.number(), 1, "{dialect}: a fresh store is authority 1");
+        let block = first.allocate(&scope, "s", 10).await.unwrap();
+        assert_eq!(block.authority, 1, "{dialect}");
+        assert_eq!(
+            SqlAuthority::open(&url).await.unwrap().number(),
+            1,
+            "{dialect}: reopened, the same number"
+        );
+        SqlAuthority::connect(&url, 1)
+            .await
+            .unwrap_or_else(|e| panic!("{dialect}: the recorded number is accepted: {e}"));
+
+        let refused = SqlAuthority::connect(&url, 2).await.unwrap_err();
+        assert!(
+            matches!(
+                &refused,
+                gdid_sql::Error::Authority(AuthorityError::Number(NumberConflict::Recorded {
+                    recorded: 1,
+                    asked: 2,
+                    ..
+                }))
+            ),
+            "{dialect}: {refused}"
+        );
+        // A constructor that does not connect is refused at its first block, and issues none.
+        let store = gdid_sql::SqlStore::connect(&url).await.unwrap();
+        let lazy = SqlAuthority::new(store.clone(), 5, "lazy").unwrap();
+        for _ in 0..2 {
+            let refused = lazy.allocate(&scope, "s", 10).await.unwrap_err();
+            assert!(
+                matches!(refused, AuthorityError::Number(_)),
+                "{dialect}: {refused}"
+            );
+        }
+        let rows_of_5: i64 = gdid_sql::with_pool!(&store, pool => {
+            sqlx::query_scalar("SELECT COUNT(*) FROM gdid_counters WHERE authority = 5")
+                .fetch_one(pool)
+                .await
+        })
+        .unwrap();
+        assert_eq!(rows_of_5, 0, "{dialect}: authority 5 reserved nothing");
+
+        // A store of before the record: its counters say which authority it was.
+        execute(&setup, "DROP TABLE gdid_authority".into()).await;
+        execute(&setup, "UPDATE gdid_counters SET authority = 4".into()).await;
+        let old = SqlAuthority::open(&url).await.unwrap();
+        assert_eq!(old.number(), 4, "{dialect}: the number its counters use");
+        let next = old.allocate(&scope, "s", 1).await.unwrap();
+        assert_eq!((next.authority, next.start), (4, 11), "{dialect}: continued");
+    }
+}
+
+/// The one-at-a-time counter belongs to the store too: its values go on whatever number the
+/// authority it was made from has.
+#[tokio::test]
+async fn the_one_at_a_time_counter_does_not_depend_on_the_authority_number() {
+    for (dialect, base) in urls() {
+        let scope = fresh_scope("counter_key");
+        let one = gdid_testkit::database(&base, "gdid_authority_1").await;
+        let counter = SqlCounter::new(SqlAuthority::connect(&one, 1).await.unwrap(), &scope, "n");
+        assert_eq!(counter.next_id().await.unwrap(), 1, "{dialect}");
+        // The same store seen through an authority made with another number (not yet checked).
+        let store = gdid_sql::SqlStore::connect(&one).await.unwrap();
+        let other = SqlCounter::new(SqlAuthority::new(store, 7, "x").unwrap(), &scope, "n");
+        assert_eq!(other.next_id().await.unwrap(), 2, "{dialect}");
+    }
 }

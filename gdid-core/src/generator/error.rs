@@ -59,6 +59,10 @@ pub enum AuthorityError {
     /// The store failed: connection refused, server error, injected fault...
     #[error("store error: {0}")]
     Store(#[source] StoreError),
+    /// The store is another authority than the one asked for, or cannot be given a number (see
+    /// [`numbering`](super::numbering)).
+    #[error(transparent)]
+    Number(#[from] super::numbering::NumberConflict),
 }
 
 impl AuthorityError {
@@ -68,11 +72,14 @@ impl AuthorityError {
     }
 
     /// Whether trying again (here or at another authority) may succeed. Invalid names and sizes
-    /// will fail the same way everywhere.
+    /// will fail the same way everywhere, and a store that is another authority than configured
+    /// is a configuration to fix, not to fail over from.
     pub fn is_retryable(&self) -> bool {
         !matches!(
             self,
-            AuthorityError::InvalidName(_) | AuthorityError::InvalidSize(_)
+            AuthorityError::InvalidName(_)
+                | AuthorityError::InvalidSize(_)
+                | AuthorityError::Number(_)
         )
     }
 }
@@ -197,12 +204,16 @@ impl Error {
 
 impl From<AuthorityError> for Error {
     /// For strategies that ask an authority directly, without a block cache: a corrupt counter,
-    /// an exhausted sequence and an invalid name keep their kind, anything else is a store error.
+    /// an exhausted sequence and an invalid name keep their kind, a store that is another
+    /// authority is a configuration error, anything else is a store error.
     fn from(error: AuthorityError) -> Self {
         match error {
             AuthorityError::InvalidName(name) => Error::InvalidName(name),
             AuthorityError::Corrupt(reason) => Error::Corrupt(reason),
             AuthorityError::Exhausted => Error::Exhausted(AuthorityError::Exhausted.to_string()),
+            AuthorityError::Number(conflict) => Error::InvalidConfig {
+                reason: conflict.to_string(),
+            },
             other => Error::store(other),
         }
     }

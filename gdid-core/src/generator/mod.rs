@@ -31,6 +31,7 @@ mod error;
 mod faults;
 mod id_generator;
 mod memory;
+pub mod numbering;
 mod provider;
 mod random;
 pub mod ranges;

@@ -24,6 +24,18 @@ pub fn urls() -> Vec<(&'static str, String)> {
     urls
 }
 
+/// One URL per dialect configured here, each a database of its own for authority `number` (a
+/// store records its number: tests of different numbers cannot share one). The same database in
+/// every run for MariaDB and PostgreSQL; a new file for SQLite.
+pub async fn urls_of_authority(number: u8) -> Vec<(&'static str, String)> {
+    let mut urls = Vec::new();
+    for (dialect, url) in self::urls() {
+        let name = format!("gdid_authority_{number}");
+        urls.push((dialect, gdid_testkit::database(&url, &name).await));
+    }
+    urls
+}
+
 /// A scope no earlier run has used, so that runs do not see each other's rows.
 pub fn fresh_scope(test: &str) -> String {
     gdid_testkit::fresh(test)

@@ -1,0 +1,569 @@
+//! Authority numbers belong to stores.
+//!
+//! The counter space of a GDID is per (authority number, scope, sequence): two stores that serve
+//! one sequence under one number issue the same ids. So a store's number is recorded **in the
+//! store** the first time it is used, and every later use reads it back: the order in which
+//! stores are listed, a store added in front, or a count of stores that changes, never changes a
+//! store's number. The rules, kept here once for every backend:
+//!
+//! - a store with a recorded number is that authority; asking for another number is a
+//!   [`NumberConflict::Recorded`], before any id is issued;
+//! - a store with no record yet takes the number asked for; with none asked, the number its
+//!   counters already use (a store written before numbers were recorded), or else the lowest
+//!   number of `1..=15` (then 0) that no other store listed with it holds;
+//! - two stores listed together never hold one number ([`NumberConflict::Shared`]);
+//! - the number is recorded with one insert-if-absent and read back, so two processes that give
+//!   a fresh store two different numbers at the same moment agree on the one that was recorded
+//!   first (the other gets the conflict).
+//!
+//! A backend supplies the three operations of [`NumberRecord`]; [`assign`] and [`claim`] do the
+//! rest, and [`NumberCheck`] makes an authority claim its number before its first block.
+//!
+//! What no store can see: two stores that are never listed together. Giving them different
+//! numbers is the deployment's part (at most 16 stores per sequence).
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Mutex;
+
+use super::authority::BoxFuture;
+use super::error::AuthorityError;
+use crate::gdid::AUTHORITY_MAX;
+
+/// The authority key of the one-at-a-time counters' rows and documents, whatever the store's
+/// number: their values are the store's, so renumbering a store never starts them again. Rows of
+/// this key are not counted by [`NumberRecord::numbers_in_counters`].
+pub const COUNTER_KEY: u8 = 0;
+
+/// Where a store keeps its authority number: the operations a backend implements. Each is one
+/// statement or one request.
+pub trait NumberRecord: Send + Sync + fmt::Debug {
+    /// The store, as messages name it (a URL without its password, say).
+    fn store(&self) -> String;
+
+    /// The number recorded in the store, or `None` before the first use.
+    ///
+    /// A record that holds anything but a number from 0 to 15 is [`AuthorityError::Corrupt`].
+    fn recorded_number(&self) -> BoxFuture<'_, Result<Option<u8>, AuthorityError>>;
+
+    /// Records `number` unless a number is recorded already (insert-if-absent: a record is never
+    /// changed).
+    fn record_number(&self, number: u8) -> BoxFuture<'_, Result<(), AuthorityError>>;
+
+    /// The authority numbers of the counters the store holds, but [`COUNTER_KEY`]: for a store
+    /// written before numbers were recorded, the numbers it has issued blocks under (a store
+    /// that issued blocks as authority 0 without a record is taken as fresh: its new number is
+    /// never 0 unless asked for, so those ids are not issued again).
+    fn numbers_in_counters(&self) -> BoxFuture<'_, Result<Vec<u8>, AuthorityError>>;
+}
+
+/// Why a store cannot be the authority asked for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NumberConflict {
+    /// The store is recorded as another authority.
+    #[error(
+        "{store} is authority {recorded} (recorded in it), not {asked}: \
+         drop the number or give {recorded}"
+    )]
+    Recorded {
+        /// The store.
+        store: String,
+        /// Its recorded number.
+        recorded: u8,
+        /// The number asked for.
+        asked: u8,
+    },
+    /// The store has no record and counters of several authority numbers, so which one it is
+    /// must be said.
+    #[error(
+        "{store} has no recorded authority number and holds counters of authorities {found:?}: \
+         give the number it is to keep"
+    )]
+    Ambiguous {
+        /// The store.
+        store: String,
+        /// The numbers its counters use.
+        found: Vec<u8>,
+    },
+    /// Two stores listed together would be one authority.
+    #[error(
+        "{store} and {other} would both be authority {number}: \
+         two stores of one sequence would issue the same ids"
+    )]
+    Shared {
+        /// One store.
+        store: String,
+        /// The other.
+        other: String,
+        /// The number both hold or ask for.
+        number: u8,
+    },
+    /// The stores listed together hold every number.
+    #[error("no authority number is left for {store}: the other stores hold all 16")]
+    NoneLeft {
+        /// The store.
+        store: String,
+    },
+}
+
+/// What a store holds, as read before numbers are given out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Holding {
+    /// A recorded number.
+    Recorded(u8),
+    /// No record: the numbers its counters use (none for a fresh store).
+    Unrecorded(Vec<u8>),
+    /// The store could not be read now (it is down): its number is checked when it is used.
+    Unknown,
+}
+
+impl Holding {
+    /// Reads what `record`'s store holds.
+    ///
+    /// # Errors
+    ///
+    /// The store's errors, and [`AuthorityError::Corrupt`] for a record that is not a number.
+    pub async fn read(record: &dyn NumberRecord) -> Result<Holding, AuthorityError> {
+        if let Some(number) = record.recorded_number().await? {
+            return Ok(Holding::Recorded(number));
+        }
+        let mut found = record.numbers_in_counters().await?;
+        found.sort_unstable();
+        found.dedup();
+        Ok(Holding::Unrecorded(found))
+    }
+
+    /// Every number the store holds.
+    fn numbers(&self) -> &[u8] {
+        match self {
+            Holding::Recorded(number) => std::slice::from_ref(number),
+            Holding::Unrecorded(found) => found,
+            Holding::Unknown => &[],
+        }
+    }
+}
+
+/// One store of a [`plan`]: its name, the number asked for, and what it holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// The store, for messages.
+    pub store: String,
+    /// The number asked for (`--authority`), if any.
+    pub asked: Option<u8>,
+    /// What it holds.
+    pub holding: Holding,
+}
+
+/// The numbers of stores listed together for one sequence, in their order, by the rules of this
+/// module. Pure: nothing is read or written.
+///
+/// ```
+/// use gdid_core::generator::numbering::{Holding, Listed, plan};
+///
+/// let listed = |store: &str, holding| Listed { store: store.into(), asked: None, holding };
+/// // A fresh store listed in front of one recorded as 1 gets 2: the recorded store keeps its 1.
+/// let numbers = plan(&[
+///     listed("sqlite:b.sqlite", Holding::Unrecorded(vec![])),
+///     listed("sqlite:a.sqlite", Holding::Recorded(1)),
+/// ]);
+/// assert_eq!(numbers, Ok(vec![2, 1]));
+/// ```
+///
+/// # Errors
+///
+/// A [`NumberConflict`]: a number asked for that a store's record contradicts, a store whose
+/// counters use several numbers and none asked for, two stores that would hold one number, or
+/// no number left.
+pub fn plan(stores: &[Listed]) -> Result<Vec<u8>, NumberConflict> {
+    // First the numbers that are fixed: recorded, asked for, or the one its counters use.
+    let mut fixed: Vec<Option<u8>> = Vec::with_capacity(stores.len());
+    for listed in stores {
+        let store = listed.store.clone();
+        fixed.push(match (&listed.holding, listed.asked) {
+            (Holding::Recorded(recorded), Some(asked)) if *recorded != asked => {
+                return Err(NumberConflict::Recorded {
+                    store,
+                    recorded: *recorded,
+                    asked,
+                });
+            }
+            (Holding::Recorded(recorded), _) => Some(*recorded),
+            (_, Some(asked)) => Some(asked),
+            (Holding::Unrecorded(found), None) if found.len() > 1 => {
+                return Err(NumberConflict::Ambiguous {
+                    store,
+                    found: found.clone(),
+                });
+            }
+            (Holding::Unrecorded(found), None) => found.first().copied(),
+            (Holding::Unknown, None) => None,
+        });
+    }
+    // A fixed number must not be held by another store listed with it.
+    for (i, number) in fixed.iter().enumerate() {
+        let Some(number) = *number else { continue };
+        for (j, other) in stores.iter().enumerate() {
+            if i != j && (fixed[j] == Some(number) || other.holding.numbers().contains(&number)) {
+                return Err(NumberConflict::Shared {
+                    store: stores[i].store.clone(),
+                    other: other.store.clone(),
+                    number,
+                });
+            }
+        }
+    }
+    // Then the others, in order, the lowest free number each.
+    let mut taken: BTreeSet<u8> = fixed.iter().flatten().copied().collect();
+    taken.extend(stores.iter().flat_map(|listed| listed.holding.numbers()));
+    let preference = (1..=AUTHORITY_MAX).chain([0]);
+    stores
+        .iter()
+        .zip(fixed)
+        .map(|(listed, fixed)| match fixed {
+            Some(number) => Ok(number),
+            None => {
+                let number = preference
+                    .clone()
+                    .find(|n| !taken.contains(n))
+                    .ok_or_else(|| NumberConflict::NoneLeft {
+                        store: listed.store.clone(),
+                    })?;
+                taken.insert(number);
+                Ok(number)
+            }
+        })
+        .collect()
+}
+
+/// How many times [`assign`] reads, plans and records before it gives up: each round that does
+/// not settle means another process recorded a number in between.
+const ROUNDS: usize = 3;
+
+/// The authority numbers of `stores` listed together for one sequence (each with the number
+/// asked for, if any), recorded in every store that can be reached and had none. A store that
+/// cannot be reached now gets the number the rules give it; an authority checks it with
+/// [`NumberCheck`] before its first block.
+///
+/// # Errors
+///
+/// [`AuthorityError::Number`] for a [`NumberConflict`]; [`AuthorityError::Corrupt`] for a record
+/// that is not a number.
+pub async fn assign(stores: &[(&dyn NumberRecord, Option<u8>)]) -> Result<Vec<u8>, AuthorityError> {
+    assign_with(stores, |_| Ok(Holding::Unknown)).await
+}
+
+/// The authority number of one store (the one asked for, if any), recorded in it: as [`assign`]
+/// for a single store, but a store that cannot be reached is an error.
+///
+/// # Errors
+///
+/// As [`assign`], and the store's error.
+pub async fn claim(record: &dyn NumberRecord, asked: Option<u8>) -> Result<u8, AuthorityError> {
+    let numbers = assign_with(&[(record, asked)], Err).await?;
+    Ok(numbers[0])
+}
+
+/// [`assign`], with `unreadable` deciding what a store error means.
+async fn assign_with(
+    stores: &[(&dyn NumberRecord, Option<u8>)],
+    unreadable: impl Fn(AuthorityError) -> Result<Holding, AuthorityError>,
+) -> Result<Vec<u8>, AuthorityError> {
+    for _ in 0..ROUNDS {
+        let mut listed = Vec::with_capacity(stores.len());
+        for (record, asked) in stores {
+            let holding = match Holding::read(*record).await {
+                Ok(holding) => holding,
+                Err(AuthorityError::Store(e)) => unreadable(AuthorityError::Store(e))?,
+                Err(other) => return Err(other),
+            };
+            listed.push(Listed {
+                store: record.store(),
+                asked: *asked,
+                holding,
+            });
+        }
+        let numbers = plan(&listed)?;
+        let mut settled = true;
+        for ((record, _), (listed, number)) in stores.iter().zip(listed.iter().zip(&numbers)) {
+            if matches!(listed.holding, Holding::Unrecorded(_)) {
+                record.record_number(*number).await?;
+                // Read back: another process may have recorded another number first.
+                settled &= record.recorded_number().await? == Some(*number);
+            }
+        }
+        if settled {
+            return Ok(numbers);
+        }
+    }
+    Err(AuthorityError::Corrupt(format!(
+        "the authority numbers of {} did not settle in {ROUNDS} rounds",
+        stores
+            .iter()
+            .map(|(record, _)| record.store())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
+}
+
+/// Makes an authority claim its number in its store once, before its first block: an authority
+/// built while its store was down, or by a constructor that does not connect, is checked when it
+/// is first used. Clones share the check.
+///
+/// ```
+/// use gdid_core::generator::numbering::{MemoryRecord, NumberCheck};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let store = MemoryRecord::new("store a");
+/// let check = NumberCheck::new(3);
+/// check.ensure(&store).await.unwrap();               // records 3
+/// assert!(NumberCheck::new(4).ensure(&store).await.is_err()); // the store is authority 3
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct NumberCheck {
+    number: u8,
+    done: std::sync::Arc<tokio::sync::OnceCell<()>>,
+}
+
+impl NumberCheck {
+    /// A check of `number`, not made yet.
+    pub fn new(number: u8) -> Self {
+        NumberCheck {
+            number,
+            done: std::sync::Arc::default(),
+        }
+    }
+
+    /// A check already made (by [`claim`]).
+    pub fn made(number: u8) -> Self {
+        NumberCheck {
+            number,
+            done: std::sync::Arc::new(tokio::sync::OnceCell::new_with(Some(()))),
+        }
+    }
+
+    /// The number checked.
+    pub fn number(&self) -> u8 {
+        self.number
+    }
+
+    /// Claims the number in `record`'s store, the first time only (a failed check is tried
+    /// again next time).
+    ///
+    /// # Errors
+    ///
+    /// As [`claim`].
+    pub async fn ensure(&self, record: &dyn NumberRecord) -> Result<(), AuthorityError> {
+        self.done
+            .get_or_try_init(|| async { claim(record, Some(self.number)).await.map(drop) })
+            .await
+            .map(drop)
+    }
+}
+
+/// A [`NumberRecord`] in process memory: for the in-memory store, tests and examples.
+#[derive(Debug)]
+pub struct MemoryRecord {
+    store: String,
+    recorded: Mutex<Option<u8>>,
+    in_counters: Vec<u8>,
+}
+
+impl MemoryRecord {
+    /// A fresh store named `store`.
+    pub fn new(store: &str) -> Self {
+        MemoryRecord {
+            store: store.to_owned(),
+            recorded: Mutex::new(None),
+            in_counters: Vec::new(),
+        }
+    }
+
+    /// A store with no record whose counters use `numbers` (written before numbers were
+    /// recorded).
+    pub fn with_counters(store: &str, numbers: &[u8]) -> Self {
+        MemoryRecord {
+            in_counters: numbers.to_vec(),
+            ..MemoryRecord::new(store)
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<u8>> {
+        self.recorded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl NumberRecord for MemoryRecord {
+    fn store(&self) -> String {
+        self.store.clone()
+    }
+
+    fn recorded_number(&self) -> BoxFuture<'_, Result<Option<u8>, AuthorityError>> {
+        let recorded = *self.lock();
+        Box::pin(async move { Ok(recorded) })
+    }
+
+    fn record_number(&self, number: u8) -> BoxFuture<'_, Result<(), AuthorityError>> {
+        self.lock().get_or_insert(number);
+        Box::pin(async { Ok(()) })
+    }
+
+    fn numbers_in_counters(&self) -> BoxFuture<'_, Result<Vec<u8>, AuthorityError>> {
+        let found = self.in_counters.clone();
+        Box::pin(async move { Ok(found) })
+    }
+}
+
+/// A stored authority number, checked: 0 to 15.
+///
+/// # Errors
+///
+/// [`AuthorityError::Corrupt`] naming `place` for any other value.
+pub fn stored_number(place: &str, value: i64) -> Result<u8, AuthorityError> {
+    u8::try_from(value)
+        .ok()
+        .filter(|number| *number <= AUTHORITY_MAX)
+        .ok_or_else(|| AuthorityError::Corrupt(format!("{place} holds {value}, expected 0 to 15")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(store: &str, asked: Option<u8>, holding: Holding) -> Listed {
+        Listed {
+            store: store.to_owned(),
+            asked,
+            holding,
+        }
+    }
+
+    fn fresh(store: &str) -> Listed {
+        listed(store, None, Holding::Unrecorded(vec![]))
+    }
+
+    #[test]
+    fn a_store_keeps_its_recorded_number_whatever_the_order() {
+        let a = listed("a", None, Holding::Recorded(1));
+        assert_eq!(plan(&[a.clone(), fresh("b")]), Ok(vec![1, 2]));
+        assert_eq!(plan(&[fresh("b"), a.clone()]), Ok(vec![2, 1]));
+        assert_eq!(plan(&[fresh("c"), fresh("b"), a]), Ok(vec![2, 3, 1]));
+    }
+
+    #[test]
+    fn fresh_stores_get_the_lowest_numbers_no_listed_store_holds() {
+        assert_eq!(plan(&[fresh("a")]), Ok(vec![1]));
+        let b = listed("b", None, Holding::Recorded(2));
+        let c = listed("c", None, Holding::Unrecorded(vec![1]));
+        assert_eq!(plan(&[fresh("a"), b, c]), Ok(vec![3, 2, 1]));
+        let all: Vec<Listed> = (1..=15)
+            .map(|n| listed(&format!("s{n}"), None, Holding::Recorded(n)))
+            .chain([fresh("last")])
+            .collect();
+        assert_eq!(plan(&all).unwrap()[15], 0, "0 comes after 1 to 15");
+    }
+
+    #[test]
+    fn an_asked_number_that_the_record_contradicts_is_refused() {
+        let a = listed("a", Some(2), Holding::Recorded(1));
+        assert_eq!(
+            plan(&[a]),
+            Err(NumberConflict::Recorded {
+                store: "a".into(),
+                recorded: 1,
+                asked: 2
+            })
+        );
+        assert_eq!(
+            plan(&[listed("a", Some(1), Holding::Recorded(1))]),
+            Ok(vec![1])
+        );
+    }
+
+    #[test]
+    fn a_store_of_before_the_record_keeps_the_number_its_counters_use() {
+        let old = listed("old", None, Holding::Unrecorded(vec![4]));
+        assert_eq!(plan(&[fresh("new"), old]), Ok(vec![1, 4]));
+        let mixed = listed("mixed", None, Holding::Unrecorded(vec![0, 1]));
+        assert!(matches!(
+            plan(&[mixed]),
+            Err(NumberConflict::Ambiguous { found, .. }) if found == vec![0, 1]
+        ));
+        let chosen = listed("mixed", Some(1), Holding::Unrecorded(vec![0, 1]));
+        assert_eq!(plan(&[chosen]), Ok(vec![1]));
+    }
+
+    #[test]
+    fn two_listed_stores_never_share_a_number() {
+        let a = listed("a", None, Holding::Recorded(1));
+        let b = listed("b", None, Holding::Recorded(1));
+        assert!(matches!(
+            plan(&[a.clone(), b]),
+            Err(NumberConflict::Shared { number: 1, .. })
+        ));
+        let asks_one = listed("c", Some(1), Holding::Unrecorded(vec![]));
+        assert!(matches!(
+            plan(&[a.clone(), asks_one]),
+            Err(NumberConflict::Shared { number: 1, .. })
+        ));
+        // Its old counters of authority 1 are ids that a's authority 1 could issue again.
+        let old_one = listed("d", Some(2), Holding::Unrecorded(vec![1, 2]));
+        assert!(matches!(
+            plan(&[a, old_one]),
+            Err(NumberConflict::Shared { number: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn a_store_that_cannot_be_read_gets_a_free_number_to_be_checked_later() {
+        let down = listed("down", None, Holding::Unknown);
+        let a = listed("a", None, Holding::Recorded(1));
+        assert_eq!(plan(&[a, down]), Ok(vec![1, 2]));
+    }
+
+    #[test]
+    fn stored_numbers_outside_the_authority_range_are_corrupt() {
+        assert_eq!(stored_number("x", 15).unwrap(), 15);
+        for bad in [-1, 16, 300] {
+            let error = stored_number("the gdid_authority row", bad).unwrap_err();
+            assert!(
+                matches!(&error, AuthorityError::Corrupt(m) if m.contains("the gdid_authority row holds")),
+                "{error}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn claiming_records_the_number_once_and_refuses_another() {
+        let store = MemoryRecord::new("a");
+        assert_eq!(claim(&store, None).await.unwrap(), 1);
+        assert_eq!(claim(&store, None).await.unwrap(), 1);
+        assert_eq!(claim(&store, Some(1)).await.unwrap(), 1);
+        let refused = claim(&store, Some(2)).await.unwrap_err();
+        assert!(
+            matches!(
+                refused,
+                AuthorityError::Number(NumberConflict::Recorded {
+                    recorded: 1,
+                    asked: 2,
+                    ..
+                })
+            ),
+            "{refused}"
+        );
+    }
+
+    #[tokio::test]
+    async fn assign_records_every_fresh_store_in_list_order() {
+        let (a, b) = (MemoryRecord::new("a"), MemoryRecord::new("b"));
+        assert_eq!(assign(&[(&a, None)]).await.unwrap(), vec![1]);
+        // b listed in front of a: a keeps 1, b gets 2.
+        assert_eq!(assign(&[(&b, None), (&a, None)]).await.unwrap(), vec![2, 1]);
+        assert_eq!(b.lock().as_ref(), Some(&2));
+        assert_eq!(assign(&[(&a, None), (&b, None)]).await.unwrap(), vec![1, 2]);
+    }
+}

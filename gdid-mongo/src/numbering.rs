@@ -1,0 +1,114 @@
+//! The authority number a counter collection records (one document), and the numbers its counter
+//! documents use: the three operations of gdid-core's
+//! [`NumberRecord`](gdid_core::generator::numbering::NumberRecord). The rules are gdid-core's.
+//!
+//! ```text
+//! { _id: "authority", number: Int32 }      beside the counter documents "3:shop:order", …
+//! ```
+//!
+//! The counter documents' `_id`s start with a number and a colon, so `"authority"` is never one.
+
+use bson::{Bson, Document, doc};
+use gdid_core::generator::numbering::{COUNTER_KEY, NumberRecord, stored_number};
+use gdid_core::generator::{AuthorityError, BoxFuture};
+use mongodb::Collection;
+
+use crate::unique::{by_id, is_duplicate_key};
+
+/// The `_id` of the record.
+const RECORD_ID: &str = "authority";
+
+/// Where a MongoDB counter collection keeps its authority number. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct MongoNumberRecord {
+    collection: Collection<Document>,
+    label: String,
+}
+
+impl MongoNumberRecord {
+    /// The record of the counters in `collection`; `label` names the store in messages.
+    pub fn new(collection: Collection<Document>, label: &str) -> Self {
+        MongoNumberRecord {
+            collection,
+            label: label.to_owned(),
+        }
+    }
+
+    fn number_in(&self, field: &str, document: &Document) -> Result<u8, AuthorityError> {
+        let place = format!(
+            "{}: the document {:?}, field {field:?}",
+            self.label,
+            document.get("_id").unwrap_or(&Bson::Null).to_string()
+        );
+        match document.get(field) {
+            Some(Bson::Int32(v)) => stored_number(&place, i64::from(*v)),
+            Some(Bson::Int64(v)) => stored_number(&place, *v),
+            Some(other) => Err(AuthorityError::Corrupt(format!(
+                "{place} holds {other} (a {:?}), expected an integer",
+                other.element_type()
+            ))),
+            None => Err(AuthorityError::Corrupt(format!("{place} is missing"))),
+        }
+    }
+
+    async fn recorded(&self) -> Result<Option<u8>, AuthorityError> {
+        let document = self
+            .collection
+            .find_one(by_id(RECORD_ID))
+            .await
+            .map_err(AuthorityError::store)?;
+        document
+            .map(|document| self.number_in("number", &document))
+            .transpose()
+    }
+
+    async fn record(&self, number: u8) -> Result<(), AuthorityError> {
+        let record = doc! { "_id": RECORD_ID, "number": i32::from(number) };
+        match self.collection.insert_one(record).await {
+            Ok(_) => Ok(()),
+            Err(e) if is_duplicate_key(&e) => Ok(()),
+            Err(e) => Err(AuthorityError::store(e)),
+        }
+    }
+
+    async fn in_counters(&self) -> Result<Vec<u8>, AuthorityError> {
+        let mut cursor = self
+            .collection
+            .find(doc! {
+                "_id": { "$ne": RECORD_ID },
+                "authority": { "$ne": i32::from(COUNTER_KEY) },
+            })
+            .projection(doc! { "authority": 1 })
+            .await
+            .map_err(AuthorityError::store)?;
+        let mut found = Vec::new();
+        while cursor.advance().await.map_err(AuthorityError::store)? {
+            let document: Document = cursor
+                .deserialize_current()
+                .map_err(AuthorityError::store)?;
+            let number = self.number_in("authority", &document)?;
+            if !found.contains(&number) {
+                found.push(number);
+            }
+        }
+        Ok(found)
+    }
+}
+
+impl NumberRecord for MongoNumberRecord {
+    fn store(&self) -> String {
+        self.label.clone()
+    }
+
+    fn recorded_number(&self) -> BoxFuture<'_, Result<Option<u8>, AuthorityError>> {
+        Box::pin(self.recorded())
+    }
+
+    fn record_number(&self, number: u8) -> BoxFuture<'_, Result<(), AuthorityError>> {
+        Box::pin(self.record(number))
+    }
+
+    fn numbers_in_counters(&self) -> BoxFuture<'_, Result<Vec<u8>, AuthorityError>> {
+        Box::pin(self.in_counters())
+    }
+}

@@ -1,0 +1,125 @@
+//! The authority number a SQL store records (`gdid_authority`, one row), and the numbers its
+//! counters use: the three operations of gdid-core's
+//! [`NumberRecord`](gdid_core::generator::numbering::NumberRecord). The rules are gdid-core's.
+//!
+//! ```sql
+//! CREATE TABLE gdid_authority (
+//!     id        SMALLINT NOT NULL PRIMARY KEY,  -- always 1: one number per store
+//!     authority SMALLINT NOT NULL
+//! );
+//! ```
+
+use gdid_core::generator::numbering::{COUNTER_KEY, NumberRecord, stored_number};
+use gdid_core::generator::{AuthorityError, BoxFuture};
+use sqlx::AssertSqlSafe;
+
+use crate::counters::driver_error;
+use crate::statement::{create_table, sql, with_pool};
+use crate::store::{Dialect, SqlStore};
+use crate::stored::{described, integer_in};
+
+/// Where a SQL store keeps its authority number. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct SqlNumberRecord {
+    store: SqlStore,
+    label: String,
+}
+
+impl SqlNumberRecord {
+    /// The record of `store`; `label` names the store in messages.
+    pub fn new(store: SqlStore, label: &str) -> Self {
+        SqlNumberRecord {
+            store,
+            label: label.to_owned(),
+        }
+    }
+
+    /// Creates the record's table and the counter table (whose numbers it reads) if they are
+    /// missing. Idempotent, and safe from many processes at once.
+    ///
+    /// # Errors
+    ///
+    /// The driver's error.
+    pub async fn ensure_schema(&self) -> Result<(), sqlx::Error> {
+        crate::counters::ensure_schema(&self.store).await?;
+        create_table(
+            &self.store,
+            "gdid_authority",
+            "id SMALLINT NOT NULL PRIMARY KEY, authority SMALLINT NOT NULL",
+        )
+        .await
+    }
+
+    async fn recorded(&self) -> Result<Option<u8>, AuthorityError> {
+        let dialect = self.store.dialect();
+        let q = format!(
+            "SELECT {} FROM gdid_authority WHERE id = 1",
+            described(dialect, "authority")
+        );
+        let row: Option<Option<String>> = with_pool!(&self.store, pool => {
+            sqlx::query_scalar(AssertSqlSafe(q)).fetch_optional(pool).await
+        })
+        .map_err(driver_error)?;
+        let place = "the gdid_authority row";
+        row.map(|value| {
+            let value = integer_in("authority", value.as_deref(), i64::MIN..=i64::MAX)
+                .map_err(|reason| AuthorityError::Corrupt(format!("{place}: {reason}")))?;
+            stored_number(&format!("{place}: authority"), value)
+        })
+        .transpose()
+    }
+
+    async fn record(&self, number: u8) -> Result<(), AuthorityError> {
+        let (insert, ignore) = if self.store.dialect() == Dialect::MySql {
+            ("INSERT IGNORE", "")
+        } else {
+            ("INSERT", " ON CONFLICT DO NOTHING")
+        };
+        let q = sql(
+            self.store.dialect(),
+            &format!("{insert} INTO gdid_authority (id, authority) VALUES (1, ?){ignore}"),
+        );
+        with_pool!(&self.store, pool => {
+            sqlx::query(q).bind(i16::from(number)).execute(pool).await.map(drop)
+        })
+        .map_err(driver_error)
+    }
+
+    async fn in_counters(&self) -> Result<Vec<u8>, AuthorityError> {
+        let dialect = self.store.dialect();
+        let q = format!(
+            "SELECT DISTINCT {} FROM gdid_counters WHERE authority <> {COUNTER_KEY}",
+            described(dialect, "authority")
+        );
+        let rows: Vec<Option<String>> = with_pool!(&self.store, pool => {
+            sqlx::query_scalar(AssertSqlSafe(q)).fetch_all(pool).await
+        })
+        .map_err(driver_error)?;
+        rows.iter()
+            .map(|value| {
+                let place = "a gdid_counters row";
+                let value = integer_in("authority", value.as_deref(), i64::MIN..=i64::MAX)
+                    .map_err(|reason| AuthorityError::Corrupt(format!("{place}: {reason}")))?;
+                stored_number(&format!("{place}: authority"), value)
+            })
+            .collect()
+    }
+}
+
+impl NumberRecord for SqlNumberRecord {
+    fn store(&self) -> String {
+        self.label.clone()
+    }
+
+    fn recorded_number(&self) -> BoxFuture<'_, Result<Option<u8>, AuthorityError>> {
+        Box::pin(self.recorded())
+    }
+
+    fn record_number(&self, number: u8) -> BoxFuture<'_, Result<(), AuthorityError>> {
+        Box::pin(self.record(number))
+    }
+
+    fn numbers_in_counters(&self) -> BoxFuture<'_, Result<Vec<u8>, AuthorityError>> {
+        Box::pin(self.in_counters())
+    }
+}
