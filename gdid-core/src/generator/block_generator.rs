@@ -24,11 +24,12 @@ use super::authority::{Block, DynAuthority};
 use super::config::{BlockGeneratorBuilder, GeneratorConfig, IdOrder};
 use super::error::{Error, FailureCause};
 use super::id_generator::{IdBatch, IdGenerator};
-use super::segment::{Claim, Segment, Slot};
+use super::segment::{Segment, Slot};
 use super::sizing::RateEstimator;
 use crate::{COUNTER_MAX, Gdid};
 
 mod failover;
+mod handoff;
 mod refill;
 mod stats;
 
@@ -168,12 +169,10 @@ impl BlockGenerator {
     /// [`Error::Timeout`].
     #[inline]
     pub async fn next_id(&self) -> Result<Gdid, Error> {
-        if self.inner.config.order == IdOrder::PerThread {
-            if let Some(id) = self.inner.slots.get().and_then(Slot::take) {
-                return Ok(id);
-            }
+        match self.inner.try_next_id() {
+            Some(id) => Ok(id),
+            None => self.inner.next_id_slow().await,
         }
-        self.inner.next_id_slow().await
     }
 
     /// `n` new ids, as runs of consecutive ids (several runs when the ids span blocks).
@@ -278,16 +277,5 @@ impl Inner {
     fn lock_state(&self) -> MutexGuard<'_, State> {
         // Every critical section leaves the state consistent before anything can panic in it.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Claims up to `want` ids from the current segment, starting a prefetch when the claim
-    /// passes the low-water mark.
-    fn claim(self: &Arc<Self>, want: u64) -> Option<Claim> {
-        let segment = self.current.load();
-        let claim = segment.claim(want)?;
-        if segment.crossed_low_water(&claim) {
-            self.start_prefetch();
-        }
-        Some(claim)
     }
 }

@@ -202,8 +202,13 @@ impl Slot {
         })
     }
 
-    /// Replaces the slice with `claim`. Only the owning thread calls this.
+    /// Replaces the slice with `claim`. Only the owning thread calls this, and only once the
+    /// slice is used up: the ids left in it would be lost (never served, counted as issued).
     pub(crate) fn fill(&self, claim: &Claim) {
+        debug_assert!(
+            self.next.load(Relaxed) >= self.end.load(Relaxed),
+            "a slice with ids left is being replaced"
+        );
         self.era.store(claim.era, Relaxed);
         self.high.store(claim.high, Relaxed);
         self.end.store(claim.end, Relaxed);

@@ -8,36 +8,23 @@ use tokio::time::Instant;
 use tracing::{Instrument, debug, info_span, warn};
 
 use super::super::authority::Block;
-use super::super::config::IdOrder;
 use super::super::error::{AuthorityFailure, Error};
-use super::super::segment::{Segment, Slot};
 use super::super::sizing::block_size;
 use super::failover::backoff;
 use super::{Inner, State};
 use crate::Gdid;
 
 impl Inner {
+    /// [`try_next_id`](Self::try_next_id) after each wait for a block, until the deadline.
     pub(super) async fn next_id_slow(self: &Arc<Self>) -> Result<Gdid, Error> {
         let deadline = Instant::now() + self.config.request_timeout;
         loop {
-            match self.config.order {
-                IdOrder::PerThread => {
-                    let slice = self.current.load().slice;
-                    if let Some(claim) = self.claim(slice) {
-                        // No await between the claim and the fill: the task cannot move to
-                        // another thread in between.
-                        let slot = self.slots.get_or(Slot::default);
-                        slot.fill(&claim);
-                        return Ok(slot.take().unwrap_or_else(|| claim.first()));
-                    }
-                }
-                IdOrder::Strict => {
-                    if let Some(claim) = self.claim(1) {
-                        return Ok(claim.first());
-                    }
-                }
-            }
             self.wait_for_block(deadline).await?;
+            // The task may resume on another thread, or on this one after other tasks: what it
+            // finds in that thread's slice is served first (never overwritten).
+            if let Some(id) = self.try_next_id() {
+                return Ok(id);
+            }
         }
     }
 
@@ -48,11 +35,7 @@ impl Inner {
         let mut notified = std::pin::pin!(self.changed.notified());
         {
             let mut st = self.lock_state();
-            if !self.current.load().is_used_up() {
-                return Ok(());
-            }
-            if let Some(block) = st.pending.take() {
-                self.install(block, &mut st);
+            if self.ready_or_install_pending(&mut st) {
                 return Ok(());
             }
             // Registered under the lock: a change made after it is not missed.
@@ -82,18 +65,6 @@ impl Inner {
             Some((at, error)) if *at >= request_started => Err(error.clone()),
             _ => Err(self.timeout_error(&st, deadline - request_started)),
         }
-    }
-
-    /// Makes `block` the current segment. The caller holds the state lock and has checked that
-    /// the current segment is used up.
-    pub(super) fn install(&self, block: Block, st: &mut State) {
-        let old = self
-            .current
-            .swap(Arc::new(Segment::new(block, &self.config)));
-        st.consumed_before_current += old.claimed();
-        // The rate is measured while there are ids to take: from now.
-        st.rate.restart(Instant::now(), st.consumed_before_current);
-        debug!(scope = %self.scope, sequence = %self.sequence, %block, "block installed");
     }
 
     pub(super) fn start_prefetch(self: &Arc<Self>) {

@@ -1,0 +1,87 @@
+//! The fast path and the hand-off between the shared block and the threads' slices.
+//!
+//! - A thread serves ids from its slice ([`Slot`]), which only that thread writes.
+//! - A slice is replaced only once it is used up, by a new one claimed from the current
+//!   [`Segment`] with one compare-and-swap.
+//! - A block is installed as the current segment only once the current one is used up (under the
+//!   state lock), so a claim from the old segment, racing the installation, finds nothing.
+//!
+//! Tasks move between threads at every await and share their thread's slot: whoever comes to a
+//! thread serves from the slice it finds there before claiming a new one. So every claimed id is
+//! served once or is still in a slot, and [`Stats`](super::Stats) can count them.
+//! `gdid-core/tests/loom_block_handoff.rs` checks these rules with the model checker.
+
+use std::sync::Arc;
+
+use tokio::time::Instant;
+use tracing::debug;
+
+use super::super::authority::Block;
+use super::super::config::IdOrder;
+use super::super::segment::{Claim, Segment, Slot};
+use super::{Inner, State};
+use crate::Gdid;
+
+impl Inner {
+    /// One id from what is in hand, without waiting: this thread's slice, refilled from the
+    /// current segment when it is used up (per-thread order), or the shared cursor (strict
+    /// order). `None` when the current segment is used up.
+    #[inline]
+    pub(super) fn try_next_id(self: &Arc<Self>) -> Option<Gdid> {
+        match self.config.order {
+            IdOrder::PerThread => self
+                .slots
+                .get()
+                .and_then(|slot| slot.take())
+                .or_else(|| self.refill_slice()),
+            IdOrder::Strict => self.claim(1).map(|claim| claim.first()),
+        }
+    }
+
+    /// Gives this thread a new slice, whose first id it returns. Called only when this thread's
+    /// slice is used up, with no await since that was seen: only this thread writes its slot.
+    fn refill_slice(self: &Arc<Self>) -> Option<Gdid> {
+        let slot = self.slots.get_or(Slot::default);
+        let claim = self.claim(self.current.load().slice)?;
+        slot.fill(&claim);
+        Some(slot.take().unwrap_or_else(|| claim.first()))
+    }
+
+    /// Claims up to `want` ids from the current segment, starting a prefetch when the claim
+    /// passes the low-water mark.
+    pub(super) fn claim(self: &Arc<Self>, want: u64) -> Option<Claim> {
+        let segment = self.current.load();
+        let claim = segment.claim(want)?;
+        if segment.crossed_low_water(&claim) {
+            self.start_prefetch();
+        }
+        Some(claim)
+    }
+
+    /// Whether the current segment has ids, after installing the pending block if the current
+    /// one is used up. The caller holds the state lock.
+    pub(super) fn ready_or_install_pending(&self, st: &mut State) -> bool {
+        if !self.current.load().is_used_up() {
+            return true;
+        }
+        match st.pending.take() {
+            Some(block) => {
+                self.install(block, st);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Makes `block` the current segment. The caller holds the state lock and has checked that
+    /// the current segment is used up.
+    pub(super) fn install(&self, block: Block, st: &mut State) {
+        let old = self
+            .current
+            .swap(Arc::new(Segment::new(block, &self.config)));
+        st.consumed_before_current += old.claimed();
+        // The rate is measured while there are ids to take: from now.
+        st.rate.restart(Instant::now(), st.consumed_before_current);
+        debug!(scope = %self.scope, sequence = %self.sequence, %block, "block installed");
+    }
+}
