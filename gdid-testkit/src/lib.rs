@@ -3,7 +3,11 @@
 //! Database tests read the server's address from an environment variable that
 //! `scripts/services.sh` sets (`GDID_MYSQL_URL`, `GDID_POSTGRES_URL`, `GDID_MONGODB_URI`). When it
 //! is unset the test says it is skipped; with `CI=true` a missing server is a failure instead.
+//!
+//! Each test that gets a store here is tallied (see [`ran`]), so that `scripts/test` can say how
+//! many tests ran against each store and how many were skipped for want of one.
 
+use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// The value of the environment variable `name`: `None` (with a line saying the test is skipped)
@@ -14,12 +18,16 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// When it is unset and `CI=true`: in CI every server is required.
 pub fn server(name: &str) -> Option<String> {
     match std::env::var(name) {
-        Ok(value) if !value.is_empty() => Some(value),
+        Ok(value) if !value.is_empty() => {
+            ran(store_of(name));
+            Some(value)
+        }
         _ if std::env::var("CI").is_ok_and(|v| v == "true") => {
             panic!("{name} is not set and CI=true: the server is required")
         }
         _ => {
             eprintln!("skipped: {name} is not set (scripts/services.sh sets it)");
+            tally("skipped", store_of(name));
             None
         }
     }
@@ -42,5 +50,80 @@ pub fn fresh(name: &str) -> String {
 pub fn sqlite_url(test: &str) -> String {
     let dir = std::env::temp_dir().join(fresh(test));
     std::fs::create_dir_all(&dir).expect("creating a temporary folder");
+    ran("SQLite");
     format!("sqlite:{}", dir.join("ids.sqlite").display())
+}
+
+/// Notes that the running test runs against `store` (`SQLite`, `MariaDB`, `PostgreSQL`,
+/// `MongoDB`): a line in the file `GDID_TEST_TALLY` names, when it is set. [`server`] and
+/// [`sqlite_url`] call it; a test that finds its store another way calls it itself.
+///
+/// A line is `ran`, the store, the test binary and the test (its thread's name, which the test
+/// harness sets): `scripts/test` counts each test once per store.
+///
+/// # Examples
+///
+/// ```
+/// gdid_testkit::ran("SQLite"); // nothing happens unless GDID_TEST_TALLY is set
+/// ```
+pub fn ran(store: &str) {
+    tally("ran", store);
+}
+
+/// Says that the running test is skipped because `store` is not available here (`why`), and
+/// tallies it as skipped (see [`ran`]).
+///
+/// # Panics
+///
+/// When `CI=true`: in CI every store is required.
+///
+/// # Examples
+///
+/// ```
+/// if std::env::var("CI").as_deref() != Ok("true") {
+///     gdid_testkit::unavailable("MariaDB", "mariadbd is not installed"); // prints "skipped: …"
+/// }
+/// ```
+pub fn unavailable(store: &str, why: &str) {
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{store} is not available ({why}) and CI=true: it is required");
+    }
+    eprintln!("skipped: {store} is not available ({why})");
+    tally("skipped", store);
+}
+
+/// The store a server variable names, for the tally.
+fn store_of(variable: &str) -> &str {
+    match variable {
+        "GDID_MYSQL_URL" => "MariaDB",
+        "GDID_POSTGRES_URL" => "PostgreSQL",
+        "GDID_MONGODB_URI" => "MongoDB",
+        other => other,
+    }
+}
+
+/// Appends `outcome store binary test` (tab-separated) to the file `GDID_TEST_TALLY` names. One
+/// write of one short line in append mode: lines of tests running at once do not mix.
+fn tally(outcome: &str, store: &str) {
+    let Some(path) = std::env::var_os("GDID_TEST_TALLY").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let binary = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("?");
+    let line = format!("{outcome}\t{store}\t{binary}\t{test}\n");
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(line.as_bytes()));
+    if let Err(e) = written {
+        eprintln!(
+            "gdid-testkit: cannot tally in {}: {e}",
+            path.to_string_lossy()
+        );
+    }
 }
