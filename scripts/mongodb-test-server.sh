@@ -5,10 +5,13 @@
 #   scripts/mongodb-test-server.sh start   # install if needed, start, wait; prints the URI
 #   scripts/mongodb-test-server.sh stop
 #   scripts/mongodb-test-server.sh uri
+#   scripts/mongodb-test-server.sh bin     # install if needed; prints the server binary's path
+#                                          # (the fault suite starts private instances of it)
 #
 # The binary is built once into $GDID_CACHE (default ~/.cache/gdid, about 6.5 minutes on 2 cores;
 # needs cmake, installed from Debian's packages when missing) and reused afterwards. The server
-# listens on 127.0.0.1:$GDID_MONGODB_PORT (default 27018) with its data in $GDID_CACHE/mongodb-data.
+# listens on 127.0.0.1:$GDID_MONGODB_PORT (default 27018) with its data in $GDID_CACHE/mongodb-data
+# (on another port: mongodb-data-PORT, and its own pid and log files).
 set -euo pipefail
 
 cache=${GDID_CACHE:-$HOME/.cache/gdid}
@@ -16,8 +19,10 @@ port=${GDID_MONGODB_PORT:-27018}
 version=0.5.3-beta.196
 root=$cache/secantus-$version
 bin=$root/bin/secantusd-rs
-data=$cache/mongodb-data
-pidfile=$cache/mongodb.pid
+suffix=$([ "$port" = 27018 ] || echo "-$port")
+data=$cache/mongodb-data$suffix
+pidfile=$cache/mongodb$suffix.pid
+logfile=$cache/mongodb$suffix.log
 uri="mongodb://127.0.0.1:$port/?directConnection=true"
 
 log() { printf 'mongodb-test-server: %s\n' "$*" >&2; }
@@ -26,13 +31,18 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; }
 
 install() {
   [ -x "$bin" ] && return 0
-  if ! command -v cmake >/dev/null 2>&1; then
-    log "installing cmake"
-    (apt-get update -qq && apt-get install -y -qq cmake) >&2
-  fi
-  log "building secantus-mdb $version into $root (once; about 6.5 minutes)"
   mkdir -p "$cache"
-  cargo install secantus-mdb --version "=$version" --locked --ignore-rust-version --root "$root" >&2
+  # One build at a time: the others wait for it and use its binary.
+  (
+    flock 9
+    [ -x "$bin" ] && exit 0
+    if ! command -v cmake >/dev/null 2>&1; then
+      log "installing cmake"
+      (apt-get update -qq && apt-get install -y -qq cmake) >&2
+    fi
+    log "building secantus-mdb $version into $root (once; about 6.5 minutes)"
+    cargo install secantus-mdb --version "=$version" --locked --ignore-rust-version --root "$root" >&2
+  ) 9>"$cache/install.lock"
 }
 
 start() {
@@ -42,13 +52,13 @@ start() {
   else
     mkdir -p "$data"
     nohup "$bin" --host 127.0.0.1 --port "$port" --storage-path "$data" --cache-size 256M \
-      >"$cache/mongodb.log" 2>&1 &
+      >"$logfile" 2>&1 &
     echo $! >"$pidfile"
     for _ in $(seq 1 300); do
       port_open && break
       sleep 0.1
     done
-    port_open || { log "did not start; see $cache/mongodb.log"; exit 1; }
+    port_open || { log "did not start; see $logfile"; exit 1; }
     log "listening on 127.0.0.1:$port (pid $(cat "$pidfile"))"
   fi
   echo "$uri"
@@ -70,5 +80,6 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   uri) echo "$uri" ;;
-  *) echo "usage: $0 start|stop|uri" >&2; exit 2 ;;
+  bin) install && echo "$bin" ;;
+  *) echo "usage: $0 start|stop|uri|bin" >&2; exit 2 ;;
 esac

@@ -6,13 +6,15 @@ use gdid_core::Gdid;
 use gdid_core::generator::BlockGenerator;
 use hdrhistogram::Histogram;
 
-use crate::scenarios::SetupError;
+use crate::scenarios::{Outcome, SetupError};
 use crate::{Row, duplicates};
 
 /// What callers got while a fault ran.
 pub(crate) struct Calls {
     pub(crate) ids: Vec<Gdid>,
     pub(crate) errors: u64,
+    /// Calls made while the generator had no id in hand: each waited on the store (or failed).
+    pub(crate) without_ids: u64,
     pub(crate) latency: Histogram<u64>,
 }
 
@@ -21,6 +23,7 @@ impl Calls {
         Calls {
             ids: Vec::new(),
             errors: 0,
+            without_ids: 0,
             latency: Histogram::new(3).expect("3 significant digits are valid"),
         }
     }
@@ -33,6 +36,9 @@ impl Calls {
         while started.elapsed() < length {
             pace.tick().await;
             for _ in 0..per_ms {
+                if ids.stats().ids_in_hand == 0 {
+                    self.without_ids += 1;
+                }
                 let call = Instant::now();
                 match ids.next_id().await {
                     Ok(id) => self.ids.push(id),
@@ -52,6 +58,7 @@ impl Calls {
     pub(crate) fn merge(&mut self, other: Calls) -> Result<(), SetupError> {
         self.ids.extend(other.ids);
         self.errors += other.errors;
+        self.without_ids += other.without_ids;
         self.latency.add(other.latency)?;
         Ok(())
     }
@@ -59,11 +66,29 @@ impl Calls {
     /// Issues at `per_ms` until `ids` has fetched 3 blocks (15 s at most): the rate a new
     /// generator measures over its first, tiny blocks is rough (11,000 ids/s read for 20,000), so
     /// until then its cover is less than it says.
+    /// Its calls that find no id in hand are not counted in `without_ids`: the first blocks are
+    /// tiny, and the fault has not begun.
     pub(crate) async fn warm_up(&mut self, ids: &BlockGenerator, per_ms: u32) {
+        let without_ids = self.without_ids;
         let started = Instant::now();
         while ids.stats().allocations < 3 && started.elapsed() < Duration::from_secs(15) {
             self.at_rate(ids, per_ms, Duration::from_millis(100)).await;
         }
+        self.without_ids = without_ids;
+    }
+
+    /// The outcome of a scenario whose callers made these calls.
+    pub(crate) fn into_outcome(
+        self,
+        fault: String,
+        done: String,
+        recovery: Option<Duration>,
+    ) -> Result<Outcome, SetupError> {
+        let calls_without_ids = self.without_ids;
+        Ok(Outcome {
+            row: self.into_row(fault, done, recovery)?,
+            calls_without_ids,
+        })
     }
 
     /// The row of a scenario whose callers made these calls.

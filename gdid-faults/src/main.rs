@@ -1,7 +1,8 @@
-//! Runs every fault scenario the configured servers allow and prints the README's table.
+//! Runs every fault scenario and prints the README's table: on SQLite, and on private MariaDB,
+//! PostgreSQL and MongoDB test servers it starts for the run (see `gdid_faults::server`), for
+//! each installed here. The machine's own servers are left alone.
 //!
 //! ```sh
-//! eval "$(scripts/services.sh)"
 //! cargo build --release -p gdid-cli && cargo run --release -p gdid-faults
 //! ```
 //!
@@ -11,7 +12,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use gdid_faults::load::{Load, Worker};
-use gdid_faults::server::Server;
+use gdid_faults::server::{Engine, PrivateServers};
 use gdid_faults::{Row, gdid_binary, scenarios};
 
 fn main() -> ExitCode {
@@ -96,41 +97,35 @@ async fn blocking(
 }
 
 async fn run() -> Result<Table, scenarios::SetupError> {
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let (mysql, postgres, mongodb) = (
-        var("GDID_MYSQL_URL"),
-        var("GDID_POSTGRES_URL"),
-        var("GDID_MONGODB_URI"),
-    );
-    let servers = [
-        (Server::MariaDb, "MariaDB", &mysql),
-        (Server::Postgres, "PostgreSQL", &postgres),
-        (Server::MongoDb, "MongoDB", &mongodb),
-    ];
+    let private = tokio::task::spawn_blocking(PrivateServers::start).await??;
+    let mut servers = Vec::new();
+    for engine in Engine::ALL {
+        match private.get(engine) {
+            Ok(server) => servers.push(server.clone()),
+            Err(why) => eprintln!("gdid-faults: no {} scenario: {why}", engine.name()),
+        }
+    }
     let mut table = Table::default();
-    for (server, name, url) in servers {
-        if let Some(url) = url {
-            let rows = scenarios::server_stopped(server, name, url).await;
-            table.add(&format!("{name} stopped"), rows);
-        }
+    for server in &servers {
+        let rows = scenarios::server_stopped(server).await;
+        let rows = rows.map(|outcomes| outcomes.into_iter().map(|o| o.row).collect());
+        table.add(&format!("{} stopped", server.engine().name()), rows);
     }
-    for (_, name, url) in servers {
-        if let Some(url) = url {
-            let row = scenarios::slow_store(name, url).await;
-            table.add(&format!("slow {name}"), row.map(|row| vec![row]));
-        }
+    for server in &servers {
+        let name = server.engine().name();
+        let row = scenarios::slow_store(name, server.url()).await;
+        table.add(
+            &format!("slow {name}"),
+            row.map(|outcome| vec![outcome.row]),
+        );
     }
-    if let (Some(first), Some(second)) = (&mysql, &postgres) {
-        let row = scenarios::failover(("MariaDB", first), ("PostgreSQL", second)).await;
+    if let (Ok(first), Ok(second)) = (private.get(Engine::MariaDb), private.get(Engine::Postgres)) {
+        let row = scenarios::failover(("MariaDB", first.url()), ("PostgreSQL", second.url())).await;
         table.add("failover", row.map(|row| vec![row]));
     }
     let sqlite = gdid_testkit::sqlite_url("gdid-faults");
     let mut stores = vec![("SQLite", sqlite.as_str())];
-    stores.extend(
-        servers
-            .iter()
-            .filter_map(|(_, name, url)| url.as_deref().map(|url| (*name, url))),
-    );
+    stores.extend(servers.iter().map(|s| (s.engine().name(), s.url())));
     let gdid = gdid_binary()?;
     let me = std::env::current_exe()?;
     for &(name, store) in &stores {

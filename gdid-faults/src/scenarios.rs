@@ -18,6 +18,16 @@ use crate::{FaultProxy, Row, duplicates};
 /// A boxed error, for the set-up steps of a scenario.
 pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
 
+/// A scenario's row, and a count its test judges by besides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// What happened, for the table.
+    pub row: Row,
+    /// Calls made while the generator had no id in hand: each waited on the store (or failed).
+    /// None may, while the ids in hand cover the fault.
+    pub calls_without_ids: u64,
+}
+
 /// `url` with its host and port replaced by `via`, and the address it named.
 ///
 /// # Errors
@@ -56,7 +66,7 @@ pub fn redirect(url: &str, via: SocketAddr) -> Result<(SocketAddr, String), Setu
 /// # Errors
 ///
 /// When the relay or the authority cannot be set up.
-pub async fn slow_store(name: &str, url: &str) -> Result<Row, SetupError> {
+pub async fn slow_store(name: &str, url: &str) -> Result<Outcome, SetupError> {
     let (target, _) = redirect(url, "127.0.0.1:1".parse()?)?;
     let proxy = FaultProxy::start(target).await?;
     let (_, via_proxy) = redirect(url, proxy.address())?;
@@ -87,7 +97,7 @@ pub async fn slow_store(name: &str, url: &str) -> Result<Row, SetupError> {
             }
         }
     }
-    calls.into_row(
+    calls.into_outcome(
         format!("slow store ({name})"),
         format!(
             "20k ids/s, cover 10 s; +10 ms, +100 ms (3 s each), +1 s (6 s; {:.1} s of ids left) per packet; then connections cut twice",
@@ -242,7 +252,7 @@ async fn issue_during<T: Send + 'static>(
     Ok(operation.await?)
 }
 
-/// The database stopped for real mid-run, twice:
+/// The database (a private server of the suite's) stopped for real mid-run, twice:
 /// - for 5 s, shorter than the cover (15 s): callers see nothing;
 /// - with a cover of 2 s, for 4 s longer than the ids in hand last at the real rate (a young
 ///   generator may hold more than its cover): callers get the typed error within the request
@@ -255,7 +265,8 @@ async fn issue_during<T: Send + 'static>(
 /// # Errors
 ///
 /// When the server cannot be stopped or started, or the authority cannot be set up.
-pub async fn server_stopped(server: Server, name: &str, url: &str) -> Result<Vec<Row>, SetupError> {
+pub async fn server_stopped(server: &Server) -> Result<Vec<Outcome>, SetupError> {
+    let (name, url) = (server.engine().name(), server.url());
     let mut rows = Vec::new();
     for (within_cover, cover) in [(true, 15), (false, 2)] {
         let ids = BlockGenerator::builder(&gdid_testkit::fresh("stopped"), "ids")
@@ -273,6 +284,7 @@ pub async fn server_stopped(server: Server, name: &str, url: &str) -> Result<Vec
             let in_hand = Duration::from_millis(ids.stats().ids_in_hand / 5);
             (in_hand + Duration::from_secs(4)).min(Duration::from_secs(40))
         };
+        let server = server.clone();
         let stopped = issue_during(&mut calls, &ids, 5, move || server.stop()).await??;
         calls.at_rate(&ids, 5, outage).await;
         let errors_while_down = calls.errors;
@@ -299,7 +311,7 @@ pub async fn server_stopped(server: Server, name: &str, url: &str) -> Result<Vec
             }
         }
         calls.at_rate(&ids, 5, Duration::from_secs(1)).await;
-        rows.push(calls.into_row(
+        rows.push(calls.into_outcome(
             format!("{name} stopped {:.1} s, cover {cover} s", outage.as_secs_f64()),
             format!(
                 "{} ids/s, request timeout 2 s; server stopped and started for real; {errors_while_down} errors while down",

@@ -1,15 +1,23 @@
-//! The fault suite against the real servers: no duplicate under any fault, no caller error while
-//! the cover lasts, failover within one allocation timeout, and under load the round trips the
-//! block size predicts. (Bad stored data is in `test_corrupt`, which stops no server.)
+//! The fault suite against real servers: no duplicate under any fault, no caller error and no
+//! wait on the store while the cover lasts, failover while the first store is down, and under
+//! load the round trips the block size predicts. (Bad stored data is in `test_corrupt`, which
+//! stops no server.)
+//!
+//! MariaDB, PostgreSQL and the MongoDB test server are the suite's own ([`PrivateServers`]):
+//! started once for this test binary, stopped and started by the scenarios, removed at its end.
+//! The machine's servers keep running, the same processes, throughout.
+//!
+//! No assertion here is on how fast anything went (the figures are in `scripts/faults`' table):
+//! only counts of events, and bounds that only catch a hang.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use gdid_faults::load::{self, Load};
-use gdid_faults::server::Server;
+use gdid_faults::server::{Engine, PrivateServers, Server, machine_servers};
 use gdid_faults::{gdid_binary, scenarios};
-use gdid_testkit::{server as server_url, sqlite_url};
+use gdid_testkit::sqlite_url;
 
 /// Runs `scenario` on a runtime of 2 worker threads.
 fn block_on<F: std::future::Future>(scenario: F) -> F::Output {
@@ -27,34 +35,63 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
     SERVERS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The suite's private server of `engine`, started with the others by the first test that asks
+/// (and removed when this test binary ends); `None`, said skipped, when it is not installed here
+/// (a failure with `CI=true`).
+fn private(engine: Engine) -> Option<Server> {
+    static SERVERS: OnceLock<PrivateServers> = OnceLock::new();
+    let servers = SERVERS.get_or_init(|| {
+        PrivateServers::start().unwrap_or_else(|e| panic!("starting the private servers: {e}"))
+    });
+    match servers.get(engine) {
+        Ok(server) => {
+            gdid_testkit::ran(engine.name());
+            Some(server.clone())
+        }
+        Err(why) => {
+            gdid_testkit::unavailable(engine.name(), why);
+            None
+        }
+    }
+}
+
 #[test]
 fn a_stopped_database_is_invisible_within_the_cover_and_a_typed_error_beyond_it() {
     let _one = one_at_a_time();
-    for (server, name, var) in [
-        (Server::MariaDb, "MariaDB", "GDID_MYSQL_URL"),
-        (Server::Postgres, "PostgreSQL", "GDID_POSTGRES_URL"),
-        (Server::MongoDb, "MongoDB", "GDID_MONGODB_URI"),
-    ] {
-        let Some(url) = server_url(var) else {
+    let machine = machine_servers();
+    for engine in Engine::ALL {
+        let Some(server) = private(engine) else {
             continue;
         };
-        let rows = block_on(scenarios::server_stopped(server, name, &url)).unwrap();
-        let (within, beyond) = (&rows[0], &rows[1]);
-        println!("{within}\n{beyond}");
-        for row in &rows {
+        let outcomes = block_on(scenarios::server_stopped(&server)).unwrap();
+        let (within, beyond) = (&outcomes[0], &outcomes[1]);
+        println!("{}\n{}", within.row, beyond.row);
+        for outcome in &outcomes {
+            let row = &outcome.row;
             assert_eq!(row.duplicates, 0, "{row}");
             assert!(row.recovery.is_some(), "service did not resume: {row}");
         }
-        assert_eq!(within.caller_errors, 0, "{within}");
-        assert!(within.p999.unwrap() < Duration::from_millis(1), "{within}");
-        assert!(
-            beyond.caller_errors > 0,
-            "the outage was beyond the cover: {beyond}"
+        let row = &within.row;
+        assert_eq!(row.caller_errors, 0, "{row}");
+        assert_eq!(
+            within.calls_without_ids, 0,
+            "callers waited on the store: {row}"
         );
-        // The typed error within the request timeout (2 s), give or take scheduling.
+        let row = &beyond.row;
         assert!(
-            beyond.slowest.unwrap() < Duration::from_millis(2_500),
-            "{beyond}"
+            row.caller_errors > 0,
+            "the outage was beyond the cover: {row}"
+        );
+        // The error comes within the request timeout (2 s): gdid-core's tests prove that on a
+        // paused clock. Here only a hang is caught: a call 5 times longer.
+        assert!(row.slowest.unwrap() < Duration::from_secs(10), "{row}");
+    }
+    // The machine's own servers were never stopped: the same processes are still there.
+    let after = machine_servers();
+    for pid in &machine {
+        assert!(
+            after.contains(pid),
+            "the machine's database server {pid} stopped: before {machine:?}, after {after:?}"
         );
     }
 }
@@ -62,21 +99,17 @@ fn a_stopped_database_is_invisible_within_the_cover_and_a_typed_error_beyond_it(
 #[test]
 fn a_slow_and_flaky_store_is_invisible_to_callers() {
     let _one = one_at_a_time();
-    let Some(url) = server_url("GDID_MYSQL_URL") else {
+    let Some(server) = private(Engine::MariaDb) else {
         return;
     };
-    let row = block_on(scenarios::slow_store("MariaDB", &url)).unwrap();
+    let outcome = block_on(scenarios::slow_store("MariaDB", server.url())).unwrap();
+    let row = &outcome.row;
     println!("{row}");
-    assert_eq!(row.duplicates, 0);
-    assert_eq!(row.caller_errors, 0);
-    assert!(row.issued > 300_000, "{row}");
-    assert!(
-        !row.done.contains("(9 s: 0 blocks"),
-        "no block was fetched while slowest: {row}"
-    );
-    let p999 = row.p999.unwrap();
-    assert!(
-        p999 < Duration::from_millis(1),
+    assert_eq!(row.duplicates, 0, "{row}");
+    assert_eq!(row.caller_errors, 0, "{row}");
+    assert!(row.issued > 0, "{row}");
+    assert_eq!(
+        outcome.calls_without_ids, 0,
         "callers waited on the store: {row}"
     );
 }
@@ -84,22 +117,22 @@ fn a_slow_and_flaky_store_is_invisible_to_callers() {
 #[test]
 fn a_store_that_goes_down_is_failed_over_and_used_again_when_back() {
     let _one = one_at_a_time();
-    let (Some(mysql), Some(postgres)) = (
-        server_url("GDID_MYSQL_URL"),
-        server_url("GDID_POSTGRES_URL"),
-    ) else {
+    let (Some(mariadb), Some(postgres)) = (private(Engine::MariaDb), private(Engine::Postgres))
+    else {
         return;
     };
     let row = block_on(scenarios::failover(
-        ("MariaDB", &mysql),
-        ("PostgreSQL", &postgres),
+        ("MariaDB", mariadb.url()),
+        ("PostgreSQL", postgres.url()),
     ))
     .unwrap();
     println!("{row}");
-    assert_eq!(row.duplicates, 0);
-    assert_eq!(row.caller_errors, 0);
-    assert!(row.recovery.unwrap() < Duration::from_secs(3), "{row}");
-    assert!(row.done.contains("back on MariaDB after"), "{row}");
+    assert_eq!(row.duplicates, 0, "{row}");
+    assert_eq!(row.caller_errors, 0, "{row}");
+    // PostgreSQL's authority served while MariaDB was down (the recovery is only measured then).
+    assert!(row.recovery.is_some(), "{row}");
+    // MariaDB served again once back (the scenario waits up to 15 s for it: a hang bound).
+    assert!(!row.done.contains("more than 15 s"), "{row}");
 }
 
 #[test]
@@ -107,11 +140,10 @@ fn killed_processes_never_print_an_id_twice() {
     let _one = one_at_a_time();
     let gdid = gdid_binary().unwrap();
     let mut stores = vec![("SQLite", sqlite_url("gdid-faults"))];
-    if let Some(url) = server_url("GDID_MYSQL_URL") {
-        stores.push(("MariaDB", url));
-    }
-    if let Some(url) = server_url("GDID_MONGODB_URI") {
-        stores.push(("MongoDB", url));
+    for engine in [Engine::MariaDb, Engine::MongoDb] {
+        if let Some(server) = private(engine) {
+            stores.push((engine.name(), server.url().to_owned()));
+        }
     }
     for (name, store) in stores {
         let row = scenarios::crash_loop(&gdid, name, &store).unwrap();
@@ -131,8 +163,8 @@ fn killed_processes_never_print_an_id_twice() {
 #[test]
 fn processes_under_load_share_a_store_without_a_duplicate_at_the_predicted_round_trips() {
     let _one = one_at_a_time();
-    let (name, store) = match server_url("GDID_MYSQL_URL") {
-        Some(url) => ("MariaDB", url),
+    let (name, store) = match private(Engine::MariaDb) {
+        Some(server) => ("MariaDB", server.url().to_owned()),
         None => ("SQLite", sqlite_url("gdid-faults-load")),
     };
     let worker = Path::new(env!("CARGO_BIN_EXE_gdid-faults"));
@@ -141,11 +173,11 @@ fn processes_under_load_share_a_store_without_a_duplicate_at_the_predicted_round
     println!("{row}");
     assert_eq!(row.duplicates, 0, "{row}");
     assert_eq!(row.caller_errors, 0, "{row}");
-    // Every process issued at its rate, give or take a second of start-up.
-    let asked = Load::ISSUE.total_rate() * Load::ISSUE.length.as_secs();
-    assert!(row.issued > asked * 9 / 10, "{row}");
+    assert!(row.issued > 0, "{row}");
     // Within half to one and a half times what the block size predicts: measured rates, and so
-    // blocks, vary a little from one allocation to the next.
+    // blocks, vary a little from one allocation to the next. A count of allocations over the
+    // run's length, not a speed: blocks are sized to the rate each process measures, so however
+    // slowly a busy machine lets it issue, it fetches one every 2 × cover.
     let ratio = outcome.round_trips_per_second / outcome.predicted;
     assert!((0.5..1.5).contains(&ratio), "{row}");
 }

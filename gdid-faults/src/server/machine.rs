@@ -1,0 +1,68 @@
+//! [`machine_servers`]: the machine's own database servers, which the suite must leave running.
+
+use super::PrivateServers;
+
+/// The process ids of the machine's database servers, sorted: every `mariadbd`, and every
+/// `postgres` whose parent is not a `postgres` (a cluster's postmaster, not its workers), except
+/// the suite's private servers (run from [`PrivateServers::root`]). Empty where `/proc` cannot be
+/// read.
+pub fn machine_servers() -> Vec<u32> {
+    let private = PrivateServers::root();
+    let private = private.to_string_lossy();
+    let processes: Vec<(u32, String, u32)> = std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let (name, ppid) = name_and_parent(&stat)?;
+            Some((pid, name, ppid))
+        })
+        .collect();
+    let name_of = |pid: u32| {
+        processes
+            .iter()
+            .find(|(p, _, _)| *p == pid)
+            .map(|(_, name, _)| name.as_str())
+    };
+    let mut servers: Vec<u32> = processes
+        .iter()
+        .filter(|(_, name, ppid)| {
+            name == "mariadbd" || (name == "postgres" && name_of(*ppid) != Some("postgres"))
+        })
+        .map(|(pid, _, _)| *pid)
+        .filter(|pid| {
+            let command = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            !String::from_utf8_lossy(&command).contains(&*private)
+        })
+        .collect();
+    servers.sort_unstable();
+    servers
+}
+
+/// The name and the parent's id in a `/proc/PID/stat` line: `PID (NAME) STATE PPID …`.
+fn name_and_parent(stat: &str) -> Option<(String, u32)> {
+    let (_, rest) = stat.split_once(" (")?;
+    let (name, rest) = rest.rsplit_once(") ")?;
+    let ppid = rest.split(' ').nth(1)?.parse().ok()?;
+    Some((name.to_owned(), ppid))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_and_parent;
+
+    #[test]
+    fn a_stat_line_gives_the_name_and_the_parent_even_with_spaces_and_parentheses() {
+        assert_eq!(
+            name_and_parent("2219 (postgres) S 1 2219 2219 0 -1"),
+            Some(("postgres".to_owned(), 1))
+        );
+        assert_eq!(
+            name_and_parent("42 (a (b) c) R 7 42 42"),
+            Some(("a (b) c".to_owned(), 7))
+        );
+        assert_eq!(name_and_parent("garbage"), None);
+    }
+}
