@@ -48,6 +48,10 @@ install() {
 start() {
   install
   if port_open; then
+    if ! { [ -f "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null; }; then
+      log "127.0.0.1:$port is taken by another process, not a server this script started"
+      exit 1
+    fi
     log "already listening on 127.0.0.1:$port"
   else
     mkdir -p "$data"
@@ -56,6 +60,7 @@ start() {
     echo $! >"$pidfile"
     for _ in $(seq 1 300); do
       port_open && break
+      kill -0 "$(cat "$pidfile")" 2>/dev/null || break # it exited: no use waiting
       sleep 0.1
     done
     port_open || { log "did not start; see $logfile"; exit 1; }
