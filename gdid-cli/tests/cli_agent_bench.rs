@@ -3,9 +3,9 @@
 //! `GDID_MONGODB_URI`), and an in-process store.
 
 use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
 
 use gdid_testkit::{fresh, server, sqlite_url};
 
@@ -227,11 +227,18 @@ fn watching_runs_a_round_every_second_until_stopped() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the gdid binary runs");
-    std::thread::sleep(Duration::from_millis(2_500));
+    // Read its report as it comes (one flush a round) until the second round, however long a
+    // busy machine makes it take, then stop it: no fixed wait.
     let mut child = child;
+    let mut report = String::new();
+    let mut lines = BufReader::new(child.stdout.take().unwrap());
+    while report.lines().filter(|l| l.starts_with("round ")).count() < 2 {
+        if lines.read_line(&mut report).unwrap() == 0 {
+            break; // it ended by itself: the assertions below say how
+        }
+    }
     child.kill().expect("the agent is still running");
     let out = child.wait_with_output().unwrap();
-    let report = stdout(&out);
     let rounds: Vec<&str> = report.lines().filter(|l| l.starts_with("round ")).collect();
     assert!(rounds.len() >= 2, "{report}\n{}", stderr(&out));
     assert_eq!(rounds[0], "round 1: opened 2 windows");
