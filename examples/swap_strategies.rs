@@ -20,7 +20,7 @@ use std::fmt::Display;
 use std::process::ExitCode;
 
 use gdid_core::generator::{Authority, BlockGenerator, IdGenerator};
-use gdid_examples::{authority_number, default_id_store, describe_id_store, exit_status};
+use gdid_examples::{default_id_store, describe_id_store, exit_status};
 use gdid_random::{IdRange, RandomIdGenerator};
 use gdid_sql::{SqlAuthority, SqlCounter};
 use gdid_uuid::UuidV7Generator;
@@ -152,7 +152,7 @@ async fn run_all(strategies: &[Strategy]) -> Result<(), Box<dyn Error>> {
 async fn run(strategy: Strategy, id_store: &str) -> Result<(), Box<dyn Error>> {
     match strategy {
         Strategy::Gdid => {
-            let authority = SqlAuthority::connect(id_store, authority_number(id_store)).await?;
+            let authority = SqlAuthority::open(id_store).await?;
             println!(
                 "gdid: BlockGenerator, authority {} of {}",
                 authority.number(),
@@ -173,7 +173,7 @@ async fn run(strategy: Strategy, id_store: &str) -> Result<(), Box<dyn Error>> {
             register_users(&ids, &USER_NAMES).await?;
         }
         Strategy::Counter => {
-            let authority = SqlAuthority::connect(id_store, authority_number(id_store)).await?;
+            let authority = SqlAuthority::open(id_store).await?;
             println!("counter: SqlCounter in {}", describe_id_store(id_store));
             let ids = SqlCounter::new(authority, SCOPE, "user_number");
             register_users(&ids, &USER_NAMES).await?;

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use gdid_core::generator::redact;
 use gdid_sql::SqlStore;
 
 /// The store of the CLI when none is given: a SQLite file in the current folder, created on first
@@ -140,21 +141,6 @@ async fn mongo_client(url: &str) -> Result<(mongodb::Client, String), String> {
     Ok((client, name))
 }
 
-/// `scheme://user:secret@host` → `scheme://user:***@host`.
-fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    match rest[..authority_end].rsplit_once('@') {
-        Some((credentials, host)) => match credentials.split_once(':') {
-            Some((user, _)) => format!("{scheme}://{user}:***@{host}{}", &rest[authority_end..]),
-            None => url.to_owned(),
-        },
-        None => url.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,13 +169,12 @@ mod tests {
 
     #[test]
     fn passwords_never_show() {
-        assert_eq!(
-            redact("mysql://root:secret@127.0.0.1:3306/test?x=y"),
-            "mysql://root:***@127.0.0.1:3306/test?x=y"
-        );
-        assert_eq!(redact("mongodb://h:1/db"), "mongodb://h:1/db");
-        let url: StoreUrl = "postgres://u:hunter2@h/db".parse().unwrap();
-        assert_eq!(url.to_string(), "postgres://u:***@h/db");
+        let url: StoreUrl = "postgres://u:hunter2@h/db?password=hunter2"
+            .parse()
+            .unwrap();
+        assert_eq!(url.to_string(), "postgres://u:***@h/db?password=***");
         assert!(!format!("{url:?}").contains("hunter2"));
+        let bad = "redis://u:hunter2@h".parse::<StoreUrl>().unwrap_err();
+        assert!(!bad.to_string().contains("hunter2"), "{bad}");
     }
 }

@@ -2,12 +2,12 @@
 
 use gdid_core::AUTHORITY_MAX;
 use gdid_core::generator::numbering::{NumberCheck, claim};
-use gdid_core::generator::{Authority, AuthorityError, Block, NameKind, validate_name};
+use gdid_core::generator::{Authority, AuthorityError, Block, NameKind, redact, validate_name};
 
 use crate::counters::{self, size_sql};
 use crate::error::Error;
 use crate::numbering::SqlNumberRecord;
-use crate::store::{SqlStore, redact};
+use crate::store::SqlStore;
 
 /// A GDID authority backed by the `gdid_counters` table of a MySQL/MariaDB, PostgreSQL or SQLite
 /// database. Each block is committed before it is returned: a crash loses ids, never repeats them.

@@ -17,6 +17,7 @@
 //!
 //! # #[tokio::main]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // Each store is one authority: its number is recorded in it on first use, and checked here.
 //! let primary = SqlAuthority::connect("mysql://root@127.0.0.1:3306/test", 1).await?;
 //! let fallback = SqlAuthority::connect("postgres://postgres@127.0.0.1:5432/test", 2).await?;
 //! let ids = BlockGenerator::builder("shop", "order")
@@ -61,9 +62,10 @@ mod windows;
 pub use authority::SqlAuthority;
 pub use counter::SqlCounter;
 pub use error::{Error, is_duplicate_key};
+pub use gdid_core::generator::redact;
 pub use gdid_core::generator::windows::{AgentReport, Window};
 pub use gdid_core::generator::{Pick, RangeLayout};
 pub use numbering::SqlNumberRecord;
 pub use sharded::{SqlRanges, SqlShardedCounter};
-pub use store::{Dialect, SqlStore, redact};
+pub use store::{Dialect, SqlStore};
 pub use windows::{AgentError, SqlWindowGenerator, WindowAgent};

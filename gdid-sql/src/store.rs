@@ -7,6 +7,8 @@ use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
 use sqlx::postgres::{PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 
+use gdid_core::generator::redact;
+
 use crate::error::Error;
 
 /// Which SQL dialect a store speaks.
@@ -175,46 +177,4 @@ fn sqlite_pool(acquire_timeout: Duration) -> SqlitePoolOptions {
                 }
             })
         })
-}
-
-/// `url` (of any scheme) without the password of its user-info part, for messages and labels.
-///
-/// ```
-/// assert_eq!(
-///     gdid_sql::redact("mysql://root:secret@127.0.0.1:3306/test"),
-///     "mysql://root@127.0.0.1:3306/test"
-/// );
-/// ```
-pub fn redact(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_owned();
-    };
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => {
-            let user_info = &rest[..at];
-            let user = user_info.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}@{}", &rest[at + 1..])
-        }
-        None => url.to_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::redact;
-
-    #[test]
-    fn passwords_never_reach_messages() {
-        assert_eq!(
-            redact("mysql://root:secret@127.0.0.1:3306/test"),
-            "mysql://root@127.0.0.1:3306/test"
-        );
-        assert_eq!(
-            redact("postgres://u:p@h/db?sslmode=disable"),
-            "postgres://u@h/db?sslmode=disable"
-        );
-        assert_eq!(redact("postgres://h/db"), "postgres://h/db");
-        assert_eq!(redact("sqlite:ids.sqlite"), "sqlite:ids.sqlite");
-    }
 }

@@ -285,7 +285,7 @@ async fn unsupported_and_unreachable_stores_say_so() {
         .unwrap_err();
     let text = err.to_string();
     assert!(
-        text.starts_with("cannot connect to mysql://root@127.0.0.1:1/test"),
+        text.starts_with("cannot connect to mysql://root:***@127.0.0.1:1/test"),
         "{text}"
     );
     assert!(!text.contains("hunter2"));
@@ -362,7 +362,11 @@ async fn authority_numbers_belong_to_the_store_not_to_the_caller() {
         let old = SqlAuthority::open(&url).await.unwrap();
         assert_eq!(old.number(), 4, "{dialect}: the number its counters use");
         let next = old.allocate(&scope, "s", 1).await.unwrap();
-        assert_eq!((next.authority, next.start), (4, 11), "{dialect}: continued");
+        assert_eq!(
+            (next.authority, next.start),
+            (4, 11),
+            "{dialect}: continued"
+        );
     }
 }
 

@@ -10,6 +10,9 @@
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+mod sql;
+pub use sql::database;
+
 /// The value of the environment variable `name`: `None` (with a line saying the test is skipped)
 /// when it is unset or empty.
 ///

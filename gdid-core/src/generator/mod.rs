@@ -8,7 +8,9 @@
 //! - **No id is issued twice**, as long as each authority keeps its rule: a block is handed out
 //!   only after its high-water mark is durable. The generator also refuses a block that starts
 //!   before the end of the previous block the same authority gave it (a counter restored from an
-//!   old backup), and never issues [`Gdid::ZERO`](crate::Gdid::ZERO).
+//!   old backup), and never issues [`Gdid::ZERO`](crate::Gdid::ZERO). An authority number
+//!   belongs to its store: recorded there on first use and checked before an authority's first
+//!   block ([`numbering`]).
 //! - **Callers do not wait on the store in the steady state**: the next block is fetched in the
 //!   background when the current one passes its low-water mark.
 //! - **An outage shorter than the cover time is invisible** (default 60 s; see [`sizing`] for the
@@ -34,6 +36,7 @@ mod memory;
 pub mod numbering;
 mod provider;
 mod random;
+mod redact;
 pub mod ranges;
 mod segment;
 pub mod sizing;
@@ -50,4 +53,5 @@ pub use id_generator::{DynIdGenerator, IdBatch, IdGenerator, IdRun, SharedIdGene
 pub use memory::MemoryAuthority;
 pub use provider::{GdidProvider, GdidProviderBuilder, Sequenced};
 pub use random::RandomSource;
+pub use redact::redact;
 pub use ranges::{Pick, RangeLayout, RangeState, RangeStore, ShardedCounter};

@@ -1,0 +1,161 @@
+//! Authority numbers belong to the stores (hole 1 of the uniqueness issue): `gdid next` reads
+//! each store's number from the store, whatever the order or count of `--store`, and refuses a
+//! `--authority` that the store's record contradicts before issuing anything.
+
+use std::collections::HashSet;
+use std::process::{Child, Command, Output, Stdio};
+
+use gdid_testkit::{fresh, server};
+
+fn gdid(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gdid"))
+        .args(args)
+        .current_dir(std::env::temp_dir())
+        .output()
+        .expect("the gdid binary runs")
+}
+
+fn spawn(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_gdid"))
+        .args(args)
+        .current_dir(std::env::temp_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the gdid binary starts")
+}
+
+fn ids(output: &Output) -> Vec<String> {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The authority segment of a GDID's text form.
+fn authority(id: &str) -> &str {
+    id.split(':').nth(1).expect("era:authority:counter")
+}
+
+/// `next --count 3` of `scope` on `stores`, in that order.
+fn next(stores: &[&str], scope: &str, more: &[&str]) -> Output {
+    let mut args = vec!["next", "--scope", scope, "--count", "3"];
+    for store in stores {
+        args.extend(["--store", store]);
+    }
+    args.extend_from_slice(more);
+    gdid(&args)
+}
+
+/// The issue's reproduction on stores `a` and `b`: a store listed in front of `a` takes a number
+/// of its own, never `a`'s, and `a` keeps its number in any order.
+fn numbers_follow_the_stores(a: &str, b: &str) {
+    let scope = fresh("numbers");
+    let alone = ids(&next(&[a], &scope, &[]));
+    let b_in_front = ids(&next(&[b, a], &scope, &[]));
+    let a_in_front = ids(&next(&[a, b], &scope, &[]));
+    let all: HashSet<&String> = alone.iter().chain(&b_in_front).chain(&a_in_front).collect();
+    assert_eq!(all.len(), 9, "{a} then {b}: an id issued twice: {all:?}");
+    let a_number = authority(&alone[0]);
+    assert_eq!(authority(&a_in_front[0]), a_number, "{a} kept its number");
+    assert_ne!(
+        authority(&b_in_front[0]),
+        a_number,
+        "{b} took a number of its own"
+    );
+
+    // A number the store's record contradicts: exit 2, one line, no id.
+    let other = if a_number == "7" { "8" } else { "7" };
+    let refused = next(&[a], &scope, &["--authority", other]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(refused.stdout.is_empty(), "no id is issued");
+    assert!(
+        stderr.contains(&format!(
+            "is authority {a_number} (recorded in it), not {other}"
+        )),
+        "{stderr}"
+    );
+    // The store's own number is accepted.
+    ids(&next(&[a], &scope, &["--authority", a_number]));
+}
+
+#[test]
+fn authority_numbers_follow_the_store_not_the_order_of_store() {
+    let dir = std::env::temp_dir().join(fresh("gdid-cli-numbers"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sqlite = |name: &str| format!("sqlite:{}", dir.join(name).display());
+    numbers_follow_the_stores(&sqlite("a.sqlite"), &sqlite("b.sqlite"));
+
+    // The same file under two spellings is one store: it cannot be two authorities.
+    let refused = next(&[&sqlite("a.sqlite"), &sqlite("./a.sqlite")], "twice", &[]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(refused.stdout.is_empty());
+
+    // A database on each server (the same ones every run: their records stay true).
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    if let (Some(mysql), Some(postgres)) = (server("GDID_MYSQL_URL"), server("GDID_POSTGRES_URL")) {
+        let (a, b) = runtime.block_on(async {
+            (
+                gdid_testkit::database(&mysql, "gdid_cli_numbers").await,
+                gdid_testkit::database(&postgres, "gdid_cli_numbers").await,
+            )
+        });
+        numbers_follow_the_stores(&a, &b);
+    }
+}
+
+/// Two processes giving one fresh store two different numbers at the same moment: the first
+/// number recorded wins, the other process is refused (exit 2) and prints no id.
+#[test]
+fn two_processes_numbering_a_fresh_store_at_once_agree_on_one_number() {
+    for round in 0..5 {
+        let dir = std::env::temp_dir().join(fresh("gdid-cli-numbers-race"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = format!("sqlite:{}", dir.join("ids.sqlite").display());
+        let args = |number: &'static str| {
+            [
+                "next",
+                "--store",
+                &store,
+                "--authority",
+                number,
+                "--count",
+                "5",
+            ]
+            .map(str::to_owned)
+        };
+        let (three, four) = (args("3"), args("4"));
+        let children = [
+            spawn(&three.each_ref().map(String::as_str)),
+            spawn(&four.each_ref().map(String::as_str)),
+        ];
+        let outputs: Vec<Output> = children
+            .into_iter()
+            .map(|child| child.wait_with_output().unwrap())
+            .collect();
+        let won: Vec<&Output> = outputs.iter().filter(|o| o.status.success()).collect();
+        assert_eq!(
+            won.len(),
+            1,
+            "round {round}: exactly one number is recorded"
+        );
+        let lost = outputs.iter().find(|o| !o.status.success()).unwrap();
+        assert_eq!(lost.status.code(), Some(2), "round {round}");
+        assert!(
+            lost.stdout.is_empty(),
+            "round {round}: the loser issued nothing"
+        );
+        let issued = ids(won[0]);
+        let number = authority(&issued[0]).to_owned();
+        assert!(issued.iter().all(|id| authority(id) == number));
+        // Afterwards the store is that authority for everyone.
+        let again = ids(&gdid(&["next", "--store", &store, "--count", "1"]));
+        assert_eq!(authority(&again[0]), number, "round {round}");
+    }
+}

@@ -1,0 +1,74 @@
+//! A counter collection is one authority (hole 1 of the uniqueness issue), on the server of
+//! `GDID_MONGODB_URI`: the number is recorded in the collection on first use, another number is
+//! refused before any block, and a collection of before the record keeps the number its counter
+//! documents use.
+
+mod common;
+
+use bson::{Document, doc};
+use common::{database, fresh};
+use gdid_core::generator::numbering::NumberConflict;
+use gdid_core::generator::{Authority, AuthorityError, IdGenerator};
+use gdid_mongo::{MongoAuthority, MongoCounter};
+
+#[tokio::test]
+async fn authority_numbers_belong_to_the_collection_not_to_the_caller() {
+    let Some(db) = database().await else { return };
+    let name = fresh("numbers");
+    let first = MongoAuthority::open(&db, &name).await.unwrap();
+    assert_eq!(first.number(), 1, "a fresh collection is authority 1");
+    assert_eq!(first.allocate("s", "q", 10).await.unwrap().authority, 1);
+    assert_eq!(MongoAuthority::open(&db, &name).await.unwrap().number(), 1);
+
+    let other = MongoAuthority::new(&db, &name, 2).unwrap();
+    for _ in 0..2 {
+        let refused = other.allocate("s", "q", 10).await.unwrap_err();
+        assert!(
+            matches!(
+                refused,
+                AuthorityError::Number(NumberConflict::Recorded {
+                    recorded: 1,
+                    asked: 2,
+                    ..
+                })
+            ),
+            "{refused}"
+        );
+    }
+    let counters = db.collection::<Document>(&name);
+    let of_two = counters
+        .count_documents(doc! { "authority": 2 })
+        .await
+        .unwrap();
+    assert_eq!(of_two, 0, "authority 2 reserved nothing");
+    assert!(other.check_number().await.is_err());
+    MongoAuthority::new(&db, &name, 1)
+        .unwrap()
+        .check_number()
+        .await
+        .unwrap();
+
+    // A collection of before the record: its counter documents say which authority it was.
+    counters
+        .delete_one(doc! { "_id": "authority" })
+        .await
+        .unwrap();
+    counters
+        .update_many(doc! {}, doc! { "$set": { "authority": 6 } })
+        .await
+        .unwrap();
+    let old = MongoAuthority::open(&db, &name).await.unwrap();
+    assert_eq!(old.number(), 6, "the number its counters use");
+}
+
+/// The one-at-a-time counter is the collection's, whatever the number of the authority it is
+/// made from.
+#[tokio::test]
+async fn the_one_at_a_time_counter_does_not_depend_on_the_authority_number() {
+    let Some(db) = database().await else { return };
+    let name = fresh("counter_key");
+    let one = MongoCounter::new(MongoAuthority::new(&db, &name, 1).unwrap(), "s", "n");
+    assert_eq!(one.next_id().await.unwrap(), 1);
+    let three = MongoCounter::new(MongoAuthority::new(&db, &name, 3).unwrap(), "s", "n");
+    assert_eq!(three.next_id().await.unwrap(), 2);
+}
