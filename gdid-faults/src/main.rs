@@ -120,7 +120,13 @@ async fn run() -> Result<Table, scenarios::SetupError> {
         );
     }
     if let (Ok(first), Ok(second)) = (private.get(Engine::MariaDb), private.get(Engine::Postgres)) {
-        let row = scenarios::failover(("MariaDB", first.url()), ("PostgreSQL", second.url())).await;
+        // Authority 2 on a database of its own: the main one holds number 1.
+        let row = match second.database("gdid_failover").await {
+            Ok(second) => {
+                scenarios::failover(("MariaDB", first.url()), ("PostgreSQL", &second)).await
+            }
+            Err(e) => Err(e),
+        };
         table.add("failover", row.map(|row| vec![row]));
     }
     let sqlite = gdid_testkit::sqlite_url("gdid-faults");

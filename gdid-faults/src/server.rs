@@ -15,6 +15,10 @@ use std::time::{Duration, Instant};
 
 use std::os::unix::process::CommandExt;
 
+use sqlx::{AssertSqlSafe, Connection, Executor, MySqlConnection, PgConnection};
+
+use crate::scenarios::SetupError;
+
 pub use engine::Engine;
 pub use machine::machine_servers;
 pub use private::PrivateServers;
@@ -62,6 +66,43 @@ impl Server {
     /// The URL clients connect to.
     pub fn url(&self) -> &str {
         &self.0.launch.url
+    }
+
+    /// The URL of the database `name` on this server (MariaDB or PostgreSQL), created if it does
+    /// not exist: a store of its own, with authority numbers of its own, on the same server.
+    ///
+    /// # Errors
+    ///
+    /// When `name` is not made of ASCII letters, digits and `_`, the server is MongoDB's (its
+    /// database is the suite's choice, not the URL's), or the statement fails.
+    pub async fn database(&self, name: &str) -> Result<String, SetupError> {
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(format!("{name:?}: a database name of letters, digits and _").into());
+        }
+        let port = self.0.port;
+        match self.0.engine {
+            Engine::MariaDb => {
+                let mut server = MySqlConnection::connect(self.url()).await?;
+                let create = format!("CREATE DATABASE IF NOT EXISTS {name}");
+                server.execute(AssertSqlSafe(create)).await?;
+                Ok(format!("mysql://root@127.0.0.1:{port}/{name}"))
+            }
+            Engine::Postgres => {
+                let mut server = PgConnection::connect(self.url()).await?;
+                let exists: bool = sqlx::query_scalar(
+                    "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)",
+                )
+                .bind(name)
+                .fetch_one(&mut server)
+                .await?;
+                if !exists {
+                    let create = format!("CREATE DATABASE {name}");
+                    server.execute(AssertSqlSafe(create)).await?;
+                }
+                Ok(format!("postgres://postgres@127.0.0.1:{port}/{name}"))
+            }
+            Engine::MongoDb => Err("a MongoDB store's database is not in its URL".into()),
+        }
     }
 
     /// Stops the server (its process, with the engine's clean-shutdown signal) and waits until
