@@ -1,15 +1,22 @@
 //! [`MongoShardedCounter`]: N counter documents, each owning a fixed range of values (the
-//! "COUNTER DOCUMENT NUMBER k" scheme with a `max`; see `gdid_core::generator::ranges`). This file
-//! holds the two operations; the pick, the skipping and the splitting are gdid-core's.
+//! "COUNTER DOCUMENT NUMBER k" scheme with a `max`; see `gdid_core::generator::ranges`), and the
+//! layout document of the sequence. This file holds the store operations; the creation of a
+//! layout, the pick, the skipping, the splitting and every check of stored values are gdid-core's.
 //!
 //! ```text
 //! { _id: "account:3", sequence: "account", range: 3, next: Int64, max: Int64 }
+//! { _id: "account:layout", base: Int64, size: Int64, ranges: Int64 }
 //! ```
+//!
+//! The layout document has no `sequence` field, so listing the ranges (by `sequence`) never sees
+//! it, and its `_id` cannot be a range's (sequence names hold no `:`).
+
+use std::ops::Range;
 
 use bson::{Bson, Document, doc};
 use gdid_core::generator::{
-    Error, IdBatch, IdGenerator, NameKind, Pick, RangeLayout, RangeState, RangeStore,
-    ShardedCounter, validate_name,
+    Error, IdBatch, IdGenerator, LAYOUT_FIELDS, NameKind, Pick, RangeFields, RangeLayout,
+    RangeState, RangeStore, ShardedCounter, validate_name,
 };
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database};
@@ -29,39 +36,57 @@ fn corrupt(id: &Bson, reason: &str) -> Error {
     Error::Corrupt(format!("the range document {id}: {reason}"))
 }
 
-/// A non-negative integer field of a range document, or why the document is corrupt.
-fn int64(document: &Document, field: &str) -> Result<u64, Error> {
-    let value = match document.get(field) {
-        Some(Bson::Int64(v)) => u64::try_from(*v).ok(),
-        Some(Bson::Int32(v)) => u64::try_from(*v).ok(),
-        _ => None,
-    };
-    value.ok_or_else(|| {
-        let found = document.get(field).map_or_else(
-            || "missing".to_owned(),
-            |v| format!("{v} (a {:?})", v.element_type()),
-        );
-        corrupt(
-            document.get("_id").unwrap_or(&Bson::Null),
-            &format!("field {field:?} is {found}, expected a non-negative Int64"),
-        )
-    })
+/// An integer field of a stored document, or why the document is corrupt.
+fn integer(document: &Document, field: &str) -> Result<i64, Error> {
+    match document.get(field) {
+        Some(Bson::Int64(v)) => Ok(*v),
+        Some(Bson::Int32(v)) => Ok(i64::from(*v)),
+        found => {
+            let found = found.map_or_else(
+                || "missing".to_owned(),
+                |v| format!("{v} (a {:?})", v.element_type()),
+            );
+            Err(corrupt(
+                document.get("_id").unwrap_or(&Bson::Null),
+                &format!("field {field:?} is {found}, expected a non-negative Int64"),
+            ))
+        }
+    }
 }
 
-/// A checked range document: integer fields, and `next` at most one past `max`.
-fn range_state(document: &Document) -> Result<RangeState, Error> {
-    let id = document.get("_id").unwrap_or(&Bson::Null);
-    let range = int64(document, "range")?;
-    let range = u32::try_from(range)
-        .map_err(|_| corrupt(id, &format!("field \"range\" is {range}, above u32::MAX")))?;
-    let (next, max) = (int64(document, "next")?, int64(document, "max")?);
-    if next > max.saturating_add(1) {
-        return Err(corrupt(
-            id,
-            &format!("field \"next\" is {next}, beyond the end of its range (max {max})"),
-        ));
+/// The fields of a range document.
+const FIELDS: RangeFields = RangeFields {
+    range: "\"range\"",
+    next: "\"next\"",
+    max: "\"max\"",
+};
+
+impl MongoRanges {
+    /// The `_id` of the document of range `range`.
+    fn range_id(&self, range: i64) -> String {
+        format!("{}:{range}", self.sequence)
     }
-    Ok(RangeState { range, next, max })
+
+    /// The `_id` of the layout document.
+    fn layout_id(&self) -> String {
+        format!("{}:layout", self.sequence)
+    }
+
+    /// A checked range document: integer fields that gdid-core accepts, under the `_id` of its
+    /// range (the one [`RangeStore::take`] updates).
+    fn range_state(&self, document: &Document) -> Result<RangeState, Error> {
+        let id = document.get("_id").unwrap_or(&Bson::Null);
+        let range = integer(document, "range")?;
+        let record = format!("the range document {id}");
+        if id.as_str() != Some(self.range_id(range).as_str()) {
+            return Err(Error::Corrupt(format!(
+                "{record}: field \"range\" is {range}, the document of range {range} has _id {:?}",
+                self.range_id(range)
+            )));
+        }
+        let (next, max) = (integer(document, "next")?, integer(document, "max")?);
+        RangeState::from_stored(&record, &FIELDS, [range, next, max])
+    }
 }
 
 /// The filter of range document `id` when its fields are non-negative integers: a corrupt
@@ -77,8 +102,18 @@ fn valid_range(id: &str) -> Document {
 }
 
 impl RangeStore for MongoRanges {
+    const FIELDS: RangeFields = FIELDS;
+
     fn sequence(&self) -> &str {
         &self.sequence
+    }
+
+    fn range_record(&self, range: i64) -> String {
+        format!("the range document {:?}", self.range_id(range))
+    }
+
+    fn layout_record(&self) -> String {
+        format!("the layout document {:?}", self.layout_id())
     }
 
     async fn take(&self, range: u32, n: u64) -> Result<Option<u64>, Error> {
@@ -88,7 +123,7 @@ impl RangeStore for MongoRanges {
         })?;
         // Only a valid range with n values left matches: the increment never passes `max`. A
         // corrupt one is left to `list`, which the caller reads when no range matches.
-        let id = format!("{}:{range}", self.sequence);
+        let id = self.range_id(i64::from(range));
         let mut filter = valid_range(&id);
         filter.insert(
             "$expr",
@@ -106,7 +141,17 @@ impl RangeStore for MongoRanges {
             Err(e) if is_type_mismatch(&e) => None,
             Err(e) => return Err(Error::store(e)),
         };
-        updated.map(|document| int64(&document, "next")).transpose()
+        updated
+            .map(|document| {
+                let next = integer(&document, "next")?;
+                u64::try_from(next).map_err(|_| {
+                    corrupt(
+                        &Bson::String(id.clone()),
+                        &format!("field \"next\" is {next}"),
+                    )
+                })
+            })
+            .transpose()
     }
 
     async fn list(&self) -> Result<Vec<RangeState>, Error> {
@@ -119,9 +164,54 @@ impl RangeStore for MongoRanges {
         let mut states = Vec::new();
         while cursor.advance().await.map_err(Error::store)? {
             let document = cursor.deserialize_current().map_err(Error::store)?;
-            states.push(range_state(&document)?);
+            states.push(self.range_state(&document)?);
         }
         Ok(states)
+    }
+
+    async fn read_layout(&self) -> Result<Option<RangeLayout>, Error> {
+        let found = self
+            .collection
+            .find_one(doc! { "_id": self.layout_id() })
+            .await
+            .map_err(Error::store)?;
+        let Some(document) = found else {
+            return Ok(None);
+        };
+        let mut stored = [0; 3];
+        for (value, field) in stored.iter_mut().zip(LAYOUT_FIELDS) {
+            *value = integer(&document, field)?;
+        }
+        RangeLayout::from_stored(&self.layout_record(), stored).map(Some)
+    }
+
+    async fn insert_layout(&self, layout: RangeLayout) -> Result<(), Error> {
+        let value = |v: u64| i64::try_from(v).unwrap_or(i64::MAX); // RangeLayout keeps values in i64
+        let document = doc! {
+            "_id": self.layout_id(), "base": value(layout.base()), "size": value(layout.size()),
+            "ranges": i64::from(layout.ranges()),
+        };
+        self.insert_if_absent(document).await
+    }
+
+    async fn insert_range(&self, range: u32, values: Range<u64>) -> Result<(), Error> {
+        let value = |v: u64| i64::try_from(v).unwrap_or(i64::MAX); // RangeLayout keeps values in i64
+        let document = doc! {
+            "_id": self.range_id(i64::from(range)), "sequence": &self.sequence,
+            "range": i64::from(range), "next": value(values.start), "max": value(values.end - 1),
+        };
+        self.insert_if_absent(document).await
+    }
+}
+
+impl MongoRanges {
+    /// Inserts `document` unless a document of its `_id` exists.
+    async fn insert_if_absent(&self, document: Document) -> Result<(), Error> {
+        match self.collection.insert_one(document).await {
+            Ok(_) => Ok(()),
+            Err(e) if is_duplicate_key(&e) => Ok(()), // written by a concurrent creator
+            Err(e) => Err(Error::store(e)),
+        }
     }
 }
 
@@ -131,14 +221,18 @@ impl RangeStore for MongoRanges {
 pub struct MongoShardedCounter(ShardedCounter<MongoRanges>);
 
 impl MongoShardedCounter {
-    /// Creates the range documents of `layout` in `collection` if missing, after checking that
-    /// documents already there have the same ranges (more ranges of the same size are added).
+    /// Creates the range documents of `layout` in `collection` if missing. The first layout
+    /// created for a sequence is its layout for good: it is recorded (one insert of the layout
+    /// document, which fails if it exists) before any range document is written, so processes
+    /// racing to create layouts on a fresh sequence agree on one; those that asked for another
+    /// get [`Error::InvalidConfig`], and nothing was written for them.
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidName`] for a bad sequence name, [`Error::InvalidConfig`] when stored
-    /// documents disagree with `layout` (going on could repeat ids), [`Error::Store`] when the
-    /// server fails.
+    /// [`Error::InvalidName`] for a bad sequence name, [`Error::InvalidConfig`] when the sequence
+    /// has another layout (recorded, or range documents stored that disagree with `layout`:
+    /// going on could repeat ids), [`Error::Corrupt`] for a stored document that cannot be
+    /// right, [`Error::Store`] when the server fails.
     pub async fn create(
         database: &Database,
         collection: &str,
@@ -151,27 +245,9 @@ impl MongoShardedCounter {
             collection: collection_with_concern(database, collection, durable()),
             sequence: sequence.to_owned(),
         };
-        let first_missing = layout
-            .check_stored(&ranges.list().await?)
-            .map_err(|reason| Error::InvalidConfig {
-                reason: format!("range layout of {sequence}: {reason}"),
-            })?;
-        for k in first_missing..layout.ranges() {
-            let range = layout.range(k);
-            let value = |v: u64| i64::try_from(v).unwrap_or(i64::MAX); // RangeLayout keeps values in i64
-            let document = doc! {
-                "_id": format!("{sequence}:{k}"), "sequence": sequence, "range": i64::from(k),
-                "next": value(range.start), "max": value(range.end - 1),
-            };
-            match ranges.collection.insert_one(document).await {
-                Ok(_) => {}
-                Err(e) if is_duplicate_key(&e) => {} // created by a concurrent `create`
-                Err(e) => return Err(Error::store(e)),
-            }
-        }
-        Ok(MongoShardedCounter(ShardedCounter::new(
-            ranges, layout, pick,
-        )))
+        ShardedCounter::create(ranges, layout, pick)
+            .await
+            .map(MongoShardedCounter)
     }
 
     /// The layout.

@@ -1,10 +1,13 @@
-//! [`SqlShardedCounter`]: N rows of the `gdid_ranges` table, each owning a fixed range of values
-//! (see `gdid_core::generator::ranges` for the scheme). This file holds the two statements; the
-//! pick, the skipping and the splitting are gdid-core's.
+//! [`SqlShardedCounter`]: N rows of the `gdid_ranges` table, each owning a fixed range of values,
+//! and the sequence's layout record in `gdid_range_layouts` (see `gdid_core::generator::ranges`
+//! for the scheme). This file holds the store operations; the creation of a layout, the pick,
+//! the skipping, the splitting and every check of stored values are gdid-core's.
+
+use std::ops::Range;
 
 use gdid_core::generator::{
-    Error as IdError, IdBatch, IdGenerator, NameKind, Pick, RangeLayout, RangeState, RangeStore,
-    ShardedCounter, validate_name,
+    Error as IdError, IdBatch, IdGenerator, LAYOUT_FIELDS, NameKind, Pick, RangeFields,
+    RangeLayout, RangeState, RangeStore, ShardedCounter, validate_name,
 };
 
 use crate::error::Error;
@@ -19,9 +22,36 @@ pub struct SqlRanges {
     sequence: String,
 }
 
+/// A value the layout keeps within `i64` as SQL binds it.
+fn bound(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX) // RangeLayout keeps values in i64
+}
+
+/// The integer of a [`described`](crate::stored::described) column, or why the row is corrupt.
+fn integer(field: &str, described: Option<&str>) -> Result<i64, String> {
+    integer_in(field, described, i64::MIN..=i64::MAX)
+}
+
 impl RangeStore for SqlRanges {
+    const FIELDS: RangeFields = RangeFields {
+        range: "shard",
+        next: "next_value",
+        max: "max_value",
+    };
+
     fn sequence(&self) -> &str {
         &self.sequence
+    }
+
+    fn range_record(&self, range: i64) -> String {
+        format!(
+            "the gdid_ranges row (sequence {:?}, shard {range})",
+            self.sequence
+        )
+    }
+
+    fn layout_record(&self) -> String {
+        format!("the gdid_range_layouts row (sequence {:?})", self.sequence)
     }
 
     async fn take(&self, range: u32, n: u64) -> Result<Option<u64>, IdError> {
@@ -35,7 +65,10 @@ impl RangeStore for SqlRanges {
             .map_err(IdError::store)?;
         next.map(|next| {
             u64::try_from(next).map_err(|_| {
-                self.corrupt(i64::from(shard), &format!("next_value is {next}, negative"))
+                IdError::Corrupt(format!(
+                    "{}: next_value is {next}, negative",
+                    self.range_record(i64::from(shard))
+                ))
             })
         })
         .transpose()
@@ -46,34 +79,61 @@ impl RangeStore for SqlRanges {
             .await
             .map_err(IdError::store)?;
         rows.into_iter()
-            .map(|(shard, next, max)| {
-                let corrupt = |reason: String| self.corrupt(i64::from(shard), &reason);
-                let range = u32::try_from(shard)
-                    .map_err(|_| corrupt(format!("shard is {shard}, negative")))?;
-                let next = integer_in("next_value", next.as_deref(), 0..=i64::MAX)
-                    .map_err(&corrupt)?
-                    .unsigned_abs();
-                let max = integer_in("max_value", max.as_deref(), 0..=i64::MAX)
-                    .map_err(&corrupt)?
-                    .unsigned_abs();
-                if next > max + 1 {
-                    return Err(corrupt(format!(
-                        "next_value is {next}, beyond the end of its range (max_value {max})"
-                    )));
-                }
-                Ok(RangeState { range, next, max })
+            .map(|[shard, next, max]| {
+                let fields = Self::FIELDS;
+                let shard = integer(fields.range, shard.as_deref()).map_err(|reason| {
+                    IdError::Corrupt(format!(
+                        "a gdid_ranges row of sequence {:?}: {reason}",
+                        self.sequence
+                    ))
+                })?;
+                let record = self.range_record(shard);
+                let corrupt = |reason| IdError::Corrupt(format!("{record}: {reason}"));
+                let next = integer(fields.next, next.as_deref()).map_err(corrupt)?;
+                let max = integer(fields.max, max.as_deref()).map_err(corrupt)?;
+                RangeState::from_stored(&record, &fields, [shard, next, max])
             })
             .collect()
     }
-}
 
-impl SqlRanges {
-    /// The error for the row of `shard` holding what `reason` says.
-    fn corrupt(&self, shard: i64, reason: &str) -> IdError {
-        IdError::Corrupt(format!(
-            "the gdid_ranges row (sequence {:?}, shard {shard}): {reason}",
-            self.sequence
-        ))
+    async fn read_layout(&self) -> Result<Option<RangeLayout>, IdError> {
+        let Some(values) = sharded_rows::layout(&self.store, &self.sequence)
+            .await
+            .map_err(IdError::store)?
+        else {
+            return Ok(None);
+        };
+        let record = self.layout_record();
+        let mut stored = [0; 3];
+        for ((value, described), field) in stored.iter_mut().zip(&values).zip(LAYOUT_FIELDS) {
+            *value = integer(field, described.as_deref())
+                .map_err(|reason| IdError::Corrupt(format!("{record}: {reason}")))?;
+        }
+        RangeLayout::from_stored(&record, stored).map(Some)
+    }
+
+    async fn insert_layout(&self, layout: RangeLayout) -> Result<(), IdError> {
+        let stored = [
+            bound(layout.base()),
+            bound(layout.size()),
+            i64::from(layout.ranges()),
+        ];
+        sharded_rows::insert_layout(&self.store, &self.sequence, stored)
+            .await
+            .map_err(IdError::store)
+    }
+
+    async fn insert_range(&self, range: u32, values: Range<u64>) -> Result<(), IdError> {
+        let shard = i32::try_from(range).map_err(IdError::store)?;
+        sharded_rows::insert(
+            &self.store,
+            &self.sequence,
+            shard,
+            bound(values.start),
+            bound(values.end - 1),
+        )
+        .await
+        .map_err(IdError::store)
     }
 }
 
@@ -83,14 +143,17 @@ impl SqlRanges {
 pub struct SqlShardedCounter(ShardedCounter<SqlRanges>);
 
 impl SqlShardedCounter {
-    /// Creates the table and the rows of `layout` if missing, after checking that rows already
-    /// there have the same ranges. A layout with more ranges of the same size adds the new ones.
+    /// Creates the tables and the rows of `layout` if missing. The first layout created for a
+    /// sequence is its layout for good: it is recorded (one insert-if-absent in
+    /// `gdid_range_layouts`) before any range row is written, so processes racing to create
+    /// layouts on a fresh sequence agree on one; those that asked for another get
+    /// [`Error::Layout`], and nothing was written for them.
     ///
     /// # Errors
     ///
-    /// [`Error::Name`] for a bad sequence name, [`Error::Schema`] when the table or rows cannot be
-    /// created, [`Error::Layout`] when stored rows disagree with `layout` (another layout was used
-    /// for this sequence, or fewer ranges: going on could repeat ids).
+    /// [`Error::Name`] for a bad sequence name, [`Error::Schema`] when the tables or rows cannot
+    /// be created, [`Error::Layout`] when the sequence has another layout (recorded, or rows
+    /// stored that disagree with `layout`: going on could repeat ids) or stored rows are corrupt.
     pub async fn create(
         store: SqlStore,
         sequence: &str,
@@ -105,37 +168,35 @@ impl SqlShardedCounter {
             store,
             sequence: sequence.to_owned(),
         };
-        // Check what is stored before writing anything: a range that differs would overlap.
-        let stored = ranges.list().await.map_err(|e| Error::Layout {
-            sequence: sequence.to_owned(),
-            reason: e.to_string(),
-        })?;
-        let first_missing = layout
-            .check_stored(&stored)
-            .map_err(|reason| Error::Layout {
-                sequence: sequence.to_owned(),
-                reason,
-            })?;
-        for k in first_missing..layout.ranges() {
-            let range = layout.range(k);
-            let bound = |v: u64| i64::try_from(v).unwrap_or(i64::MAX); // RangeLayout keeps values in i64
-            let shard = i32::try_from(k).unwrap_or(i32::MAX);
-            sharded_rows::insert(
-                &ranges.store,
-                sequence,
-                shard,
-                bound(range.start),
-                bound(range.end - 1),
-            )
+        ShardedCounter::create(ranges, layout, pick)
             .await
-            .map_err(Error::Schema)?;
-        }
-        Ok(SqlShardedCounter(ShardedCounter::new(ranges, layout, pick)))
+            .map(SqlShardedCounter)
+            .map_err(|e| setup_error(sequence, e))
     }
 
     /// The layout.
     pub fn layout(&self) -> RangeLayout {
         self.0.layout()
+    }
+}
+
+/// A failure to create a layout as [`Error`]: a refused layout or a corrupt record is
+/// [`Error::Layout`], the driver's error is [`Error::Schema`].
+fn setup_error(sequence: &str, error: IdError) -> Error {
+    let layout = |reason: String| Error::Layout {
+        sequence: sequence.to_owned(),
+        reason,
+    };
+    match error {
+        IdError::InvalidConfig { reason } | IdError::Corrupt(reason) => layout(reason),
+        IdError::Store(store) => {
+            match std::sync::Arc::try_unwrap(store).map(|e| e.downcast::<sqlx::Error>()) {
+                Ok(Ok(driver)) => Error::Schema(*driver),
+                Ok(Err(other)) => Error::Schema(sqlx::Error::Protocol(other.to_string())),
+                Err(shared) => Error::Schema(sqlx::Error::Protocol(shared.to_string())),
+            }
+        }
+        other => layout(other.to_string()),
     }
 }
 

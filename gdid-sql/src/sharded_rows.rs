@@ -1,4 +1,12 @@
-//! The `gdid_ranges` table of the sharded counter, every statement written once.
+//! The `gdid_ranges` table of the sharded counter and its layout record in
+//! `gdid_range_layouts`, every statement written once.
+//!
+//! ```sql
+//! CREATE TABLE gdid_range_layouts (
+//!     sequence_name VARCHAR(80) NOT NULL PRIMARY KEY,  -- one layout per sequence, for good
+//!     base BIGINT NOT NULL, size BIGINT NOT NULL, ranges BIGINT NOT NULL
+//! );
+//! ```
 //!
 //! A take only matches a row whose values are non-negative integers, so a corrupt row is never
 //! moved toward valid-looking values; [`list`] reads the values back as text for the checks that
@@ -13,12 +21,73 @@ use crate::stored::{described, integer_guard};
 pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
     create_table(
         store,
+        "gdid_range_layouts",
+        "sequence_name VARCHAR(80) NOT NULL PRIMARY KEY, \
+         base BIGINT NOT NULL, size BIGINT NOT NULL, ranges BIGINT NOT NULL",
+    )
+    .await?;
+    create_table(
+        store,
         "gdid_ranges",
         "sequence_name VARCHAR(80) NOT NULL, shard INTEGER NOT NULL, \
          next_value BIGINT NOT NULL, max_value BIGINT NOT NULL, \
          PRIMARY KEY (sequence_name, shard)",
     )
     .await
+}
+
+/// `INSERT … VALUES (…)` that does nothing when the key exists, on any dialect.
+fn insert_if_absent(dialect: Dialect, table_and_values: &str) -> AssertSqlSafe<String> {
+    let (insert, ignore) = if dialect == Dialect::MySql {
+        ("INSERT IGNORE", "")
+    } else {
+        ("INSERT", " ON CONFLICT DO NOTHING")
+    };
+    sql(
+        dialect,
+        &format!("{insert} INTO {table_and_values}{ignore}"),
+    )
+}
+
+/// Writes the layout record of `sequence` unless it has one.
+pub(crate) async fn insert_layout(
+    store: &SqlStore,
+    sequence: &str,
+    [base, size, ranges]: [i64; 3],
+) -> Result<(), sqlx::Error> {
+    let q = insert_if_absent(
+        store.dialect(),
+        "gdid_range_layouts (sequence_name, base, size, ranges) VALUES (?, ?, ?, ?)",
+    );
+    with_pool!(store, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
+        .bind(sequence)
+        .bind(base)
+        .bind(size)
+        .bind(ranges)
+        .execute(pool)
+        .await
+        .map(drop))
+}
+
+/// The layout record of `sequence` as `(base, size, ranges)`, each [`described`].
+pub(crate) async fn layout(
+    store: &SqlStore,
+    sequence: &str,
+) -> Result<Option<[Option<String>; 3]>, sqlx::Error> {
+    let dialect = store.dialect();
+    let q = sql(
+        dialect,
+        &format!(
+            "SELECT {}, {}, {} FROM gdid_range_layouts WHERE sequence_name = ?",
+            described(dialect, "base"),
+            described(dialect, "size"),
+            described(dialect, "ranges"),
+        ),
+    );
+    let row: Option<(Option<String>, Option<String>, Option<String>)> = with_pool!(store, pool => {
+        sqlx::query_as(AssertSqlSafe(q.0.clone())).bind(sequence).fetch_optional(pool).await
+    })?;
+    Ok(row.map(|(base, size, ranges)| [base, size, ranges]))
 }
 
 /// Creates the row of a range unless it exists.
@@ -29,17 +98,9 @@ pub(crate) async fn insert(
     first: i64,
     max: i64,
 ) -> Result<(), sqlx::Error> {
-    let (insert, ignore) = if store.dialect() == Dialect::MySql {
-        ("INSERT IGNORE", "")
-    } else {
-        ("INSERT", " ON CONFLICT DO NOTHING")
-    };
-    let q = sql(
+    let q = insert_if_absent(
         store.dialect(),
-        &format!(
-            "{insert} INTO gdid_ranges (sequence_name, shard, next_value, max_value) \
-             VALUES (?, ?, ?, ?){ignore}"
-        ),
+        "gdid_ranges (sequence_name, shard, next_value, max_value) VALUES (?, ?, ?, ?)",
     );
     with_pool!(store, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
         .bind(sequence)
@@ -51,11 +112,11 @@ pub(crate) async fn insert(
         .map(drop))
 }
 
-/// A row of `gdid_ranges` as [`list`] reads it: the shard, and `next_value` and `max_value`
+/// A row of `gdid_ranges` as [`list`] reads it: `shard`, `next_value` and `max_value`, each
 /// [`described`].
-pub(crate) type DescribedRange = (i32, Option<String>, Option<String>);
+pub(crate) type DescribedRange = [Option<String>; 3];
 
-/// Every range of `sequence`: `(shard, next_value, max_value)`, the values [`described`].
+/// Every range of `sequence`, in shard order.
 pub(crate) async fn list(
     store: &SqlStore,
     sequence: &str,
@@ -64,12 +125,19 @@ pub(crate) async fn list(
     let q = sql(
         dialect,
         &format!(
-            "SELECT shard, {}, {} FROM gdid_ranges WHERE sequence_name = ? ORDER BY shard",
+            "SELECT {}, {}, {} FROM gdid_ranges WHERE sequence_name = ? ORDER BY shard",
+            described(dialect, "shard"),
             described(dialect, "next_value"),
             described(dialect, "max_value"),
         ),
     );
-    with_pool!(store, pool => sqlx::query_as(AssertSqlSafe(q.0.clone())).bind(sequence).fetch_all(pool).await)
+    let rows: Vec<(Option<String>, Option<String>, Option<String>)> = with_pool!(store, pool => {
+        sqlx::query_as(AssertSqlSafe(q.0.clone())).bind(sequence).fetch_all(pool).await
+    })?;
+    Ok(rows
+        .into_iter()
+        .map(|(shard, next, max)| [shard, next, max])
+        .collect())
 }
 
 /// Takes exactly `n` values from the range, or none when fewer are left (or the row is corrupt:

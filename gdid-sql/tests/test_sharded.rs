@@ -116,8 +116,9 @@ async fn concurrent_takers_never_get_the_same_id() {
     }
 }
 
-/// Reopening a sequence with ranges of another size (they would overlap) or fewer ranges is
-/// refused, and nothing is written; more ranges of the same size are added.
+/// Reopening a sequence with another layout is refused, and nothing is written: ranges of another
+/// size (they would overlap), fewer ranges, and more ranges of the same size (a layout is fixed
+/// by its first creator: a range beyond it is corrupt).
 #[tokio::test]
 async fn another_layout_for_the_same_sequence_is_refused() {
     for (dialect, url) in urls() {
@@ -125,21 +126,115 @@ async fn another_layout_for_the_same_sequence_is_refused() {
         let store = SqlStore::connect(&url).await.unwrap();
         let open =
             |layout| SqlShardedCounter::create(store.clone(), &sequence, layout, Pick::RoundRobin);
-        let three = open(RangeLayout::new(1, 5, 3).unwrap()).await.unwrap();
-        assert_eq!(three.next_id().await.unwrap(), 1, "{dialect}");
+        let three = RangeLayout::new(1, 5, 3).unwrap();
+        let first = open(three).await.unwrap();
+        assert_eq!(first.next_id().await.unwrap(), 1, "{dialect}");
         for other in [
             RangeLayout::new(1, 6, 4).unwrap(),
             RangeLayout::new(1, 5, 2).unwrap(),
+            RangeLayout::new(1, 5, 4).unwrap(),
         ] {
             let err = open(other).await.unwrap_err();
-            assert!(matches!(err, SetupError::Layout { .. }), "{dialect}: {err}");
+            assert!(
+                matches!(&err, SetupError::Layout { reason, .. } if reason.contains("refused")),
+                "{dialect}: {err}"
+            );
         }
-        // The refused layouts wrote nothing: the original still opens, then grows by one range.
-        open(RangeLayout::new(1, 5, 3).unwrap()).await.unwrap();
-        let four = open(RangeLayout::new(1, 5, 4).unwrap()).await.unwrap();
-        let mut got: Vec<u64> = four.next_ids(19).await.unwrap().iter().collect();
+        // The refused layouts wrote nothing: the rows are the original's, and it still opens.
+        let mut expected = rows_of(three);
+        expected[0].1 = 2;
+        assert_eq!(stored_rows(&store, &sequence).await, expected, "{dialect}");
+        let again = open(three).await.unwrap();
+        let mut got: Vec<u64> = again.next_ids(14).await.unwrap().iter().collect();
         got.sort_unstable();
-        assert_eq!(got, (2..=20).collect::<Vec<u64>>(), "{dialect}");
+        assert_eq!(got, (2..=15).collect::<Vec<u64>>(), "{dialect}");
+    }
+}
+
+/// A sequence whose rows were written before layouts were recorded (no `gdid_range_layouts`
+/// row) opens with the layout its rows fit, which is then recorded; another is refused.
+#[tokio::test]
+async fn rows_without_a_layout_record_are_checked_then_recorded() {
+    for (dialect, url) in urls() {
+        let sequence = fresh_scope("legacy");
+        let store = SqlStore::connect(&url).await.unwrap();
+        let layout = RangeLayout::new(1, 5, 3).unwrap();
+        SqlShardedCounter::create(store.clone(), &sequence, layout, Pick::Random)
+            .await
+            .unwrap();
+        execute(
+            &store,
+            format!("DELETE FROM gdid_range_layouts WHERE sequence_name = '{sequence}'"),
+        )
+        .await;
+        execute(
+            &store,
+            format!("DELETE FROM gdid_ranges WHERE sequence_name = '{sequence}' AND shard = 2"),
+        )
+        .await;
+        let other = RangeLayout::new(1, 6, 3).unwrap();
+        let err = SqlShardedCounter::create(store.clone(), &sequence, other, Pick::Random)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, SetupError::Layout { .. }), "{dialect}: {err}");
+        SqlShardedCounter::create(store.clone(), &sequence, layout, Pick::Random)
+            .await
+            .unwrap();
+        assert_eq!(
+            stored_rows(&store, &sequence).await,
+            rows_of(layout),
+            "{dialect}"
+        );
+        let err = SqlShardedCounter::create(store.clone(), &sequence, other, Pick::Random)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, SetupError::Layout { .. }), "{dialect}: {err}");
+    }
+}
+
+/// A row whose shard number is beyond the layout (or negative) is a typed error naming the row
+/// and the field, never a panic and never an id: when a batch had to be split over the ranges,
+/// the shard number used to index the used-up flags out of bounds.
+#[tokio::test]
+async fn a_shard_number_out_of_bounds_is_an_error_naming_the_row() {
+    for (dialect, url) in urls() {
+        let store = SqlStore::connect(&url).await.unwrap();
+        for shard in [3_i64, 99, 2_147_483_647, -1] {
+            let sequence = fresh_scope("shard_bounds");
+            let layout = RangeLayout::new(1, 5, 3).unwrap();
+            let ids = SqlShardedCounter::create(store.clone(), &sequence, layout, Pick::RoundRobin)
+                .await
+                .unwrap();
+            execute(
+                &store,
+                format!(
+                    "UPDATE gdid_ranges SET next_value = max_value + 1 \
+                     WHERE sequence_name = '{sequence}'"
+                ),
+            )
+            .await;
+            execute(
+                &store,
+                format!(
+                    "INSERT INTO gdid_ranges (sequence_name, shard, next_value, max_value) \
+                     VALUES ('{sequence}', {shard}, 1, 5)"
+                ),
+            )
+            .await;
+            for _ in 0..2 {
+                let err = ids.next_id().await.unwrap_err();
+                let message = err.to_string();
+                assert!(
+                    matches!(err, Error::Corrupt(_)),
+                    "{dialect} {shard}: {message}"
+                );
+                assert!(
+                    message.contains(&format!("sequence {sequence:?}, shard {shard}"))
+                        && message.contains(&format!("field shard is {shard}")),
+                    "{dialect} {shard}: {message}"
+                );
+            }
+        }
     }
 }
 
@@ -181,6 +276,84 @@ async fn a_corrupt_range_row_is_an_error_naming_it_never_an_id() {
                         && message.contains("next_value"),
                     "{dialect} {case}: {message}"
                 );
+            }
+        }
+    }
+}
+
+/// The rows of `sequence` in `gdid_ranges`: `(shard, next_value, max_value)`, in shard order.
+async fn stored_rows(store: &SqlStore, sequence: &str) -> Vec<(i64, i64, i64)> {
+    let select = sqlx::AssertSqlSafe(format!(
+        "SELECT CAST(shard AS BIGINT), next_value, max_value FROM gdid_ranges \
+         WHERE sequence_name = '{sequence}' ORDER BY shard"
+    ));
+    let select = if store.dialect() == gdid_sql::Dialect::MySql {
+        sqlx::AssertSqlSafe(select.0.replace("AS BIGINT", "AS SIGNED"))
+    } else {
+        select
+    };
+    gdid_sql::with_pool!(store, pool => sqlx::query_as(select).fetch_all(pool).await).unwrap()
+}
+
+/// The rows a fresh `layout` has: range k from its first value to its last.
+fn rows_of(layout: RangeLayout) -> Vec<(i64, i64, i64)> {
+    (0..layout.ranges())
+        .map(|k| {
+            let range = layout.range(k);
+            let value = |v: u64| i64::try_from(v).unwrap();
+            (i64::from(k), value(range.start), value(range.end - 1))
+        })
+        .collect()
+}
+
+/// Tasks on three connections race to create 8 and 3 ranges of 12-digit ids (three tasks each)
+/// on one fresh sequence, 20 times: afterwards the rows are exactly those of one layout, every
+/// task that asked for it succeeded and every other one got [`SetupError::Layout`]. The creation
+/// used to list, check, then insert row by row: both layouts passed the check, and the rows were
+/// a mix of both, with overlapping ranges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_layouts_leave_exactly_one() {
+    let eight = RangeLayout::decimal_digits(12, 8).unwrap();
+    let three = RangeLayout::decimal_digits(12, 3).unwrap();
+    for (dialect, url) in urls() {
+        let mut stores = Vec::new();
+        for _ in 0..3 {
+            stores.push(SqlStore::connect(&url).await.unwrap());
+        }
+        for round in 0..20 {
+            let sequence = fresh_scope("race");
+            let tasks: Vec<_> = (0..6)
+                .map(|task| {
+                    let layout = if task % 2 == 0 { eight } else { three };
+                    let store = stores[task % 3].clone();
+                    let sequence = sequence.clone();
+                    tokio::spawn(async move {
+                        let created =
+                            SqlShardedCounter::create(store, &sequence, layout, Pick::Random).await;
+                        (layout, created.map(drop))
+                    })
+                })
+                .collect();
+            let mut results = Vec::new();
+            for task in tasks {
+                results.push(task.await.unwrap());
+            }
+            let rows = stored_rows(&stores[0], &sequence).await;
+            let winner = [eight, three]
+                .into_iter()
+                .find(|layout| rows == rows_of(*layout))
+                .unwrap_or_else(|| panic!("{dialect} round {round}: rows of no layout: {rows:?}"));
+            for (layout, result) in results {
+                if layout == winner {
+                    assert!(result.is_ok(), "{dialect} round {round}: {result:?}");
+                } else {
+                    assert!(
+                        matches!(result, Err(SetupError::Layout { .. })),
+                        "{dialect} round {round}: {} ranges created beside {}: {result:?}",
+                        layout.ranges(),
+                        winner.ranges()
+                    );
+                }
             }
         }
     }

@@ -36,8 +36,8 @@ mod memory;
 pub mod numbering;
 mod provider;
 mod random;
-mod redact;
 pub mod ranges;
+mod redact;
 mod segment;
 pub mod sizing;
 pub mod windows;
@@ -53,5 +53,7 @@ pub use id_generator::{DynIdGenerator, IdBatch, IdGenerator, IdRun, SharedIdGene
 pub use memory::MemoryAuthority;
 pub use provider::{GdidProvider, GdidProviderBuilder, Sequenced};
 pub use random::RandomSource;
+pub use ranges::{
+    LAYOUT_FIELDS, Pick, RangeFields, RangeLayout, RangeState, RangeStore, ShardedCounter,
+};
 pub use redact::redact;
-pub use ranges::{Pick, RangeLayout, RangeState, RangeStore, ShardedCounter};

@@ -1,8 +1,22 @@
 //! Sharded counter ranges: the value space (say, every 12-digit number) cut into N fixed ranges,
 //! each handed out by its own counter record, so writers spread over N records instead of queueing
-//! on one and ids keep a fixed number of digits. The store-independent part: the layout, the pick,
-//! skipping used-up ranges, splitting batches, and checking what a store returns; a backend
-//! supplies the two statements of [`RangeStore`].
+//! on one and ids keep a fixed number of digits. The store-independent part: the layout and its
+//! creation, the pick, skipping used-up ranges, splitting batches, and checking what a store
+//! returns; a backend supplies the small operations of [`RangeStore`].
+//!
+//! # One layout per sequence, created atomically
+//!
+//! A sequence's layout is fixed by its first creator: [`ShardedCounter::create`] writes a layout
+//! record with one insert-if-absent before any range record, reads it back, and refuses any other
+//! layout ([`Error::InvalidConfig`]) before writing a range. Creators that race on a fresh
+//! sequence agree on the record written first; those asking for the same layout all go on, the
+//! others get the error and issue nothing. A layout never grows: a range record beyond the
+//! layout's count is corrupt ([`Error::Corrupt`]), never a range to take from.
+
+mod create;
+mod stored;
+
+pub use stored::{LAYOUT_FIELDS, RangeFields};
 
 use std::future::Future;
 use std::ops::Range;
@@ -89,6 +103,27 @@ impl RangeLayout {
     pub fn ranges(&self) -> u32 {
         self.ranges
     }
+
+    /// The first value of range 0.
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    /// How many values each range holds.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+impl std::fmt::Display for RangeLayout {
+    /// `3 ranges of 5 values from 1`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ranges of {} values from {}",
+            self.ranges, self.size, self.base
+        )
+    }
 }
 
 /// Which range serves the next request.
@@ -113,8 +148,9 @@ pub struct RangeState {
 
 impl RangeLayout {
     /// Checks the ranges a store holds against this layout; returns the first range number the
-    /// store lacks (to be created). More ranges of the same size may be added later; a range of
-    /// another size, or fewer ranges, would let values repeat.
+    /// store lacks (to be created). The stored ranges must be ranges 0, 1, 2... of this layout: a
+    /// range of another size, a range beyond the layout's count, or a gap would let values
+    /// repeat or be taken from outside the layout.
     ///
     /// # Errors
     ///
@@ -128,37 +164,94 @@ impl RangeLayout {
             ));
         }
         for (k, state) in (0..).zip(stored) {
-            let range = self.range(k);
-            if state.range != k || state.max != range.end - 1 {
+            if state.range != k {
                 return Err(format!(
-                    "range {} ends at {} in the store; range {k} of the layout ends at {}",
-                    state.range,
-                    state.max,
-                    range.end - 1
+                    "range {} is stored where range {k} is expected",
+                    state.range
                 ));
             }
-            if state.next < range.start || state.next > range.end {
-                return Err(format!(
-                    "range {k} is at {}, outside {}..={}",
-                    state.next, range.start, range.end
-                ));
-            }
+            self.check_state(state, &RangeFields::GENERIC)?;
         }
         Ok(u32::try_from(stored.len()).unwrap_or(u32::MAX))
     }
 }
 
-/// The two statements a store runs for a [`ShardedCounter`].
+impl RangeLayout {
+    /// Checks one stored range against this layout: its number within the layout's count, its
+    /// last value the layout's, its next value inside it (or one past the end: used up). The
+    /// description names the field, as `fields` calls it.
+    ///
+    /// # Errors
+    ///
+    /// What disagrees, naming the field.
+    pub fn check_state(&self, state: &RangeState, fields: &RangeFields) -> Result<(), String> {
+        let k = state.range;
+        if k >= self.ranges {
+            return Err(format!(
+                "field {} is {k}, beyond the layout ({self}: 0 to {})",
+                fields.range,
+                self.ranges - 1
+            ));
+        }
+        let range = self.range(k);
+        if state.max != range.end - 1 {
+            return Err(format!(
+                "field {} is {}; range {k} of the layout ({self}) ends at {}",
+                fields.max,
+                state.max,
+                range.end - 1
+            ));
+        }
+        if state.next < range.start || state.next > range.end {
+            return Err(format!(
+                "field {} is {}, outside range {k} ({}..={})",
+                fields.next, state.next, range.start, range.end
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// What a store does for a [`ShardedCounter`]: take values from a range, list the ranges, and
+/// the record of the layout. Each operation is one statement or one request; the rules (what is
+/// checked, in which order) are [`ShardedCounter::create`]'s and [`ShardedCounter`]'s.
 pub trait RangeStore: Send + Sync {
+    /// How the store names the fields of a range record, for messages.
+    const FIELDS: RangeFields;
+
     /// The sequence, for messages.
     fn sequence(&self) -> &str;
+
+    /// How messages name the record of range `range`: `the gdid_ranges row (sequence "a",
+    /// shard 3)`.
+    fn range_record(&self, range: i64) -> String;
+
+    /// How messages name the layout record of the sequence.
+    fn layout_record(&self) -> String;
 
     /// Takes exactly `n` values from range `range` in one atomic step, never past its maximum:
     /// the new `next` value, or `None` when fewer than `n` are left.
     fn take(&self, range: u32, n: u64) -> impl Future<Output = Result<Option<u64>, Error>> + Send;
 
-    /// The stored state of every range, in range order.
+    /// The stored state of every range, in range order, each decoded with
+    /// [`RangeState::from_stored`] (a corrupt record is [`Error::Corrupt`]).
     fn list(&self) -> impl Future<Output = Result<Vec<RangeState>, Error>> + Send;
+
+    /// The layout record of the sequence, decoded with [`RangeLayout::from_stored`], or `None`
+    /// when there is none.
+    fn read_layout(&self) -> impl Future<Output = Result<Option<RangeLayout>, Error>> + Send;
+
+    /// Writes the layout record unless the sequence has one: one insert-if-absent, never an
+    /// update.
+    fn insert_layout(&self, layout: RangeLayout) -> impl Future<Output = Result<(), Error>> + Send;
+
+    /// Writes the record of range `range` (next value `values.start`, last `values.end - 1`)
+    /// unless it exists: one insert-if-absent.
+    fn insert_range(
+        &self,
+        range: u32,
+        values: Range<u64>,
+    ) -> impl Future<Output = Result<(), Error>> + Send;
 }
 
 /// `u64` ids from the N ranges of a [`RangeStore`]: unique, increasing per range, not across
@@ -175,9 +268,24 @@ pub struct ShardedCounter<S> {
 }
 
 impl<S: RangeStore> ShardedCounter<S> {
-    /// A counter over `store`, whose ranges were checked against `layout`
-    /// ([`RangeLayout::check_stored`]) and created.
-    pub fn new(store: S, layout: RangeLayout, pick: Pick) -> Self {
+    /// A counter over the ranges of `layout` in `store`, creating them if the sequence has none:
+    /// the layout record first (one insert-if-absent, read back), then the missing range
+    /// records. Many processes may create the same layout at once; the first layout recorded
+    /// for a sequence is its layout for good.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidConfig`] when the sequence has another layout (recorded, or ranges
+    /// stored before layouts were recorded that disagree): nothing was written.
+    /// [`Error::Corrupt`] when a stored record cannot be right, [`Error::Store`] when the store
+    /// fails.
+    pub async fn create(store: S, layout: RangeLayout, pick: Pick) -> Result<Self, Error> {
+        create::establish(&store, layout).await?;
+        Ok(ShardedCounter::new(store, layout, pick))
+    }
+
+    /// A counter over `store`, whose layout was established.
+    fn new(store: S, layout: RangeLayout, pick: Pick) -> Self {
         use std::hash::{BuildHasher, RandomState};
         ShardedCounter {
             store,
@@ -220,8 +328,14 @@ impl<S: RangeStore> ShardedCounter<S> {
     /// Exactly `n` values from range `k` (the first of them), or `None` when it has fewer left.
     async fn take_from(&self, k: u32, n: u64) -> Result<Option<u64>, Error> {
         let Some(next) = self.store.take(k, n).await? else {
-            if n == 1 {
-                self.used_up.lock().unwrap_or_else(|e| e.into_inner())[k as usize] = true;
+            if n == 1
+                && let Some(used_up) = self
+                    .used_up
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_mut(k as usize)
+            {
+                *used_up = true;
             }
             return Ok(None);
         };
@@ -230,9 +344,10 @@ impl<S: RangeStore> ShardedCounter<S> {
             .filter(|first| range.start <= *first && first + n <= range.end)
             .map(Some)
             .ok_or_else(|| {
-                Error::store(format!(
-                    "range {k} of {} returned {next}, outside {}..{}: corrupt record",
-                    self.store.sequence(),
+                Error::Corrupt(format!(
+                    "{}: field {} is {next} after taking {n}, outside range {k} ({}..{})",
+                    self.store.range_record(i64::from(k)),
+                    S::FIELDS.next,
                     range.start,
                     range.end
                 ))
@@ -256,6 +371,15 @@ impl<S: RangeStore> ShardedCounter<S> {
         // No range holds all n: take what each has left.
         let mut left = n;
         for state in self.store.list().await? {
+            // Only ranges of this layout: a record beyond it, or of another size, is corrupt.
+            self.layout
+                .check_state(&state, &S::FIELDS)
+                .map_err(|reason| {
+                    Error::Corrupt(format!(
+                        "{}: {reason}",
+                        self.store.range_record(i64::from(state.range))
+                    ))
+                })?;
             let available = (state.max + 1).saturating_sub(state.next).min(left);
             if available > 0 {
                 if let Some(first) = self.take_from(state.range, available).await? {
@@ -311,6 +435,10 @@ mod tests {
         assert!(RangeLayout::decimal_digits(19, 1).is_err());
         assert!(RangeLayout::decimal_digits(1, 11).is_err());
         assert_eq!(RangeLayout::decimal_digits(1, 10).unwrap().range(9), 9..10);
+        assert_eq!(
+            RangeLayout::new(1, 5, 3).unwrap().to_string(),
+            "3 ranges of 5 values from 1"
+        );
     }
 
     #[test]
@@ -324,7 +452,7 @@ mod tests {
         );
         let other_size = layout.check_stored(&[state(0, 1, 6)]).unwrap_err();
         assert!(
-            other_size.contains("ends at 6 in the store"),
+            other_size.contains("field max is 6; range 0 of the layout"),
             "{other_size}"
         );
         let fewer = RangeLayout::new(1, 5, 1)
@@ -333,5 +461,180 @@ mod tests {
         assert!(fewer.unwrap_err().contains("has only 1"));
         let outside = layout.check_stored(&[state(0, 0, 5)]).unwrap_err();
         assert!(outside.contains("outside"), "{outside}");
+        let gap = layout.check_stored(&[state(0, 1, 5), state(2, 11, 15)]);
+        assert!(gap.unwrap_err().contains("range 2 is stored where range 1"));
+    }
+
+    #[test]
+    fn a_range_number_beyond_the_layout_is_named() {
+        let layout = RangeLayout::new(1, 5, 3).unwrap();
+        for k in [3, 99, u32::MAX] {
+            let reason = layout
+                .check_state(&state(k, 1, 5), &RangeFields::GENERIC)
+                .unwrap_err();
+            assert!(
+                reason.contains(&format!("field range is {k}, beyond the layout")),
+                "{reason}"
+            );
+        }
+    }
+
+    /// Ranges in memory, each operation yielding first so that racing tasks interleave.
+    #[derive(Debug, Default)]
+    struct Memory {
+        rows: Mutex<Vec<RangeState>>,
+        layout: Mutex<Option<RangeLayout>>,
+    }
+
+    impl RangeStore for &Memory {
+        const FIELDS: RangeFields = RangeFields::GENERIC;
+
+        fn sequence(&self) -> &str {
+            "seq"
+        }
+
+        fn range_record(&self, range: i64) -> String {
+            format!("range record {range}")
+        }
+
+        fn layout_record(&self) -> String {
+            "the layout record".into()
+        }
+
+        async fn take(&self, range: u32, n: u64) -> Result<Option<u64>, Error> {
+            tokio::task::yield_now().await;
+            let mut rows = self.rows.lock().unwrap();
+            Ok(rows
+                .iter_mut()
+                .find(|row| row.range == range && row.next + n - 1 <= row.max)
+                .map(|row| {
+                    row.next += n;
+                    row.next
+                }))
+        }
+
+        async fn list(&self) -> Result<Vec<RangeState>, Error> {
+            tokio::task::yield_now().await;
+            let mut rows = self.rows.lock().unwrap().clone();
+            rows.sort_by_key(|row| row.range);
+            Ok(rows)
+        }
+
+        async fn read_layout(&self) -> Result<Option<RangeLayout>, Error> {
+            tokio::task::yield_now().await;
+            Ok(*self.layout.lock().unwrap())
+        }
+
+        async fn insert_layout(&self, layout: RangeLayout) -> Result<(), Error> {
+            tokio::task::yield_now().await;
+            self.layout.lock().unwrap().get_or_insert(layout);
+            Ok(())
+        }
+
+        async fn insert_range(&self, range: u32, values: Range<u64>) -> Result<(), Error> {
+            tokio::task::yield_now().await;
+            let mut rows = self.rows.lock().unwrap();
+            if rows.iter().all(|row| row.range != range) {
+                rows.push(state(range, values.start, values.end - 1));
+            }
+            Ok(())
+        }
+    }
+
+    fn rows_of(layout: RangeLayout) -> Vec<RangeState> {
+        (0..layout.ranges())
+            .map(|k| state(k, layout.range(k).start, layout.range(k).end - 1))
+            .collect()
+    }
+
+    /// Creators of 8 and 3 ranges (and equal ones) racing on one sequence: the ranges stored
+    /// are exactly one layout's, its creators all succeed, the others are refused.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn racing_layouts_leave_exactly_one() {
+        let eight = RangeLayout::decimal_digits(12, 8).unwrap();
+        let three = RangeLayout::decimal_digits(12, 3).unwrap();
+        for _round in 0..50 {
+            let memory: &'static Memory = Box::leak(Box::default());
+            let tasks: Vec<_> = (0..6)
+                .map(|task| {
+                    let layout = if task % 2 == 0 { eight } else { three };
+                    tokio::spawn(async move {
+                        let created = ShardedCounter::create(memory, layout, Pick::Random).await;
+                        (layout, created.map(drop))
+                    })
+                })
+                .collect();
+            let mut results = Vec::new();
+            for task in tasks {
+                results.push(task.await.unwrap());
+            }
+            let rows = (&memory).list().await.unwrap();
+            let winner = memory.layout.lock().unwrap().unwrap();
+            assert_eq!(rows, rows_of(winner));
+            for (layout, result) in results {
+                if layout == winner {
+                    result.unwrap();
+                } else {
+                    assert!(
+                        matches!(&result, Err(Error::InvalidConfig { reason }) if reason.contains("refused")),
+                        "{result:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Ranges stored before layouts were recorded are taken as the layout when they fit it, and
+    /// refuse it when they do not; rows that disagree with a recorded layout are corrupt.
+    #[tokio::test]
+    async fn unrecorded_and_disagreeing_ranges() {
+        let layout = RangeLayout::new(1, 5, 3).unwrap();
+        let legacy = Memory::default();
+        legacy.rows.lock().unwrap().push(state(0, 3, 5));
+        let other = RangeLayout::new(1, 6, 3).unwrap();
+        let refused = ShardedCounter::create(&legacy, other, Pick::Random).await;
+        assert!(matches!(refused, Err(Error::InvalidConfig { .. })));
+        assert!(legacy.layout.lock().unwrap().is_none(), "nothing written");
+        ShardedCounter::create(&legacy, layout, Pick::Random)
+            .await
+            .unwrap();
+        let mut expected = rows_of(layout);
+        expected[0].next = 3;
+        assert_eq!((&legacy).list().await.unwrap(), expected);
+
+        let disagreeing = Memory::default();
+        *disagreeing.layout.lock().unwrap() = Some(layout);
+        disagreeing.rows.lock().unwrap().push(state(0, 1, 6));
+        let corrupt = ShardedCounter::create(&disagreeing, layout, Pick::Random).await;
+        assert!(
+            matches!(&corrupt, Err(Error::Corrupt(reason)) if reason.contains("the layout record")),
+            "{corrupt:?}"
+        );
+    }
+
+    /// A stored range number beyond the layout, met when a batch is split over the ranges, is a
+    /// typed error naming the record and field: it used to compute a range past `u64::MAX` (a
+    /// panic), take from the record anyway, or index the used-up flags out of bounds (a panic)
+    /// when the take found nothing.
+    #[tokio::test]
+    async fn a_range_number_out_of_bounds_is_corrupt_not_a_panic() {
+        // Ranges of 2^33 values: range u32::MAX would start past u64::MAX.
+        let layout = RangeLayout::new(0, 1 << 33, 3).unwrap();
+        for k in [3, 99, u32::MAX] {
+            let memory = Memory::default();
+            let ids = ShardedCounter::create(&memory, layout, Pick::RoundRobin)
+                .await
+                .unwrap();
+            for row in memory.rows.lock().unwrap().iter_mut() {
+                row.next = row.max + 1; // used up
+            }
+            memory.rows.lock().unwrap().push(state(k, 1, 5));
+            let err = ids.next_id().await.unwrap_err();
+            assert!(
+                matches!(&err, Error::Corrupt(reason)
+                    if reason.contains(&format!("range record {k}: field range is {k}"))),
+                "{k}: {err:?}"
+            );
+        }
     }
 }
