@@ -7,7 +7,8 @@
 //! else:                              next = next + size              (the block is next..next+size)
 //! ```
 //!
-//! PostgreSQL and SQLite return the new row with `RETURNING`. MySQL has no `RETURNING` on
+//! PostgreSQL and SQLite return the new row with `RETURNING`, read to the end of the statement
+//! (SQLite gives the row before the statement completes, and commits at completion). MySQL has no `RETURNING` on
 //! `UPDATE`: the same update captures the new era in a session variable and the new counter in
 //! `LAST_INSERT_ID(expr)`, both under the row lock, and a second statement on the same connection
 //! reads them back (no other session can change them). A missing row is created first (era 0,
@@ -115,15 +116,18 @@ pub(crate) async fn reserve(
                 Err(e) => return Err(out_of_range_is_corrupt(e)),
             }
         } else {
-            match query.fetch_optional(&mut *connection).await {
-                Ok(Some(row)) => {
-                    let era = sqlx::Row::try_get(&row, 0);
-                    let next = sqlx::Row::try_get(&row, 1);
-                    era.and_then(|era| next.map(|next| Some((era, next))))
-                }
-                Ok(None) => Ok(None),
-                Err(e) => Err(e),
-            }
+            // Every row is read, so the statement runs to its end: in autocommit mode SQLite
+            // commits there, and an error at the commit (the update rolled back) comes back
+            // here instead of being lost with the statement while its row is handed out.
+            query.fetch_all(&mut *connection).await.and_then(|rows| {
+                rows.first()
+                    .map(|row| {
+                        let era = sqlx::Row::try_get(row, 0)?;
+                        let next = sqlx::Row::try_get(row, 1)?;
+                        Ok((era, next))
+                    })
+                    .transpose()
+            })
         }
     });
     match reserved.map_err(driver_error)? {

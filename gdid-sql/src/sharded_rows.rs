@@ -142,7 +142,7 @@ pub(crate) async fn list(
 
 /// Takes exactly `n` values from the range, or none when fewer are left (or the row is corrupt:
 /// [`list`] tells): the new `next_value`.
-/// One statement (`RETURNING`); on MySQL, `LAST_INSERT_ID(expr)` read back on the same
+/// One statement (`RETURNING`, read to its end: the commit comes before the value); on MySQL, `LAST_INSERT_ID(expr)` read back on the same
 /// connection.
 pub(crate) async fn take(
     store: &SqlStore,
@@ -173,8 +173,10 @@ pub(crate) async fn take(
             .bind(shard)
             .bind(n);
         if dialect != Dialect::MySql {
-            let row = query.fetch_optional(&mut *connection).await?;
-            return row.map(|row| sqlx::Row::try_get(&row, 0)).transpose();
+            // Every row is read, so the statement runs to its end, where SQLite commits: an
+            // error at the commit comes back instead of the values of an update rolled back.
+            let rows = query.fetch_all(&mut *connection).await?;
+            return rows.first().map(|row| sqlx::Row::try_get(row, 0)).transpose();
         }
         if query.execute(&mut *connection).await?.rows_affected() == 0 {
             return Ok(None);
