@@ -7,8 +7,38 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use common::{execute, fresh_scope, urls};
+use gdid_core::generator::windows::WindowShard;
 use gdid_core::generator::{Error, IdGenerator};
 use gdid_sql::{AgentError, SqlStore, SqlWindowGenerator, Window, WindowAgent};
+
+/// A directory of its own for SQLite files of `test`.
+fn temp_dir(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(fresh_scope(&format!("gdid-windows-{test}")));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The same store under another URL: `postgresql://` for `postgres://`, `localhost` for
+/// `127.0.0.1`, a `./` in a SQLite path.
+fn respelled(url: &str) -> String {
+    if let Some(path) = url.strip_prefix("sqlite:") {
+        let path = std::path::Path::new(path);
+        let (dir, file) = (path.parent().unwrap(), path.file_name().unwrap());
+        return format!("sqlite:{}", dir.join(".").join(file).display());
+    }
+    url.replacen("postgres://", "postgresql://", 1)
+        .replacen("127.0.0.1", "localhost", 1)
+}
+
+/// An agent over `urls`, each shard labelled by its URL (as `gdid agent` labels them).
+async fn agent_over(urls: &[String], window_size: u64, min_open: u64) -> WindowAgent {
+    let mut agent = WindowAgent::new(window_size, min_open).unwrap();
+    for url in urls {
+        let store = SqlStore::connect(url).await.unwrap();
+        agent.add_shard(url, store).await.unwrap();
+    }
+    agent
+}
 
 async fn shards() -> Vec<(String, SqlStore)> {
     let mut shards = Vec::new();
@@ -181,7 +211,9 @@ async fn two_agents_at_once_never_create_overlapping_windows() {
     assert_disjoint(&windows);
 }
 
-/// A shard that does not answer stops the agent before it writes anything.
+/// A shard that does not answer stops the agent before it writes anything: one that cannot be
+/// reached is refused when added; one that goes down after it was added fails the run before
+/// any claim or window is written on the others.
 #[tokio::test]
 async fn the_agent_refuses_to_run_with_a_shard_down() {
     let sequence = fresh_scope("down");
@@ -189,18 +221,33 @@ async fn the_agent_refuses_to_run_with_a_shard_down() {
     for (label, store) in shards().await {
         agent.add_shard(&label, store).await.unwrap();
     }
-    let mut with_down = WindowAgent::new(10, 1).unwrap();
-    for (label, store) in shards().await {
-        with_down.add_shard(&label, store).await.unwrap();
-    }
     let down = SqlStore::connect_lazy("mysql://root@127.0.0.1:1/test").unwrap();
-    let err = with_down.add_shard("zz-down", down).await.unwrap_err();
+    let err = agent.add_shard("zz-down", down).await.unwrap_err();
     assert!(matches!(err, AgentError::ShardUnreachable { .. }), "{err}");
     assert!(
         err.to_string().starts_with("shard zz-down is unreachable"),
         "{err}"
     );
-    assert!(agent.windows(&sequence).await.unwrap().is_empty());
+
+    let url = format!("sqlite:{}", temp_dir("down").join("down.sqlite").display());
+    let going_down = SqlStore::connect(&url).await.unwrap();
+    agent
+        .add_shard("going-down", going_down.clone())
+        .await
+        .unwrap();
+    gdid_sql::with_pool!(&going_down, pool => pool.close().await);
+    let err = agent.run_once(&[&sequence]).await.unwrap_err();
+    assert!(
+        matches!(&err, AgentError::ShardUnreachable { shard, .. } if shard == "going-down"),
+        "{err}"
+    );
+    for (label, store) in shards().await {
+        assert_eq!(store.high_water(&sequence).await.unwrap(), 0, "{label}");
+        assert!(
+            store.windows(&sequence).await.unwrap().is_empty(),
+            "{label}"
+        );
+    }
 }
 
 /// Adding a shard is one call; the next run supplies it, after every existing window.
@@ -270,5 +317,107 @@ async fn a_window_row_with_start_after_end_is_an_error_naming_it() {
             let listed = agent.windows(&sequence).await.unwrap_err().to_string();
             assert!(listed.contains("corrupt row"), "{dialect}: {listed}");
         }
+    }
+}
+
+/// Two agents given the same stores in opposite orders, under other URLs and with other window
+/// sizes, racing round after round: they used to claim in two orders (labels sorted), which can
+/// open overlapping windows or make both lose forever. Now no `Contended`, no error, and no two
+/// windows of any shard overlap; the first window starts at 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn agents_given_the_shards_in_opposite_orders_and_spellings_never_overlap() {
+    let sequence = fresh_scope("orders");
+    let dir = temp_dir("orders");
+    let mut urls: Vec<String> = urls().into_iter().map(|(_, url)| url).collect();
+    for file in ["a.sqlite", "b.sqlite"] {
+        urls.push(format!("sqlite:{}", dir.join(file).display()));
+    }
+    let spelled: Vec<String> = urls.iter().rev().map(|url| respelled(url)).collect();
+    let rounds = 15;
+    for round in 1..=rounds {
+        let p = agent_over(&urls, 7, round).await;
+        let q = agent_over(&spelled, 13, round).await;
+        let runs = [p, q].map(|agent| {
+            let sequence = sequence.clone();
+            tokio::spawn(async move { agent.run_once(&[&sequence]).await })
+        });
+        for run in runs {
+            let report = run.await.unwrap();
+            assert!(report.is_ok(), "round {round}: {}", report.unwrap_err());
+        }
+    }
+    let windows = agent_over(&urls, 7, 1)
+        .await
+        .windows(&sequence)
+        .await
+        .unwrap();
+    assert!(windows.len() as u64 >= rounds * urls.len() as u64);
+    assert_disjoint(&windows);
+    let first = windows.iter().map(|(_, w)| w.start).min();
+    assert_eq!(first, Some(1), "no window holds 0");
+}
+
+/// One store given twice, under two URLs, is refused: it would take claims twice, in an order
+/// no other agent shares.
+#[tokio::test]
+async fn one_store_under_two_urls_is_refused() {
+    for (dialect, url) in urls() {
+        let mut agent = WindowAgent::new(10, 1).unwrap();
+        let store = SqlStore::connect(&url).await.unwrap();
+        agent.add_shard(&url, store).await.unwrap();
+        let other = respelled(&url);
+        let again = SqlStore::connect(&other).await.unwrap();
+        let err = agent.add_shard(&other, again).await.unwrap_err();
+        assert!(matches!(err, AgentError::Config(_)), "{dialect}: {err}");
+        assert!(
+            err.to_string().contains("are one store"),
+            "{dialect}: {err}"
+        );
+    }
+}
+
+/// SQLite orders text above every integer: a window end stored as text used to be the
+/// high-water mark (read as 0). Now it is an error naming the row, for the agent and the
+/// listing alike, and nothing is claimed from it.
+#[tokio::test]
+async fn a_text_window_end_in_sqlite_is_an_error_naming_the_row() {
+    let url = format!("sqlite:{}", temp_dir("text").join("ids.sqlite").display());
+    let store = SqlStore::connect(&url).await.unwrap();
+    for (table, column) in [
+        ("gdid_window_claims", "window_end"),
+        ("gdid_windows", "window_end"),
+        ("gdid_windows", "next_hi"),
+    ] {
+        let sequence = fresh_scope("text_end");
+        let mut agent = WindowAgent::new(10, 1).unwrap();
+        agent.add_shard("sqlite", store.clone()).await.unwrap();
+        agent.run_once(&[&sequence]).await.unwrap();
+        execute(
+            &store,
+            format!(
+                "UPDATE {table} SET {column} = 'x{column}' WHERE sequence_name = '{sequence}' \
+                 AND window_start = 1"
+            ),
+        )
+        .await;
+        let expected = format!(
+            "corrupt row: the {table} row (sequence {sequence:?}, window_start 1): {column} \
+             holds text 'x{column}', expected an integer"
+        );
+        let high = store.high_water(&sequence).await.unwrap_err().to_string();
+        assert!(high.contains(&expected), "{high}");
+        let mut more = WindowAgent::new(10, 2).unwrap();
+        more.add_shard("sqlite", store.clone()).await.unwrap();
+        let err = more.run_once(&[&sequence]).await.unwrap_err().to_string();
+        assert!(err.contains(&expected), "{err}");
+        let listed = agent.windows(&sequence).await.unwrap_err().to_string();
+        assert!(listed.contains(&expected), "{listed}");
+        let claims =
+            format!("SELECT COUNT(*) FROM gdid_window_claims WHERE sequence_name = '{sequence}'");
+        let count: i64 = gdid_sql::with_pool!(&store, pool => sqlx::query_scalar(sqlx::AssertSqlSafe(claims)).fetch_one(pool).await).unwrap();
+        assert_eq!(
+            count, 1,
+            "{table}.{column}: nothing claimed after the corrupt row"
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! Distributed hi-lo windows on SQL shards: the claim protocol and the client's walk over the
-//! shards are gdid-core's ([`gdid_core::generator::windows`]); this module holds the two tables
+//! shards are gdid-core's ([`gdid_core::generator::windows`]); this module holds the three tables
 //! of a shard and the statements on them ([`shard`]).
 //!
 //! ```sql
@@ -7,7 +7,14 @@
 //!     next_hi BIGINT, PRIMARY KEY (sequence_name, window_start));
 //! CREATE TABLE gdid_window_claims (sequence_name VARCHAR(80), window_start BIGINT,
 //!     window_end BIGINT, PRIMARY KEY (sequence_name, window_start));
+//! CREATE TABLE gdid_window_store (id SMALLINT PRIMARY KEY, identity VARCHAR(40));
 //! ```
+//!
+//! `gdid_window_store` holds one row (id 1): the store's random identity, written by the first
+//! agent that prepares the store; it orders every agent's claims alike, whatever URL names the
+//! store. A window end is compared only when every window and claim row of the sequence holds
+//! non-negative integers: SQLite stores text in a `BIGINT` column and orders it above every
+//! integer, so such a row is an error naming it, never the high-water mark.
 
 pub(crate) mod shard;
 

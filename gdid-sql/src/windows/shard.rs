@@ -12,6 +12,7 @@ use sqlx::AssertSqlSafe;
 use crate::error::is_duplicate_key;
 use crate::statement::{create_table, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
+use crate::stored::{described, integer_guard, integer_in};
 
 fn to_u64(value: i64, what: &str) -> Result<u64, sqlx::Error> {
     u64::try_from(value).map_err(|_| {
@@ -56,6 +57,71 @@ fn checked_window(
     )))
 }
 
+/// The first window or claim row of `sequence` holding a value that is not a non-negative
+/// integer (on SQLite, which stores any type in any column, text or a real too), as the error
+/// naming it. Run before any statement compares or orders window ends: SQLite orders text above
+/// every integer, so a text end would otherwise be the highest one.
+async fn first_non_integer(store: &SqlStore, sequence: &str) -> Result<(), sqlx::Error> {
+    let dialect = store.dialect();
+    let bad = |columns: &[&str]| {
+        let typed = match dialect {
+            Dialect::Sqlite => columns
+                .iter()
+                .map(|c| format!(" OR typeof({c}) != 'integer'"))
+                .collect::<String>(),
+            Dialect::MySql | Dialect::Postgres => String::new(),
+        };
+        let negative = columns
+            .iter()
+            .map(|c| format!("{c} < 0"))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        format!("({negative}{typed})")
+    };
+    let d = |column| described(dialect, column);
+    let text = format!(
+        "SELECT 'gdid_windows', {start}, {start}, {end}, {next} FROM gdid_windows \
+         WHERE sequence_name = ? AND {bad_window} \
+         UNION ALL SELECT 'gdid_window_claims', {start}, {start}, {end}, 'integer 0' \
+         FROM gdid_window_claims WHERE sequence_name = ? AND {bad_claim}",
+        start = d("window_start"),
+        end = d("window_end"),
+        next = d("next_hi"),
+        bad_window = bad(&["window_start", "window_end", "next_hi"]),
+        bad_claim = bad(&["window_start", "window_end"]),
+    );
+    let q = sql(dialect, &text);
+    type Row = (
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    );
+    let row: Option<Row> = with_pool!(store, pool => sqlx::query_as(AssertSqlSafe(q.0.clone()))
+        .bind(sequence)
+        .bind(sequence)
+        .fetch_optional(pool)
+        .await)?;
+    let Some((table, key, start, end, next)) = row else {
+        return Ok(());
+    };
+    let values = 0..=i64::MAX;
+    let reason = integer_in("window_start", start.as_deref(), values.clone())
+        .and_then(|_| integer_in("window_end", end.as_deref(), values.clone()))
+        .and_then(|_| integer_in("next_hi", next.as_deref(), values))
+        .err()
+        .unwrap_or_else(|| "a value that is not a non-negative integer".into());
+    let key = key.as_deref().unwrap_or("NULL");
+    let key = key.split_once(' ').map_or(key, |(_, value)| value);
+    Err(sqlx::Error::Decode(
+        format!(
+            "corrupt row: the {table} row (sequence {sequence:?}, window_start {key}): {reason}"
+        )
+        .into(),
+    ))
+}
+
 fn to_i64(value: u64) -> Result<i64, sqlx::Error> {
     i64::try_from(value)
         .map_err(|_| sqlx::Error::Encode(format!("{value} does not fit a BIGINT").into()))
@@ -87,7 +153,45 @@ impl WindowShard for SqlStore {
             "sequence_name VARCHAR(80) NOT NULL, window_start BIGINT NOT NULL, \
              window_end BIGINT NOT NULL, PRIMARY KEY (sequence_name, window_start)",
         )
+        .await?;
+        create_table(
+            self,
+            "gdid_window_store",
+            "id SMALLINT NOT NULL PRIMARY KEY, identity VARCHAR(40) NOT NULL",
+        )
         .await
+    }
+
+    /// The one row of `gdid_window_store` (id 1), inserted if absent, read back.
+    async fn identity(&self, candidate: &str) -> Result<String, sqlx::Error> {
+        let insert = sql(
+            self.dialect(),
+            "INSERT INTO gdid_window_store (id, identity) VALUES (1, ?)",
+        );
+        let inserted = with_pool!(self, pool => sqlx::query(AssertSqlSafe(insert.0.clone()))
+            .bind(candidate)
+            .execute(pool)
+            .await
+            .map(drop));
+        match inserted {
+            Ok(()) => {}
+            Err(e) if is_duplicate_key(&e) => {}
+            Err(e) => return Err(e),
+        }
+        let select = "SELECT identity FROM gdid_window_store WHERE id = 1";
+        let stored: Result<Option<String>, sqlx::Error> =
+            with_pool!(self, pool => sqlx::query_scalar(select).fetch_one(pool).await);
+        let reason = match stored {
+            Ok(Some(identity)) if !identity.is_empty() => return Ok(identity),
+            Ok(Some(_)) => "identity is empty".to_owned(),
+            Ok(None) => "identity is NULL".to_owned(),
+            Err(sqlx::Error::ColumnDecode { source, .. }) => format!("identity: {source}"),
+            Err(e) => return Err(e),
+        };
+        Err(sqlx::Error::Decode(
+            format!("corrupt row: the gdid_window_store row (id 1): {reason}, expected a text")
+                .into(),
+        ))
     }
 
     async fn ping(&self) -> Result<(), sqlx::Error> {
@@ -101,6 +205,7 @@ impl WindowShard for SqlStore {
     }
 
     async fn high_water(&self, sequence: &str) -> Result<u64, sqlx::Error> {
+        first_non_integer(self, sequence).await?;
         let bigint = match self.dialect() {
             Dialect::MySql => "SIGNED",
             Dialect::Postgres | Dialect::Sqlite => "BIGINT",
@@ -135,6 +240,7 @@ impl WindowShard for SqlStore {
     }
 
     async fn windows(&self, sequence: &str) -> Result<Vec<Window>, sqlx::Error> {
+        first_non_integer(self, sequence).await?;
         let q = sql(
             self.dialect(),
             "SELECT window_start, window_end, next_hi FROM gdid_windows \
@@ -198,6 +304,7 @@ impl WindowShard for SqlStore {
         if let Some(taken) = take(self, sequence, n, false).await? {
             return Ok(Some(taken));
         }
+        first_non_integer(self, sequence).await?;
         match first_malformed(self, sequence).await? {
             Some(row) => checked_window(sequence, row).map(|_| None),
             None => Ok(None),
@@ -243,8 +350,9 @@ async fn take(
         dialect,
         &format!(
             "SELECT window_start, window_end, next_hi FROM gdid_windows \
-             WHERE sequence_name = ? AND next_hi < window_end \
-             ORDER BY window_start LIMIT 1{lock}"
+             WHERE sequence_name = ? AND next_hi < window_end{guard} \
+             ORDER BY window_start LIMIT 1{lock}",
+            guard = integer_guard(dialect, &["window_start", "window_end", "next_hi"]),
         ),
     );
     let update = sql(

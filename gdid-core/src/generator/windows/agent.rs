@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{VALUE_MAX, Window, WindowShard};
+use super::{FIRST_VALUE, VALUE_MAX, Window, WindowShard};
 use crate::generator::{NameKind, validate_name};
 
 /// Why the agent did not run, or stopped; `E` is the shard's error.
@@ -68,10 +68,20 @@ pub struct AgentReport {
 /// ```
 #[derive(Debug)]
 pub struct WindowAgent<S> {
-    /// In label order: the order claims are made in.
-    shards: Vec<(String, S)>,
+    /// In identity order: the order claims are made in, the same for every agent.
+    shards: Vec<Shard<S>>,
     window_size: u64,
     min_open_windows: u64,
+}
+
+/// One shard of the agent.
+#[derive(Debug)]
+struct Shard<S> {
+    /// The store's own identity ([`WindowShard::identity`]): orders the claims.
+    identity: String,
+    /// The name given to [`WindowAgent::add_shard`]: for messages only.
+    label: String,
+    store: S,
 }
 
 /// Attempts at claiming one window before giving up (each lost attempt means another agent made
@@ -97,36 +107,51 @@ impl<S: WindowShard> WindowAgent<S> {
         })
     }
 
-    /// Adds a shard and prepares it ([`WindowShard::prepare`]); the next run supplies it with
-    /// windows.
+    /// Adds a shard, prepares it ([`WindowShard::prepare`]) and reads its identity
+    /// ([`WindowShard::identity`], recorded now if the store has none): claims are made in
+    /// identity order, the same for every agent whatever the shards are named or the order
+    /// they are added in. The next run supplies the shard with windows.
     ///
     /// # Errors
     ///
     /// [`AgentError::ShardUnreachable`] when the shard cannot be prepared;
-    /// [`AgentError::Config`] when the label is taken.
+    /// [`AgentError::Config`] when the label is taken, or the store is one of the agent's
+    /// shards already (under another name).
     pub async fn add_shard(&mut self, label: &str, shard: S) -> Result<(), AgentError<S::Error>> {
-        if self.shards.iter().any(|(l, _)| l == label) {
+        if self.shards.iter().any(|s| s.label == label) {
             return Err(AgentError::Config(format!(
-                "two shards labelled {label:?}: labels order the claims and must differ"
+                "two shards labelled {label:?}: labels name the shards and must differ"
             )));
         }
-        shard
-            .prepare()
-            .await
-            .map_err(|source| AgentError::ShardUnreachable {
-                shard: label.to_owned(),
-                source,
-            })?;
-        self.shards.push((label.to_owned(), shard));
-        self.shards.sort_by(|a, b| a.0.cmp(&b.0));
+        let unreachable = |source| AgentError::ShardUnreachable {
+            shard: label.to_owned(),
+            source,
+        };
+        shard.prepare().await.map_err(unreachable)?;
+        let candidate = format!("{:032x}", rand::random::<u128>());
+        let identity = shard.identity(&candidate).await.map_err(unreachable)?;
+        if let Some(same) = self.shards.iter().find(|s| s.identity == identity) {
+            return Err(AgentError::Config(format!(
+                "shards {:?} and {label:?} are one store (identity {identity}): give each store \
+                 once",
+                same.label
+            )));
+        }
+        let at = self.shards.partition_point(|s| s.identity < identity);
+        self.shards.insert(
+            at,
+            Shard {
+                identity,
+                label: label.to_owned(),
+                store: shard,
+            },
+        );
         Ok(())
     }
 
-    /// The shards, in claim order.
+    /// The shards (label, store), in claim order: by identity.
     pub fn shards(&self) -> impl Iterator<Item = (&str, &S)> {
-        self.shards
-            .iter()
-            .map(|(label, shard)| (label.as_str(), shard))
+        self.shards.iter().map(|s| (s.label.as_str(), &s.store))
     }
 
     /// One pass: each sequence named (or, when none is named, every sequence found on a shard)
@@ -147,7 +172,12 @@ impl<S: WindowShard> WindowAgent<S> {
                 .map_err(|e| AgentError::Config(e.to_string()))?;
             names.insert((*name).to_owned());
         }
-        for (label, shard) in &self.shards {
+        for Shard {
+            label,
+            store: shard,
+            ..
+        } in &self.shards
+        {
             let unreachable = |source| AgentError::ShardUnreachable {
                 shard: label.clone(),
                 source,
@@ -159,7 +189,12 @@ impl<S: WindowShard> WindowAgent<S> {
         }
         let mut report = AgentReport::default();
         for sequence in &names {
-            for (label, shard) in &self.shards {
+            for Shard {
+                label,
+                store: shard,
+                ..
+            } in &self.shards
+            {
                 let open = shard
                     .open_windows(sequence)
                     .await
@@ -184,8 +219,14 @@ impl<S: WindowShard> WindowAgent<S> {
         target_label: &str,
     ) -> Result<Window, AgentError<S::Error>> {
         for _ in 0..CLAIM_ATTEMPTS {
-            let mut high = 0;
-            for (label, shard) in &self.shards {
+            // No window holds a value below FIRST_VALUE: the first one starts there.
+            let mut high = FIRST_VALUE;
+            for Shard {
+                label,
+                store: shard,
+                ..
+            } in &self.shards
+            {
                 let shard_high = shard
                     .high_water(sequence)
                     .await
@@ -197,7 +238,12 @@ impl<S: WindowShard> WindowAgent<S> {
                 .filter(|end| *end <= VALUE_MAX)
                 .ok_or_else(|| AgentError::Exhausted(sequence.to_owned()))?;
             let mut claimed_everywhere = true;
-            for (label, shard) in &self.shards {
+            for Shard {
+                label,
+                store: shard,
+                ..
+            } in &self.shards
+            {
                 let claimed = shard
                     .claim(sequence, high, end)
                     .await
@@ -235,7 +281,12 @@ impl<S: WindowShard> WindowAgent<S> {
         sequence: &str,
     ) -> Result<Vec<(String, Window)>, AgentError<S::Error>> {
         let mut all = Vec::new();
-        for (label, shard) in &self.shards {
+        for Shard {
+            label,
+            store: shard,
+            ..
+        } in &self.shards
+        {
             let windows = shard
                 .windows(sequence)
                 .await

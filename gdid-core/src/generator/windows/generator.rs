@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::Mutex;
 
-use super::{VALUE_MAX, WindowShard};
+use super::{FIRST_VALUE, VALUE_MAX, WindowShard};
 use crate::generator::{Error, IdBatch, IdGenerator, NameKind, validate_name};
 
 /// Serves `u64` ids from windows the [`WindowAgent`](super::WindowAgent) opened on the shards:
@@ -45,8 +45,21 @@ impl<S: WindowShard> WindowGenerator<S> {
         })
     }
 
-    /// Up to `n` values from the first shard (in turn) that has an open window.
+    /// Up to `n` values from the first shard (in turn) that has an open window, never one below
+    /// [`FIRST_VALUE`] (a window written before windows started at 1 may start at 0: that value
+    /// is taken and dropped).
     async fn take(&self, n: u64) -> Result<(u64, u64), Error> {
+        loop {
+            let (start, count) = self.take_any(n).await?;
+            let (first, end) = (start.max(FIRST_VALUE), start + count);
+            if first < end {
+                return Ok((first, end - first));
+            }
+        }
+    }
+
+    /// Up to `n` values from the first shard (in turn) that has an open window.
+    async fn take_any(&self, n: u64) -> Result<(u64, u64), Error> {
         if n > VALUE_MAX {
             return Err(Error::InvalidCount {
                 count: n,

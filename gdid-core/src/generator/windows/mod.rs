@@ -9,11 +9,28 @@
 //! write-up admits it is not:
 //!
 //! - **Two agents at once never create overlapping windows.** A window is first *claimed* on
-//!   every shard, in one fixed order (by shard label), starting at the highest window end any
+//!   every shard, in one order common to every agent, starting at the highest window end any
 //!   shard knows. A claim is keyed by (sequence, window start) and a second claim of the same key
 //!   fails: an agent that read a stale high-water mark collides with the claim that raised it,
 //!   and tries again from the new one. Claims are never deleted, so they form one chain. A claim
 //!   whose window was never opened (the agent died in between) is a gap, never an overlap.
+//! - **The order of the claims is the order of the stores' identities**, never of their names.
+//!   Every agent claims first on the same shard, so two agents that read the same high-water
+//!   mark collide there and only one goes on. With two orders, agent P (order X, Y) and agent Q
+//!   (order Y, X) both win their first shard and lose their second, leaving X and Y with
+//!   different high-water marks; a third agent reading X after P's claim but Y before Q's, and a
+//!   fourth reading both after, then claim windows that overlap, on every shard, and both open
+//!   them. Two agents in lockstep can also lose to each other forever. A name cannot give the
+//!   common order: one store has many (`sqlite:/a/./x.sqlite` and `sqlite:/a/x.sqlite`,
+//!   `127.0.0.1` and `localhost`). So each store records a random identity the first time an
+//!   agent prepares it ([`WindowShard::identity`]), the same under every name; the agent claims
+//!   in identity order and refuses one store given twice ([`AgentError::Config`]). Labels only
+//!   name shards in messages.
+//! - **Window ends are compared as numbers**: a shard answers [`WindowShard::high_water`] with
+//!   an error naming the row when a stored window end is not an integer, never with that value.
+//! - **No window holds 0**: the first window of a sequence starts at [`FIRST_VALUE`], and the
+//!   [`WindowGenerator`] never serves a value below it (a window written before that rule may
+//!   start at 0).
 //! - **The agent refuses to run when a shard is unreachable**: the highest window end may be on
 //!   it.
 //! - **Adding a shard is one call** ([`WindowAgent::add_shard`]); the next run supplies it.
@@ -28,9 +45,15 @@ use std::future::Future;
 pub use agent::{AgentError, AgentReport, WindowAgent};
 pub use generator::WindowGenerator;
 
+#[cfg(test)]
+mod tests;
+
 /// The largest window end: windows are stored as signed 64-bit integers (SQL `BIGINT`, BSON
 /// `Int64`).
 pub const VALUE_MAX: u64 = i64::MAX as u64;
+
+/// The smallest value a window serves: 0 is never an id.
+pub const FIRST_VALUE: u64 = 1;
 
 /// An open or used window: `start..end`, handed out up to `next_hi`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,6 +83,13 @@ pub trait WindowShard: Send + Sync {
     /// Creates the tables or collections and indexes the shard needs, if missing.
     fn prepare(&self) -> impl Future<Output = Result<(), Self::Error>> + Send;
 
+    /// The store's identity: records `candidate` in the store unless an identity is recorded
+    /// already (one insert-if-absent), and returns the one recorded (read back). It is the same
+    /// whatever name or URL the store is reached by, so it orders the claims of every agent
+    /// alike. Called after [`prepare`](Self::prepare); `candidate` is random.
+    fn identity(&self, candidate: &str)
+    -> impl Future<Output = Result<String, Self::Error>> + Send;
+
     /// Answers a trivial request: the shard is reachable.
     fn ping(&self) -> impl Future<Output = Result<(), Self::Error>> + Send;
 
@@ -67,7 +97,8 @@ pub trait WindowShard: Send + Sync {
     fn sequences(&self) -> impl Future<Output = Result<Vec<String>, Self::Error>> + Send;
 
     /// The highest window end this shard knows of for `sequence`, windows and claims alike (0
-    /// when none).
+    /// when none), compared as numbers: a stored end that is not an integer is an error naming
+    /// its row, never the answer.
     fn high_water(&self, sequence: &str) -> impl Future<Output = Result<u64, Self::Error>> + Send;
 
     /// How many windows of `sequence` still have values to hand out.
