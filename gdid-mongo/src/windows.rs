@@ -7,7 +7,13 @@
 //! gdid_windows:       { _id: "order:1000000", sequence: "order", start: Int64, end: Int64,
 //!                       next_hi: Int64, open: bool, taken: Int64 }
 //! gdid_window_claims: { _id: "order:1000000", sequence: "order", start: Int64, end: Int64 }
+//!                     { _id: "identity", identity: "9f0c…" }
 //! ```
+//!
+//! The document `identity` of the claims collection holds the shard's random identity, written
+//! by the first agent that prepares it: it orders every agent's claims alike, whatever URL names
+//! the database. No claim has that `_id` (a claim's `_id` is `sequence:start`, with a colon), and
+//! none of the queries on claims, which all name a sequence, finds it.
 //!
 //! A client takes values with one `findOneAndUpdate` whose pipeline update moves `next_hi` to
 //! `min(end, next_hi + n)` and records how far it moved in `taken`: it never passes the window's
@@ -76,6 +82,9 @@ pub type MongoWindowGenerator = windows::WindowGenerator<MongoWindowShard>;
 
 const WINDOWS: &str = "gdid_windows";
 const CLAIMS: &str = "gdid_window_claims";
+/// The `_id` of the identity document in the claims collection: without the colon every claim
+/// `_id` has.
+const IDENTITY_ID: &str = "identity";
 
 impl MongoWindowShard {
     /// The shard in `database`, writing with write concern `majority` and journal.
@@ -192,6 +201,25 @@ impl WindowShard for MongoWindowShard {
         Ok(())
     }
 
+    /// The document `identity` of the claims collection, inserted if absent, read back.
+    async fn identity(&self, candidate: &str) -> Result<String, WindowShardError> {
+        let record = doc! { "_id": IDENTITY_ID, "identity": candidate };
+        match self.claims.insert_one(record).await {
+            Ok(_) => {}
+            Err(e) if is_duplicate_key(&e) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let stored = self.claims.find_one(doc! { "_id": IDENTITY_ID }).await?;
+        match stored.as_ref().map(|d| d.get("identity")) {
+            Some(Some(Bson::String(identity))) if !identity.is_empty() => Ok(identity.clone()),
+            other => Err(WindowShardError::Corrupt {
+                collection: CLAIMS,
+                id: format!("{IDENTITY_ID:?}"),
+                reason: format!("identity is {other:?}, expected a non-empty string"),
+            }),
+        }
+    }
+
     async fn ping(&self) -> Result<(), WindowShardError> {
         self.database.run_command(doc! { "ping": 1 }).await?;
         Ok(())
@@ -213,9 +241,16 @@ impl WindowShard for MongoWindowShard {
 
     async fn high_water(&self, sequence: &str) -> Result<u64, WindowShardError> {
         let mut high = 0;
+        let integer = doc! { "$type": ["int", "long"] };
         for (collection, name) in [(&self.windows, WINDOWS), (&self.claims, CLAIMS)] {
+            // BSON orders strings above numbers: an end that is not an integer is an error
+            // naming its document, never the highest end.
+            let not_integer = doc! { "sequence": sequence, "end": { "$not": integer.clone() } };
+            if let Some(document) = collection.find_one(not_integer).await? {
+                field(&document, name, "end")?;
+            }
             let highest = collection
-                .find_one(doc! { "sequence": sequence })
+                .find_one(doc! { "sequence": sequence, "end": integer.clone() })
                 .sort(doc! { "end": -1 })
                 .await?;
             if let Some(document) = highest {

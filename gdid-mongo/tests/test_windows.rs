@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use bson::doc;
 use common::{Relay, client, fresh, uri};
+use gdid_core::generator::windows::WindowShard;
 use gdid_core::generator::{Error, IdGenerator};
 use gdid_mongo::{
     AgentError, MongoWindowAgent, MongoWindowGenerator, MongoWindowShard, Window, WindowShardError,
@@ -193,10 +194,13 @@ async fn the_agent_refuses_to_run_with_a_shard_down() {
         matches!(&err, AgentError::ShardUnreachable { shard, .. } if shard == "b"),
         "{err}"
     );
-    let solo = agent(&shards[..1], 10, 1).await;
+    // Nothing written: no claim (a window is opened only after its claims, so an empty
+    // window list alone would prove nothing).
+    let (label, up) = &shards[0];
+    assert_eq!(up.high_water("down").await.unwrap(), 0, "claims on {label}");
     assert!(
-        solo.windows("down").await.unwrap().is_empty(),
-        "nothing written"
+        up.windows("down").await.unwrap().is_empty(),
+        "windows on {label}"
     );
 }
 
@@ -287,4 +291,101 @@ async fn a_window_document_with_start_after_end_is_an_error_naming_it() {
             .unwrap();
         assert_eq!(after, before, "{sequence}: the corrupt window was updated");
     }
+}
+
+/// The same server under another URL (`localhost` for `127.0.0.1`).
+fn respelled(uri: &str) -> String {
+    uri.replacen("127.0.0.1", "localhost", 1)
+}
+
+/// An agent over the databases `names`, each reached through a client of its own on `uri` and
+/// labelled by URI and name (as `gdid agent` labels a store by its URL).
+async fn agent_over(
+    uri: &str,
+    names: &[String],
+    window_size: u64,
+    min_open: u64,
+) -> MongoWindowAgent {
+    let mut agent = MongoWindowAgent::new(window_size, min_open).unwrap();
+    for name in names {
+        let database = client(uri).await.database(name);
+        let label = format!("{uri} {name}");
+        agent
+            .add_shard(&label, MongoWindowShard::new(&database))
+            .await
+            .unwrap();
+    }
+    agent
+}
+
+/// Two agents given the same two databases in opposite orders, under other URIs and with other
+/// window sizes, racing round after round: they used to claim in two orders (labels sorted),
+/// which can open overlapping windows or make both lose forever. Now no `Contended`, no error,
+/// no two windows overlap, and the first window starts at 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn agents_given_the_shards_in_opposite_orders_and_spellings_never_overlap() {
+    let Some(uri) = uri() else { return };
+    let prefix = fresh("worders");
+    let names = [format!("{prefix}_x"), format!("{prefix}_y")];
+    let reversed = [names[1].clone(), names[0].clone()];
+    let other = respelled(&uri);
+    let rounds = 12;
+    for round in 1..=rounds {
+        let p = agent_over(&uri, &names, 7, round).await;
+        let q = agent_over(&other, &reversed, 13, round).await;
+        let runs =
+            [p, q].map(|agent| tokio::spawn(async move { agent.run_once(&["orders"]).await }));
+        for run in runs {
+            let report = run.await.unwrap();
+            assert!(report.is_ok(), "round {round}: {}", report.unwrap_err());
+        }
+    }
+    let windows = agent_over(&uri, &names, 7, 1)
+        .await
+        .windows("orders")
+        .await
+        .unwrap();
+    assert!(windows.len() as u64 >= rounds * 2, "{}", windows.len());
+    assert_disjoint(&windows);
+    let first = windows.iter().map(|(_, w)| w.start).min();
+    assert_eq!(first, Some(1), "no window holds 0");
+}
+
+/// One database given twice, under two URIs, is refused: it would take claims twice, in an order
+/// no other agent shares.
+#[tokio::test]
+async fn one_database_under_two_uris_is_refused() {
+    let Some(uri) = uri() else { return };
+    let name = fresh("wtwice");
+    let mut agent = agent_over(&uri, std::slice::from_ref(&name), 10, 1).await;
+    let again = client(&respelled(&uri)).await.database(&name);
+    let err = agent
+        .add_shard("again", MongoWindowShard::new(&again))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AgentError::Config(_)), "{err}");
+    assert!(err.to_string().contains("are one store"), "{err}");
+}
+
+/// A window end that is not an integer (BSON orders strings above numbers) is an error naming
+/// the document, never the high-water mark.
+#[tokio::test]
+async fn a_text_window_end_is_an_error_naming_the_document() {
+    let Some(uri) = uri() else { return };
+    let database = client(&uri).await.database(&fresh("wtext"));
+    let shard = MongoWindowShard::new(&database);
+    let agent = agent(&[("x".to_owned(), shard.clone())], 10, 1).await;
+    agent.run_once(&["text"]).await.unwrap();
+    database
+        .collection::<bson::Document>("gdid_window_claims")
+        .update_one(doc! { "_id": "text:1" }, doc! { "$set": { "end": "zzz" } })
+        .await
+        .unwrap();
+    let err = shard.high_water("text").await.unwrap_err();
+    assert!(matches!(err, WindowShardError::Corrupt { .. }), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("\"text:1\"") && message.contains("gdid_window_claims"),
+        "{message}"
+    );
 }
