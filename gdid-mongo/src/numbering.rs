@@ -50,49 +50,6 @@ impl MongoNumberRecord {
             None => Err(AuthorityError::Corrupt(format!("{place} is missing"))),
         }
     }
-
-    async fn recorded(&self) -> Result<Option<u8>, AuthorityError> {
-        let document = self
-            .collection
-            .find_one(by_id(RECORD_ID))
-            .await
-            .map_err(AuthorityError::store)?;
-        document
-            .map(|document| self.number_in("number", &document))
-            .transpose()
-    }
-
-    async fn record(&self, number: u8) -> Result<(), AuthorityError> {
-        let record = doc! { "_id": RECORD_ID, "number": i32::from(number) };
-        match self.collection.insert_one(record).await {
-            Ok(_) => Ok(()),
-            Err(e) if is_duplicate_key(&e) => Ok(()),
-            Err(e) => Err(AuthorityError::store(e)),
-        }
-    }
-
-    async fn in_counters(&self) -> Result<Vec<u8>, AuthorityError> {
-        let mut cursor = self
-            .collection
-            .find(doc! {
-                "_id": { "$ne": RECORD_ID },
-                "authority": { "$ne": i32::from(COUNTER_KEY) },
-            })
-            .projection(doc! { "authority": 1 })
-            .await
-            .map_err(AuthorityError::store)?;
-        let mut found = Vec::new();
-        while cursor.advance().await.map_err(AuthorityError::store)? {
-            let document: Document = cursor
-                .deserialize_current()
-                .map_err(AuthorityError::store)?;
-            let number = self.number_in("authority", &document)?;
-            if !found.contains(&number) {
-                found.push(number);
-            }
-        }
-        Ok(found)
-    }
 }
 
 impl NumberRecord for MongoNumberRecord {
@@ -101,14 +58,49 @@ impl NumberRecord for MongoNumberRecord {
     }
 
     fn recorded_number(&self) -> BoxFuture<'_, Result<Option<u8>, AuthorityError>> {
-        Box::pin(self.recorded())
+        Box::pin(async move {
+            let record = self.collection.find_one(by_id(RECORD_ID)).await;
+            record
+                .map_err(AuthorityError::store)?
+                .map(|document| self.number_in("number", &document))
+                .transpose()
+        })
     }
 
     fn record_number(&self, number: u8) -> BoxFuture<'_, Result<(), AuthorityError>> {
-        Box::pin(self.record(number))
+        let record = doc! { "_id": RECORD_ID, "number": i32::from(number) };
+        Box::pin(async move {
+            match self.collection.insert_one(record).await {
+                Ok(_) => Ok(()),
+                Err(e) if is_duplicate_key(&e) => Ok(()), // recorded already: read back
+                Err(e) => Err(AuthorityError::store(e)),
+            }
+        })
     }
 
     fn numbers_in_counters(&self) -> BoxFuture<'_, Result<Vec<u8>, AuthorityError>> {
-        Box::pin(self.in_counters())
+        let counters = doc! {
+            "_id": { "$ne": RECORD_ID },
+            "authority": { "$ne": i32::from(COUNTER_KEY) },
+        };
+        Box::pin(async move {
+            let mut cursor = self
+                .collection
+                .find(counters)
+                .projection(doc! { "authority": 1 })
+                .await
+                .map_err(AuthorityError::store)?;
+            let mut found = Vec::new();
+            while cursor.advance().await.map_err(AuthorityError::store)? {
+                let document: Document = cursor
+                    .deserialize_current()
+                    .map_err(AuthorityError::store)?;
+                let number = self.number_in("authority", &document)?;
+                if !found.contains(&number) {
+                    found.push(number);
+                }
+            }
+            Ok(found)
+        })
     }
 }

@@ -141,12 +141,11 @@ impl Authority for SqlAuthority {
         sequence: &str,
         size: u64,
     ) -> Result<Block, AuthorityError> {
-        // Names first: a bad one is refused before the store is touched.
-        validate_name(NameKind::Scope, scope)?;
-        validate_name(NameKind::Sequence, sequence)?;
-        self.check.ensure(&self.record).await?;
-        self.reserve(self.check.number(), scope, sequence, size)
-            .await
+        let number = self
+            .check
+            .before_block(&self.record, scope, sequence)
+            .await?;
+        self.reserve(number, scope, sequence, size).await
     }
 }
 

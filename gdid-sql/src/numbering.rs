@@ -50,23 +50,21 @@ impl SqlNumberRecord {
         .await
     }
 
-    async fn recorded(&self) -> Result<Option<u8>, AuthorityError> {
-        let dialect = self.store.dialect();
-        let q = format!(
-            "SELECT {} FROM gdid_authority WHERE id = 1",
-            described(dialect, "authority")
-        );
-        let row: Option<Option<String>> = with_pool!(&self.store, pool => {
-            sqlx::query_scalar(AssertSqlSafe(q)).fetch_optional(pool).await
+    /// The authority numbers `column_query` (a `SELECT` of one [`described`] column) reads,
+    /// each checked; `place` names the rows in errors.
+    async fn numbers(&self, column_query: String, place: &str) -> Result<Vec<u8>, AuthorityError> {
+        let values: Vec<Option<String>> = with_pool!(&self.store, pool => {
+            sqlx::query_scalar(AssertSqlSafe(column_query.clone())).fetch_all(pool).await
         })
         .map_err(driver_error)?;
-        let place = "the gdid_authority row";
-        row.map(|value| {
-            let value = integer_in("authority", value.as_deref(), i64::MIN..=i64::MAX)
-                .map_err(|reason| AuthorityError::Corrupt(format!("{place}: {reason}")))?;
-            stored_number(&format!("{place}: authority"), value)
-        })
-        .transpose()
+        values
+            .iter()
+            .map(|value| {
+                let value = integer_in("authority", value.as_deref(), i64::MIN..=i64::MAX)
+                    .map_err(|reason| AuthorityError::Corrupt(format!("{place}: {reason}")))?;
+                stored_number(&format!("{place}: authority"), value)
+            })
+            .collect()
     }
 
     async fn record(&self, number: u8) -> Result<(), AuthorityError> {
@@ -84,26 +82,6 @@ impl SqlNumberRecord {
         })
         .map_err(driver_error)
     }
-
-    async fn in_counters(&self) -> Result<Vec<u8>, AuthorityError> {
-        let dialect = self.store.dialect();
-        let q = format!(
-            "SELECT DISTINCT {} FROM gdid_counters WHERE authority <> {COUNTER_KEY}",
-            described(dialect, "authority")
-        );
-        let rows: Vec<Option<String>> = with_pool!(&self.store, pool => {
-            sqlx::query_scalar(AssertSqlSafe(q)).fetch_all(pool).await
-        })
-        .map_err(driver_error)?;
-        rows.iter()
-            .map(|value| {
-                let place = "a gdid_counters row";
-                let value = integer_in("authority", value.as_deref(), i64::MIN..=i64::MAX)
-                    .map_err(|reason| AuthorityError::Corrupt(format!("{place}: {reason}")))?;
-                stored_number(&format!("{place}: authority"), value)
-            })
-            .collect()
-    }
 }
 
 impl NumberRecord for SqlNumberRecord {
@@ -112,7 +90,12 @@ impl NumberRecord for SqlNumberRecord {
     }
 
     fn recorded_number(&self) -> BoxFuture<'_, Result<Option<u8>, AuthorityError>> {
-        Box::pin(self.recorded())
+        let column = described(self.store.dialect(), "authority");
+        let query = format!("SELECT {column} FROM gdid_authority WHERE id = 1");
+        Box::pin(async move {
+            let numbers = self.numbers(query, "the gdid_authority row").await?;
+            Ok(numbers.first().copied())
+        })
     }
 
     fn record_number(&self, number: u8) -> BoxFuture<'_, Result<(), AuthorityError>> {
@@ -120,6 +103,9 @@ impl NumberRecord for SqlNumberRecord {
     }
 
     fn numbers_in_counters(&self) -> BoxFuture<'_, Result<Vec<u8>, AuthorityError>> {
-        Box::pin(self.in_counters())
+        let column = described(self.store.dialect(), "authority");
+        let query =
+            format!("SELECT DISTINCT {column} FROM gdid_counters WHERE authority <> {COUNTER_KEY}");
+        Box::pin(self.numbers(query, "a gdid_counters row"))
     }
 }

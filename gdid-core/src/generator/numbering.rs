@@ -26,8 +26,8 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Mutex;
 
-use super::authority::BoxFuture;
-use super::error::AuthorityError;
+use super::authority::{BoxFuture, validate_name};
+use super::error::{AuthorityError, NameKind};
 use crate::gdid::AUTHORITY_MAX;
 
 /// The authority key of the one-at-a-time counters' rows and documents, whatever the store's
@@ -347,6 +347,25 @@ impl NumberCheck {
     /// The number checked.
     pub fn number(&self) -> u8 {
         self.number
+    }
+
+    /// What an authority does before it reserves a block of (scope, sequence): the names
+    /// checked (a bad one is refused before the store is touched), then the number claimed
+    /// ([`ensure`](Self::ensure)). The number to reserve under.
+    ///
+    /// # Errors
+    ///
+    /// [`AuthorityError::InvalidName`], or as [`ensure`](Self::ensure).
+    pub async fn before_block(
+        &self,
+        record: &dyn NumberRecord,
+        scope: &str,
+        sequence: &str,
+    ) -> Result<u8, AuthorityError> {
+        validate_name(NameKind::Scope, scope)?;
+        validate_name(NameKind::Sequence, sequence)?;
+        self.ensure(record).await?;
+        Ok(self.number)
     }
 
     /// Claims the number in `record`'s store, the first time only (a failed check is tried
