@@ -178,7 +178,7 @@ impl Judged for Error {
 }
 
 /// Which API asks for the id after a counter row or document is corrupted.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Via {
     /// [`Authority::allocate`] of a block of 1.
     Authority,

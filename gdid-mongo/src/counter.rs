@@ -27,6 +27,12 @@ impl MongoCounter {
         }
     }
 
+    /// The `_id` of the counter's document: `"0:scope:sequence"` (see [`MongoAuthority`] for its
+    /// fields).
+    pub fn document_id(&self) -> String {
+        format!("{COUNTER_KEY}:{}:{}", self.scope, self.sequence)
+    }
+
     async fn take(&self, n: u64) -> Result<(u64, u64), Error> {
         let block = self
             .authority

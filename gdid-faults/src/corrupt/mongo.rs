@@ -220,8 +220,15 @@ async fn counter_case(
     corruption: Corruption,
     via: Via,
 ) -> Result<Vec<Answer>, SetupError> {
-    authority.allocate(SCOPE, &sequence, 1).await?;
-    let id = authority.counter_id(SCOPE, &sequence);
+    // The row the path asked through reads: the authority's, or the one-at-a-time counter's.
+    let id = if via == Via::Counter {
+        let counter = MongoCounter::new(authority.clone(), SCOPE, &sequence);
+        counter.next_id().await?;
+        counter.document_id()
+    } else {
+        authority.allocate(SCOPE, &sequence, 1).await?;
+        authority.counter_id(SCOPE, &sequence)
+    };
     corruption
         .apply(
             &database,

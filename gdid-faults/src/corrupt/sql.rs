@@ -121,7 +121,14 @@ async fn counter_case(
     value: String,
     via: Via,
 ) -> Result<Vec<Answer>, SetupError> {
-    authority.allocate(SCOPE, &sequence, 1).await?;
+    // The row the path asked through reads: the authority's, or the one-at-a-time counter's.
+    if via == Via::Counter {
+        SqlCounter::new(authority.clone(), SCOPE, &sequence)
+            .next_id()
+            .await?;
+    } else {
+        authority.allocate(SCOPE, &sequence, 1).await?;
+    }
     execute(
         authority.store(),
         format!(
