@@ -89,6 +89,7 @@ fn numbers_follow_the_stores(a: &str, b: &str) {
 fn authority_numbers_follow_the_store_not_the_order_of_store() {
     let dir = std::env::temp_dir().join(fresh("gdid-cli-numbers"));
     std::fs::create_dir_all(&dir).unwrap();
+    gdid_testkit::ran("SQLite");
     let sqlite = |name: &str| format!("sqlite:{}", dir.join(name).display());
     numbers_follow_the_stores(&sqlite("a.sqlite"), &sqlite("b.sqlite"));
 
@@ -114,6 +115,7 @@ fn authority_numbers_follow_the_store_not_the_order_of_store() {
 /// number recorded wins, the other process is refused (exit 2) and prints no id.
 #[test]
 fn two_processes_numbering_a_fresh_store_at_once_agree_on_one_number() {
+    gdid_testkit::ran("SQLite");
     for round in 0..5 {
         let dir = std::env::temp_dir().join(fresh("gdid-cli-numbers-race"));
         std::fs::create_dir_all(&dir).unwrap();

@@ -147,6 +147,7 @@ async fn postgres_bytea_round_trips_and_sorts() {
 
 #[tokio::test]
 async fn sqlite_blob_round_trips_and_sorts() {
+    gdid_testkit::ran("SQLite");
     let dir = std::env::temp_dir().join(format!("gdid-sqlite-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.join("ids.sqlite").display());

@@ -17,6 +17,7 @@ pub fn urls() -> Vec<(&'static str, String)> {
     // One file per test process: every call of this function in it names the same database.
     let dir = std::env::temp_dir().join(format!("gdid-sql-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    gdid_testkit::ran("SQLite");
     urls.push((
         "sqlite",
         format!("sqlite:{}", dir.join("ids.sqlite").display()),
