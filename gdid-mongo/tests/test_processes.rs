@@ -1,11 +1,12 @@
 //! 4 OS processes issue 50k ids each from the same MongoDB counter document, one is killed with
-//! SIGKILL midway and restarted: no id is printed twice.
+//! SIGKILL midway (while the others run) and restarted: no id is printed twice.
 //!
 //! The workers are this test executable run again with `GDID_WORKER_URL` set: the test below then
 //! issues ids and prints them instead of orchestrating.
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use gdid_core::Gdid;
@@ -16,11 +17,14 @@ const PER_PROCESS: usize = 50_000;
 const PREFIX: &str = "gdid-id ";
 const TEST_NAME: &str = "processes_killed_and_restarted_never_repeat_an_id";
 
-fn spawn_worker(url: &str, scope: &str) -> Child {
+/// A worker of `scope`: this test executable run again, waiting for the file `start` before it
+/// issues ids.
+fn spawn_worker(url: &str, scope: &str, start: &Path) -> Child {
     Command::new(std::env::current_exe().unwrap())
         .args(["--exact", TEST_NAME, "--nocapture", "--test-threads=1"])
         .env("GDID_WORKER_URL", url)
         .env("GDID_WORKER_SCOPE", scope)
+        .env("GDID_WORKER_START", start)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -28,7 +32,7 @@ fn spawn_worker(url: &str, scope: &str) -> Child {
 }
 
 /// Reads a worker's ids until it exits (or until `stop_after` ids, then kills it).
-fn collect(child: &mut Child, stop_after: Option<usize>) -> Vec<Gdid> {
+fn collect(mut child: Child, stop_after: Option<usize>) -> Vec<Gdid> {
     let stdout = child.stdout.take().unwrap();
     let mut ids = Vec::new();
     for line in BufReader::new(stdout).lines() {
@@ -46,6 +50,62 @@ fn collect(child: &mut Child, stop_after: Option<usize>) -> Vec<Gdid> {
     ids
 }
 
+/// Waits for the file `GDID_WORKER_START` + `suffix` (`""`: every worker is spawned), so that the
+/// workers begin together.
+async fn wait_for(suffix: &str) {
+    let file = format!("{}{suffix}", std::env::var("GDID_WORKER_START").unwrap());
+    while !Path::new(&file).exists() {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}
+
+/// 4 workers of `scope` started together, each read on a thread of its own (a worker whose
+/// output is not read blocks on a full pipe); the first is killed after a third of its ids while
+/// the others run, then a fifth takes its place. Returns every id printed.
+fn run_workers(url: &str, scope: &str, what: &str) -> Vec<Gdid> {
+    let start = std::env::temp_dir().join(format!("{scope}.start"));
+    let workers: Vec<Child> = (0..4).map(|_| spawn_worker(url, scope, &start)).collect();
+    let mut readers = Vec::new();
+    for (i, worker) in workers.into_iter().enumerate() {
+        let (url, scope, start) = (url.to_owned(), scope.to_owned(), start.clone());
+        readers.push(std::thread::spawn(move || {
+            if i > 0 {
+                return (collect(worker, None), None);
+            }
+            let before = collect(worker, Some(PER_PROCESS / 3));
+            let again = spawn_worker(&url, &scope, &start);
+            let after = collect(again, None);
+            (before, Some(after))
+        }));
+    }
+    std::fs::write(&start, b"go").unwrap();
+    let mut all = Vec::new();
+    for (i, reader) in readers.into_iter().enumerate() {
+        let (ids, restarted) = reader.join().unwrap();
+        match restarted {
+            None => assert_eq!(ids.len(), PER_PROCESS, "{what}: worker {i} stopped early"),
+            Some(after) => {
+                assert_eq!(
+                    ids.len(),
+                    PER_PROCESS / 3,
+                    "{what}: the victim before its kill"
+                );
+                assert_eq!(after.len(), PER_PROCESS, "{what}: the restarted worker");
+                all.extend(after);
+            }
+        }
+        all.extend(ids);
+    }
+    std::fs::remove_file(&start).unwrap();
+    assert_eq!(all.len(), 4 * PER_PROCESS + PER_PROCESS / 3, "{what}");
+    let mut seen = HashSet::with_capacity(all.len());
+    for id in &all {
+        assert!(!id.is_zero(), "{what}: id 0");
+        assert!(seen.insert(*id), "{what}: {id} issued twice");
+    }
+    all
+}
+
 async fn work(url: &str, scope: &str) {
     let client = mongodb::Client::with_uri_str(url).await.unwrap();
     let authority =
@@ -54,6 +114,7 @@ async fn work(url: &str, scope: &str) {
         .authority(authority)
         .build()
         .unwrap();
+    wait_for("").await;
     let stdout = std::io::stdout();
     for _ in 0..PER_PROCESS {
         let id = ids.next_id().await.unwrap();
@@ -86,31 +147,9 @@ async fn processes_killed_and_restarted_never_repeat_an_id() {
         .unwrap()
         .as_nanos();
     let scope = format!("processes-{}-{nanos}", std::process::id());
-    let mut workers: Vec<Child> = (0..4).map(|_| spawn_worker(&url, &scope)).collect();
-    let victim = workers.remove(0);
-    let (url_for_thread, scope_for_thread) = (url.clone(), scope.clone());
-    let killed_and_restarted = std::thread::spawn(move || {
-        let mut victim = victim;
-        let before = collect(&mut victim, Some(PER_PROCESS / 3));
-        let mut again = spawn_worker(&url_for_thread, &scope_for_thread);
-        let after = collect(&mut again, None);
-        (before, after)
-    });
-    let mut all: Vec<Gdid> = Vec::new();
-    for mut worker in workers {
-        let ids = collect(&mut worker, None);
-        assert_eq!(ids.len(), PER_PROCESS, "a worker stopped early");
-        all.extend(ids);
-    }
-    let (before, after) = killed_and_restarted.join().unwrap();
-    assert!(before.len() >= PER_PROCESS / 3);
-    assert_eq!(after.len(), PER_PROCESS, "the restarted worker");
-    all.extend(before);
-    all.extend(after);
-    let mut seen = HashSet::with_capacity(all.len());
-    for id in &all {
-        assert!(!id.is_zero());
-        assert!(seen.insert(*id), "{id} issued twice");
-    }
-    eprintln!("mongodb: {} ids from 5 processes, no duplicate", all.len());
+    let all = run_workers(&url, &scope, "mongodb");
+    eprintln!(
+        "mongodb: {} ids from 5 processes at once, no duplicate",
+        all.len()
+    );
 }

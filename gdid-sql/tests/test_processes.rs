@@ -1,5 +1,6 @@
-//! 4 OS processes issue 50k ids each from the same database, one is killed with SIGKILL midway
-//! and restarted: no id is printed twice. On MariaDB, PostgreSQL and a SQLite file.
+//! 4 OS processes issue 50k ids each from the same database at once, one is killed with SIGKILL
+//! midway (while the others run) and restarted: no id is printed twice. On MariaDB, PostgreSQL
+//! and a SQLite file.
 //!
 //! The workers are this test executable run again with `GDID_WORKER_URL` set: the test below then
 //! issues ids and prints them instead of orchestrating.
@@ -8,9 +9,10 @@ mod common;
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use common::{fresh_scope, urls};
+use common::{fresh_scope, urls_of_authority};
 use gdid_core::Gdid;
 use gdid_core::generator::BlockGenerator;
 use gdid_sql::SqlAuthority;
@@ -19,11 +21,14 @@ const PER_PROCESS: usize = 50_000;
 const PREFIX: &str = "gdid-id ";
 const TEST_NAME: &str = "processes_killed_and_restarted_never_repeat_an_id";
 
-fn spawn_worker(url: &str, scope: &str) -> Child {
+/// A worker of `scope`: this test executable run again, waiting for the file `start` before it
+/// issues ids.
+fn spawn_worker(url: &str, scope: &str, start: &Path) -> Child {
     Command::new(std::env::current_exe().unwrap())
         .args(["--exact", TEST_NAME, "--nocapture", "--test-threads=1"])
         .env("GDID_WORKER_URL", url)
         .env("GDID_WORKER_SCOPE", scope)
+        .env("GDID_WORKER_START", start)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -31,7 +36,7 @@ fn spawn_worker(url: &str, scope: &str) -> Child {
 }
 
 /// Reads a worker's ids until it exits (or until `stop_after` ids, then kills it).
-fn collect(child: &mut Child, stop_after: Option<usize>) -> Vec<Gdid> {
+fn collect(mut child: Child, stop_after: Option<usize>) -> Vec<Gdid> {
     let stdout = child.stdout.take().unwrap();
     let mut ids = Vec::new();
     for line in BufReader::new(stdout).lines() {
@@ -49,11 +54,68 @@ fn collect(child: &mut Child, stop_after: Option<usize>) -> Vec<Gdid> {
     ids
 }
 
+/// Waits for the file `GDID_WORKER_START` + `suffix` (`""`: every worker is spawned), so that the
+/// workers begin together.
+async fn wait_for(suffix: &str) {
+    let file = format!("{}{suffix}", std::env::var("GDID_WORKER_START").unwrap());
+    while !Path::new(&file).exists() {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}
+
+/// 4 workers of `scope` started together, each read on a thread of its own (a worker whose
+/// output is not read blocks on a full pipe); the first is killed after a third of its ids while
+/// the others run, then a fifth takes its place. Returns every id printed.
+fn run_workers(url: &str, scope: &str, what: &str) -> Vec<Gdid> {
+    let start = std::env::temp_dir().join(format!("{scope}.start"));
+    let workers: Vec<Child> = (0..4).map(|_| spawn_worker(url, scope, &start)).collect();
+    let mut readers = Vec::new();
+    for (i, worker) in workers.into_iter().enumerate() {
+        let (url, scope, start) = (url.to_owned(), scope.to_owned(), start.clone());
+        readers.push(std::thread::spawn(move || {
+            if i > 0 {
+                return (collect(worker, None), None);
+            }
+            let before = collect(worker, Some(PER_PROCESS / 3));
+            let again = spawn_worker(&url, &scope, &start);
+            let after = collect(again, None);
+            (before, Some(after))
+        }));
+    }
+    std::fs::write(&start, b"go").unwrap();
+    let mut all = Vec::new();
+    for (i, reader) in readers.into_iter().enumerate() {
+        let (ids, restarted) = reader.join().unwrap();
+        match restarted {
+            None => assert_eq!(ids.len(), PER_PROCESS, "{what}: worker {i} stopped early"),
+            Some(after) => {
+                assert_eq!(
+                    ids.len(),
+                    PER_PROCESS / 3,
+                    "{what}: the victim before its kill"
+                );
+                assert_eq!(after.len(), PER_PROCESS, "{what}: the restarted worker");
+                all.extend(after);
+            }
+        }
+        all.extend(ids);
+    }
+    std::fs::remove_file(&start).unwrap();
+    assert_eq!(all.len(), 4 * PER_PROCESS + PER_PROCESS / 3, "{what}");
+    let mut seen = HashSet::with_capacity(all.len());
+    for id in &all {
+        assert!(!id.is_zero(), "{what}: id 0");
+        assert!(seen.insert(*id), "{what}: {id} issued twice");
+    }
+    all
+}
+
 async fn work(url: &str, scope: &str) {
     let ids = BlockGenerator::builder(scope, "orders")
         .authority(SqlAuthority::connect(url, 4).await.unwrap())
         .build()
         .unwrap();
+    wait_for("").await;
     let stdout = std::io::stdout();
     for _ in 0..PER_PROCESS {
         let id = ids.next_id().await.unwrap();
@@ -71,36 +133,11 @@ async fn processes_killed_and_restarted_never_repeat_an_id() {
     ) {
         return work(&url, &scope).await;
     }
-    for (dialect, url) in urls() {
+    for (dialect, url) in urls_of_authority(4).await {
         let scope = fresh_scope("processes");
-        let mut workers: Vec<Child> = (0..4).map(|_| spawn_worker(&url, &scope)).collect();
-        let victim = workers.remove(0);
-        let (url_for_thread, scope_for_thread) = (url.clone(), scope.clone());
-        let killed_and_restarted = std::thread::spawn(move || {
-            let mut victim = victim;
-            let before = collect(&mut victim, Some(PER_PROCESS / 3));
-            let mut again = spawn_worker(&url_for_thread, &scope_for_thread);
-            let after = collect(&mut again, None);
-            (before, after)
-        });
-        let mut all: Vec<Gdid> = Vec::new();
-        for mut worker in workers {
-            let ids = collect(&mut worker, None);
-            assert_eq!(ids.len(), PER_PROCESS, "{dialect}: a worker stopped early");
-            all.extend(ids);
-        }
-        let (before, after) = killed_and_restarted.join().unwrap();
-        assert!(before.len() >= PER_PROCESS / 3, "{dialect}");
-        assert_eq!(after.len(), PER_PROCESS, "{dialect}: the restarted worker");
-        all.extend(before);
-        all.extend(after);
-        let mut seen = HashSet::with_capacity(all.len());
-        for id in &all {
-            assert!(!id.is_zero());
-            assert!(seen.insert(*id), "{dialect}: {id} issued twice");
-        }
+        let all = run_workers(&url, &scope, dialect);
         eprintln!(
-            "{dialect}: {} ids from 5 processes, no duplicate",
+            "{dialect}: {} ids from 5 processes at once, no duplicate",
             all.len()
         );
     }
