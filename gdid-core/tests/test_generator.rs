@@ -566,6 +566,16 @@ async fn concurrent_allocations_answered_out_of_order_are_accepted() {
     assert_eq!(ids.stats().authorities[0].failures, 0);
 }
 
+/// A current-thread runtime on tokio's paused clock: timers fire in order of their deadlines
+/// however busy the machine is (the clock moves only when every task waits).
+fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
 /// A generator outlives the runtime its allocation ran on (shut down mid-allocation): the next
 /// caller, on another runtime, must still get ids instead of waiting on an allocation that died.
 #[test]
@@ -577,10 +587,7 @@ fn an_allocation_cut_short_by_a_runtime_shutdown_does_not_wedge_the_generator() 
         .request_timeout(Duration::from_secs(2))
         .build()
         .unwrap();
-    let first = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .unwrap();
+    let first = paused_runtime();
     let started = first.block_on(async {
         let ids = ids.clone();
         tokio::time::timeout(ms(50), ids.next_id()).await
@@ -590,10 +597,7 @@ fn an_allocation_cut_short_by_a_runtime_shutdown_does_not_wedge_the_generator() 
         "the caller gave up while the allocation was in flight"
     );
     drop(first); // the allocation task dies with its runtime
-    let second = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .unwrap();
+    let second = paused_runtime();
     let id = second
         .block_on(ids.next_id())
         .expect("a new allocation on the new runtime");
@@ -610,20 +614,14 @@ fn a_prefetch_never_polled_before_its_runtime_shut_down_does_not_wedge_the_gener
         .request_timeout(Duration::from_secs(2))
         .build()
         .unwrap();
-    let runtime = || {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap()
-    };
-    let first = runtime();
+    let first = paused_runtime();
     first.block_on(async {
         for _ in 0..6 {
             ids.next_id().await.unwrap(); // the 6th passes the low-water mark: prefetch spawned
         }
     });
     drop(first); // before the prefetch task was ever polled
-    let second = runtime();
+    let second = paused_runtime();
     let batch = second
         .block_on(ids.next_ids(10))
         .expect("ids from a new allocation");
