@@ -12,10 +12,8 @@
 //!   doubles with each failure, and probed again after it. A failed prefetch is retried with
 //!   back-off for as long as the generator still serves ids.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, PoisonError};
 
-use arc_swap::ArcSwap;
-use thread_local::ThreadLocal;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 use tracing::{Instrument, info_span};
@@ -26,6 +24,7 @@ use super::error::{Error, FailureCause};
 use super::id_generator::{IdBatch, IdGenerator};
 use super::segment::{Segment, Slot};
 use super::sizing::RateEstimator;
+use super::sync::{Current, Mutex, MutexGuard, PerThread};
 use crate::{COUNTER_MAX, Gdid};
 
 mod failover;
@@ -66,8 +65,8 @@ struct Inner {
     sequence: String,
     authorities: Vec<Arc<dyn DynAuthority>>,
     config: GeneratorConfig,
-    current: ArcSwap<Segment>,
-    slots: ThreadLocal<Slot>,
+    current: Current<Segment>,
+    slots: PerThread<Slot>,
     state: Mutex<State>,
     /// A block was installed or an allocation round failed.
     changed: Notify,
@@ -124,8 +123,8 @@ impl BlockGenerator {
                 sequence: builder.sequence,
                 authorities: builder.authorities,
                 config: builder.config,
-                current: ArcSwap::from_pointee(Segment::empty()),
-                slots: ThreadLocal::new(),
+                current: Current::new(Segment::empty()),
+                slots: PerThread::new(),
                 state: Mutex::new(State {
                     pending: None,
                     in_flight: false,

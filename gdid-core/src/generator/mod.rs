@@ -40,6 +40,7 @@ pub mod ranges;
 mod redact;
 mod segment;
 pub mod sizing;
+mod sync;
 pub mod windows;
 
 pub use authority::{Authority, Block, BoxFuture, CounterState, DynAuthority, validate_name};

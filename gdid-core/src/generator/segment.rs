@@ -4,10 +4,11 @@
 //! that thread writes: no lock, no read-modify-write on shared memory, no clock, no allocation.
 //! A slot is refilled from the shared segment by one compare-and-swap per slice.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 use super::authority::Block;
 use super::config::GeneratorConfig;
+use super::sync::{AtomicBool, AtomicU32, AtomicU64, fence};
 use crate::Gdid;
 
 /// Counters `start .. end` of one era and authority, claimed from a segment.
@@ -158,6 +159,12 @@ impl Segment {
 
 /// One thread's slice: written only by its thread, read by others for statistics.
 ///
+/// Other threads read it consistently through `version` (a sequence lock): odd while [`fill`]
+/// replaces the slice, so that a reader never combines the end of one slice with the cursor of
+/// another (a fresh slot read mid-fill looked like a slice of millions of ids).
+///
+/// [`fill`]: Slot::fill
+///
 /// Aligned to 128 bytes (two cache lines, as crossbeam's `CachePadded` on x86-64) so that threads
 /// writing their own slots never share a cache line: false sharing halved the 2-thread throughput
 /// in the engine benchmark.
@@ -168,6 +175,7 @@ pub(crate) struct Slot {
     high: AtomicU64,
     next: AtomicU64,
     end: AtomicU64,
+    version: AtomicU64,
 }
 
 impl Slot {
@@ -209,17 +217,30 @@ impl Slot {
             self.next.load(Relaxed) >= self.end.load(Relaxed),
             "a slice with ids left is being replaced"
         );
+        let version = self.version.load(Relaxed);
+        self.version.store(version + 1, Relaxed);
+        fence(Release);
         self.era.store(claim.era, Relaxed);
         self.high.store(claim.high, Relaxed);
         self.end.store(claim.end, Relaxed);
         self.next.store(claim.start, Relaxed);
+        self.version.store(version + 2, Release);
     }
 
-    /// Ids reserved by the slice and not served yet (approximate while the owner works).
+    /// Ids reserved by the slice and not served yet, at some instant during the call; 0 when the
+    /// owner kept replacing the slice while this was read (a few reads are tried).
     pub(crate) fn unused(&self) -> u64 {
-        self.end
-            .load(Relaxed)
-            .saturating_sub(self.next.load(Relaxed))
+        for _ in 0..4 {
+            let before = self.version.load(Acquire);
+            let end = self.end.load(Relaxed);
+            let next = self.next.load(Relaxed);
+            fence(Acquire);
+            if before % 2 == 0 && self.version.load(Relaxed) == before {
+                // `next` only grows towards `end` within one version.
+                return end.saturating_sub(next);
+            }
+        }
+        0
     }
 }
 

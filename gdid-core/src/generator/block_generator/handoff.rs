@@ -85,3 +85,29 @@ impl Inner {
         debug!(scope = %self.scope, sequence = %self.sequence, %block, "block installed");
     }
 }
+
+/// The synchronous steps of the hand-off, for the model checker only
+/// (`gdid-core/tests/loom_block_handoff.rs`, built with `RUSTFLAGS="--cfg gdid_loom"`): the async
+/// API around them needs a tokio runtime, which loom cannot run.
+#[cfg(gdid_loom)]
+impl super::BlockGenerator {
+    /// What `next_id` does before waiting for a block, and again after each wait.
+    #[doc(hidden)]
+    pub fn loom_try_next_id(&self) -> Option<Gdid> {
+        self.inner.try_next_id()
+    }
+
+    /// What the allocation task does with the block it got.
+    #[doc(hidden)]
+    pub fn loom_deliver(&self, block: Block) {
+        self.inner.finish_round(Ok(block));
+    }
+
+    /// What a caller waiting for a block does first: whether ids are in hand again, installing
+    /// the pending block if the current one is used up.
+    #[doc(hidden)]
+    pub fn loom_ready(&self) -> bool {
+        self.inner
+            .ready_or_install_pending(&mut self.inner.lock_state())
+    }
+}

@@ -4,16 +4,17 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::super::segment::Slot;
 use super::BlockGenerator;
 
 impl BlockGenerator {
     /// A snapshot of what the generator has done and holds.
     pub fn stats(&self) -> Stats {
         let inner = &self.inner;
-        let current = inner.current.load();
-        let in_slots: u64 = inner.slots.iter().map(Slot::unused).sum();
+        // The current segment is read under the state lock, which every installation holds: so
+        // it and the count of the segments it replaced are of one instant.
         let st = inner.lock_state();
+        let current = inner.current.load();
+        let in_slots: u64 = inner.slots.iter().map(|slot| slot.unused()).sum();
         let claimed = st.consumed_before_current + current.claimed();
         let pending = st.pending.map_or(0, |b| b.len);
         let in_hand = current.remaining() + pending + in_slots;
