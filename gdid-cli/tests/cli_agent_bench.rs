@@ -165,12 +165,13 @@ fn a_second_run_tops_up_what_was_used_and_finds_every_sequence() {
     let (windows, _) = opened(&succeeded(&first));
     assert_eq!(
         windows.iter().map(|w| (w.start, w.end)).collect::<Vec<_>>(),
-        [(0, 100), (100, 200)]
+        [(1, 101), (101, 201)],
+        "windows start at 1: the window strategy never issues 0"
     );
     // All of the first window: one stays open.
     assert_eq!(
         window_ids(&[&store], &sequence, 100),
-        (0..100).collect::<Vec<_>>()
+        (1..101).collect::<Vec<_>>()
     );
     // No --sequence: every sequence found on the shard.
     let second = agent(&[&store], &sizes);
@@ -180,8 +181,8 @@ fn a_second_run_tops_up_what_was_used_and_finds_every_sequence() {
         [Opened {
             shard: store.clone(),
             sequence: sequence.clone(),
-            start: 200,
-            end: 300
+            start: 201,
+            end: 301
         }]
     );
     assert_eq!(summary, "opened 1 window");
