@@ -279,7 +279,7 @@ impl Strategy {
             Strategy::Gdid => Issuer::Gdid(Arc::new(block_generator(stores, settings).await?)),
             Strategy::OneAtATime => Issuer::Number(match first {
                 Store::Sql(store) => {
-                    let number = store_numbers(&stores[..1], settings).await?[0];
+                    let number = first_store_number(stores, settings).await?;
                     let authority =
                         SqlAuthority::new(store.clone(), number, &first_url.to_string())?;
                     Arc::new(SqlCounter::new(
@@ -289,7 +289,7 @@ impl Strategy {
                     ))
                 }
                 Store::Mongo(database) => {
-                    let number = store_numbers(&stores[..1], settings).await?[0];
+                    let number = first_store_number(stores, settings).await?;
                     let authority = mongo_authority(database, number)?;
                     Arc::new(MongoCounter::new(
                         authority,
@@ -356,10 +356,9 @@ async fn number_records(stores: &[(StoreUrl, Store)]) -> Vec<Box<dyn NumberRecor
                 }
                 Box::new(record)
             }
-            Store::Mongo(database) => Box::new(MongoNumberRecord::new(
-                database.collection(MONGO_COUNTERS),
-                &label,
-            )),
+            Store::Mongo(database) => {
+                Box::new(MongoNumberRecord::new(database, MONGO_COUNTERS, &label))
+            }
             Store::Memory => Box::new(MemoryRecord::new(&label)),
         });
     }
@@ -368,11 +367,12 @@ async fn number_records(stores: &[(StoreUrl, Store)]) -> Vec<Box<dyn NumberRecor
 
 /// The authority number of each store: its own, recorded in it, or the one `--authority` asks
 /// for (refused when the store is recorded as another); fresh stores get the lowest numbers the
-/// others do not hold. See [`numbering`].
+/// others do not hold. `None` for a store that cannot be read now and has no `--authority`: it
+/// is left out. See [`numbering`].
 async fn store_numbers(
     stores: &[(StoreUrl, Store)],
     settings: &Settings,
-) -> Result<Vec<u8>, AuthorityError> {
+) -> Result<Vec<Option<u8>>, AuthorityError> {
     let records = number_records(stores).await;
     let asked: Vec<(&dyn NumberRecord, Option<u8>)> = records
         .iter()
@@ -380,6 +380,15 @@ async fn store_numbers(
         .zip(settings.authorities.iter().copied())
         .collect();
     numbering::assign(&asked).await
+}
+
+/// The number of the first store, which must be readable.
+async fn first_store_number(
+    stores: &[(StoreUrl, Store)],
+    settings: &Settings,
+) -> Result<u8, AuthorityError> {
+    store_numbers(&stores[..1], settings).await?[0]
+        .ok_or_else(|| AuthorityError::store(format!("{} cannot be read now", stores[0].0)))
 }
 
 /// One authority per store, with the store's own number, tried in the order given.
@@ -398,6 +407,13 @@ async fn block_generator(
     }
     let numbers = store_numbers(stores, settings).await?;
     for ((url, store), number) in stores.iter().zip(numbers) {
+        let Some(number) = number else {
+            eprintln!(
+                "gdid: warning: {url} cannot be read now and no --authority gives its number: \
+                 left out"
+            );
+            continue;
+        };
         builder = match store {
             Store::Sql(store) => {
                 builder.authority(SqlAuthority::new(store.clone(), number, &url.to_string())?)

@@ -91,16 +91,43 @@ fn every_store_issues_distinct_ids_across_runs() {
 
 #[test]
 fn a_store_that_is_down_is_failed_over_to_the_next() {
+    // A store that cannot be read has its number in it: it serves only when --authority gives
+    // the number (checked when it comes back).
     let ids = lines(&gdid(&[
         "next",
         "--store",
         "mysql://root@127.0.0.1:1/test",
+        "--authority",
+        "1",
         "--store",
         &sqlite_url("gdid-cli-failover"),
+        "--authority",
+        "2",
         "--count",
         "3",
     ]));
     assert_eq!(ids, ["0:2:1", "0:2:2", "0:2:3"], "authority 2 served");
+}
+
+/// Hole 1 with the first store down: a fresh store listed with a store that cannot be read is
+/// given no number (it might take the unread store's), and a store that can be read serves.
+#[test]
+fn a_store_that_cannot_be_read_never_lends_its_number_to_another() {
+    let dead = "mysql://root@127.0.0.1:1/test";
+    let fresh_store = sqlite_url("gdid-cli-unseen");
+    let refused = gdid(&["next", "--store", dead, "--store", &fresh_store, "--count", "3"]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(refused.stdout.is_empty(), "no id is issued");
+    assert!(stderr.contains("cannot be read now"), "{stderr}");
+
+    // Once the fresh store has its number, the dead one is left out and the other serves.
+    let recorded = lines(&gdid(&["next", "--store", &fresh_store, "--count", "1"]));
+    let served = gdid(&["next", "--store", dead, "--store", &fresh_store, "--count", "3"]);
+    let ids = lines(&served);
+    assert_eq!(ids.len(), 3);
+    assert!(ids.iter().all(|id| id.split(':').nth(1) == recorded[0].split(':').nth(1)));
+    assert!(String::from_utf8_lossy(&served.stderr).contains("left out"));
 }
 
 #[test]

@@ -107,7 +107,7 @@ impl MongoAuthority {
         let label = format!("mongodb {}.{collection}", database.name());
         let collection = collection_with_concern(database, collection, concern);
         Ok(MongoAuthority {
-            record: MongoNumberRecord::new(collection.clone(), &label),
+            record: MongoNumberRecord::of(collection.clone(), &label),
             collection,
             check: NumberCheck::new(number),
             label,

@@ -11,7 +11,9 @@
 use bson::{Bson, Document, doc};
 use gdid_core::generator::numbering::{COUNTER_KEY, NumberRecord, stored_number};
 use gdid_core::generator::{AuthorityError, BoxFuture};
-use mongodb::Collection;
+use mongodb::{Collection, Database};
+
+use crate::durability::{collection_with_concern, durable};
 
 use crate::unique::{by_id, is_duplicate_key};
 
@@ -26,8 +28,17 @@ pub struct MongoNumberRecord {
 }
 
 impl MongoNumberRecord {
-    /// The record of the counters in `collection`; `label` names the store in messages.
-    pub fn new(collection: Collection<Document>, label: &str) -> Self {
+    /// The record of the counters in `collection` of `database`, written with write concern
+    /// `majority` and journal; `label` names the store in messages.
+    pub fn new(database: &Database, collection: &str, label: &str) -> Self {
+        Self::of(
+            collection_with_concern(database, collection, durable()),
+            label,
+        )
+    }
+
+    /// The record of the counters in `collection`, written with its write concern.
+    pub(crate) fn of(collection: Collection<Document>, label: &str) -> Self {
         MongoNumberRecord {
             collection,
             label: label.to_owned(),

@@ -11,7 +11,11 @@
 //! - a store with no record yet takes the number asked for; with none asked, the number its
 //!   counters already use (a store written before numbers were recorded), or else the lowest
 //!   number of `1..=15` (then 0) that no other store listed with it holds;
-//! - two stores listed together never hold one number ([`NumberConflict::Shared`]);
+//! - two stores listed together never hold one number, recorded or used by their counters
+//!   ([`NumberConflict::Shared`]);
+//! - a store that cannot be read now is left out, unless its number is asked for (then that
+//!   number is checked when it is first used); while one is left out, a store with no record is
+//!   given no number ([`NumberConflict::Unseen`]): it might take the unread store's;
 //! - the number is recorded with one insert-if-absent and read back, so two processes that give
 //!   a fresh store two different numbers at the same moment agree on the one that was recorded
 //!   first (the other gets the conflict).
@@ -105,16 +109,36 @@ pub enum NumberConflict {
         /// The store.
         store: String,
     },
+    /// A store with no record cannot be given a number while a store listed with it cannot be
+    /// read: the number it would take may be the unread store's.
+    #[error(
+        "{store} has no recorded authority number and {unread} cannot be read now, so the \
+         number it would take may be {unread}'s: give it --authority, or try again when \
+         {unread} answers"
+    )]
+    Unseen {
+        /// The store with no record.
+        store: String,
+        /// The store that cannot be read.
+        unread: String,
+    },
 }
 
 /// What a store holds, as read before numbers are given out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Holding {
-    /// A recorded number.
-    Recorded(u8),
+    /// A recorded number, and the numbers its counters use (beside the recorded one: counters
+    /// written before the record, under another number).
+    Recorded {
+        /// The recorded number.
+        number: u8,
+        /// The numbers its counters use.
+        in_counters: Vec<u8>,
+    },
     /// No record: the numbers its counters use (none for a fresh store).
     Unrecorded(Vec<u8>),
-    /// The store could not be read now (it is down): its number is checked when it is used.
+    /// The store could not be read now (it is down). Without a number asked for it, it is left
+    /// out; with one, that number is checked when it is first used.
     Unknown,
 }
 
@@ -125,21 +149,38 @@ impl Holding {
     ///
     /// The store's errors, and [`AuthorityError::Corrupt`] for a record that is not a number.
     pub async fn read(record: &dyn NumberRecord) -> Result<Holding, AuthorityError> {
-        if let Some(number) = record.recorded_number().await? {
-            return Ok(Holding::Recorded(number));
-        }
-        let mut found = record.numbers_in_counters().await?;
-        found.sort_unstable();
-        found.dedup();
-        Ok(Holding::Unrecorded(found))
+        let recorded = record.recorded_number().await?;
+        let mut in_counters = record.numbers_in_counters().await?;
+        in_counters.sort_unstable();
+        in_counters.dedup();
+        Ok(match recorded {
+            Some(number) => Holding::Recorded {
+                number,
+                in_counters,
+            },
+            None => Holding::Unrecorded(in_counters),
+        })
     }
 
-    /// Every number the store holds.
-    fn numbers(&self) -> &[u8] {
+    /// A store recorded as `number` whose counters use no other.
+    pub fn recorded(number: u8) -> Holding {
+        Holding::Recorded {
+            number,
+            in_counters: vec![number],
+        }
+    }
+
+    /// Every number the store holds: recorded, or used by its counters.
+    fn numbers(&self) -> Vec<u8> {
         match self {
-            Holding::Recorded(number) => std::slice::from_ref(number),
-            Holding::Unrecorded(found) => found,
-            Holding::Unknown => &[],
+            Holding::Recorded {
+                number,
+                in_counters,
+            } => std::iter::once(*number)
+                .chain(in_counters.iter().copied())
+                .collect(),
+            Holding::Unrecorded(found) => found.clone(),
+            Holding::Unknown => Vec::new(),
         }
     }
 }
@@ -156,7 +197,8 @@ pub struct Listed {
 }
 
 /// The numbers of stores listed together for one sequence, in their order, by the rules of this
-/// module. Pure: nothing is read or written.
+/// module: `None` for a store that cannot be read and has no number asked for (it is left out).
+/// Pure: nothing is read or written.
 ///
 /// ```
 /// use gdid_core::generator::numbering::{Holding, Listed, plan};
@@ -165,31 +207,40 @@ pub struct Listed {
 /// // A fresh store listed in front of one recorded as 1 gets 2: the recorded store keeps its 1.
 /// let numbers = plan(&[
 ///     listed("sqlite:b.sqlite", Holding::Unrecorded(vec![])),
-///     listed("sqlite:a.sqlite", Holding::Recorded(1)),
+///     listed("sqlite:a.sqlite", Holding::recorded(1)),
 /// ]);
-/// assert_eq!(numbers, Ok(vec![2, 1]));
+/// assert_eq!(numbers, Ok(vec![Some(2), Some(1)]));
 /// ```
 ///
 /// # Errors
 ///
 /// A [`NumberConflict`]: a number asked for that a store's record contradicts, a store whose
-/// counters use several numbers and none asked for, two stores that would hold one number, or
-/// no number left.
-pub fn plan(stores: &[Listed]) -> Result<Vec<u8>, NumberConflict> {
+/// counters use several numbers and none asked for, two stores that would hold one number, a
+/// store with no record listed with one that cannot be read, or no number left.
+pub fn plan(stores: &[Listed]) -> Result<Vec<Option<u8>>, NumberConflict> {
+    let unread = stores
+        .iter()
+        .find(|listed| listed.holding == Holding::Unknown && listed.asked.is_none());
     // First the numbers that are fixed: recorded, asked for, or the one its counters use.
     let mut fixed: Vec<Option<u8>> = Vec::with_capacity(stores.len());
     for listed in stores {
         let store = listed.store.clone();
         fixed.push(match (&listed.holding, listed.asked) {
-            (Holding::Recorded(recorded), Some(asked)) if *recorded != asked => {
+            (Holding::Recorded { number, .. }, Some(asked)) if *number != asked => {
                 return Err(NumberConflict::Recorded {
                     store,
-                    recorded: *recorded,
+                    recorded: *number,
                     asked,
                 });
             }
-            (Holding::Recorded(recorded), _) => Some(*recorded),
+            (Holding::Recorded { number, .. }, _) => Some(*number),
             (_, Some(asked)) => Some(asked),
+            (Holding::Unrecorded(_), None) if unread.is_some() => {
+                return Err(NumberConflict::Unseen {
+                    store,
+                    unread: unread.map_or_else(String::new, |u| u.store.clone()),
+                });
+            }
             (Holding::Unrecorded(found), None) if found.len() > 1 => {
                 return Err(NumberConflict::Ambiguous {
                     store,
@@ -221,7 +272,8 @@ pub fn plan(stores: &[Listed]) -> Result<Vec<u8>, NumberConflict> {
         .iter()
         .zip(fixed)
         .map(|(listed, fixed)| match fixed {
-            Some(number) => Ok(number),
+            Some(number) => Ok(Some(number)),
+            None if listed.holding == Holding::Unknown => Ok(None),
             None => {
                 let number = preference
                     .clone()
@@ -230,7 +282,7 @@ pub fn plan(stores: &[Listed]) -> Result<Vec<u8>, NumberConflict> {
                         store: listed.store.clone(),
                     })?;
                 taken.insert(number);
-                Ok(number)
+                Ok(Some(number))
             }
         })
         .collect()
@@ -242,14 +294,18 @@ const ROUNDS: usize = 3;
 
 /// The authority numbers of `stores` listed together for one sequence (each with the number
 /// asked for, if any), recorded in every store that can be reached and had none. A store that
-/// cannot be reached now gets the number the rules give it; an authority checks it with
-/// [`NumberCheck`] before its first block.
+/// cannot be reached now keeps the number asked for it, which an authority checks with
+/// [`NumberCheck`] before its first block; with none asked it gets `None` (leave it out: its
+/// number is in the store, unread), and a store with no record listed with it gets none either
+/// ([`NumberConflict::Unseen`]).
 ///
 /// # Errors
 ///
 /// [`AuthorityError::Number`] for a [`NumberConflict`]; [`AuthorityError::Corrupt`] for a record
 /// that is not a number.
-pub async fn assign(stores: &[(&dyn NumberRecord, Option<u8>)]) -> Result<Vec<u8>, AuthorityError> {
+pub async fn assign(
+    stores: &[(&dyn NumberRecord, Option<u8>)],
+) -> Result<Vec<Option<u8>>, AuthorityError> {
     assign_with(stores, |_| Ok(Holding::Unknown)).await
 }
 
@@ -261,14 +317,14 @@ pub async fn assign(stores: &[(&dyn NumberRecord, Option<u8>)]) -> Result<Vec<u8
 /// As [`assign`], and the store's error.
 pub async fn claim(record: &dyn NumberRecord, asked: Option<u8>) -> Result<u8, AuthorityError> {
     let numbers = assign_with(&[(record, asked)], Err).await?;
-    Ok(numbers[0])
+    numbers[0].ok_or_else(|| AuthorityError::store("the store could not be read"))
 }
 
 /// [`assign`], with `unreadable` deciding what a store error means.
 async fn assign_with(
     stores: &[(&dyn NumberRecord, Option<u8>)],
     unreadable: impl Fn(AuthorityError) -> Result<Holding, AuthorityError>,
-) -> Result<Vec<u8>, AuthorityError> {
+) -> Result<Vec<Option<u8>>, AuthorityError> {
     for _ in 0..ROUNDS {
         let mut listed = Vec::with_capacity(stores.len());
         for (record, asked) in stores {
@@ -286,7 +342,7 @@ async fn assign_with(
         let numbers = plan(&listed)?;
         let mut settled = true;
         for ((record, _), (listed, number)) in stores.iter().zip(listed.iter().zip(&numbers)) {
-            if matches!(listed.holding, Holding::Unrecorded(_)) {
+            if let (Holding::Unrecorded(_), Some(number)) = (&listed.holding, number) {
                 record.record_number(*number).await?;
                 // Read back: another process may have recorded another number first.
                 settled &= record.recorded_number().await? == Some(*number);
@@ -467,28 +523,34 @@ mod tests {
 
     #[test]
     fn a_store_keeps_its_recorded_number_whatever_the_order() {
-        let a = listed("a", None, Holding::Recorded(1));
-        assert_eq!(plan(&[a.clone(), fresh("b")]), Ok(vec![1, 2]));
-        assert_eq!(plan(&[fresh("b"), a.clone()]), Ok(vec![2, 1]));
-        assert_eq!(plan(&[fresh("c"), fresh("b"), a]), Ok(vec![2, 3, 1]));
+        let a = listed("a", None, Holding::recorded(1));
+        assert_eq!(plan(&[a.clone(), fresh("b")]), Ok(vec![Some(1), Some(2)]));
+        assert_eq!(plan(&[fresh("b"), a.clone()]), Ok(vec![Some(2), Some(1)]));
+        assert_eq!(
+            plan(&[fresh("c"), fresh("b"), a]),
+            Ok(vec![Some(2), Some(3), Some(1)])
+        );
     }
 
     #[test]
     fn fresh_stores_get_the_lowest_numbers_no_listed_store_holds() {
-        assert_eq!(plan(&[fresh("a")]), Ok(vec![1]));
-        let b = listed("b", None, Holding::Recorded(2));
+        assert_eq!(plan(&[fresh("a")]), Ok(vec![Some(1)]));
+        let b = listed("b", None, Holding::recorded(2));
         let c = listed("c", None, Holding::Unrecorded(vec![1]));
-        assert_eq!(plan(&[fresh("a"), b, c]), Ok(vec![3, 2, 1]));
+        assert_eq!(
+            plan(&[fresh("a"), b, c]),
+            Ok(vec![Some(3), Some(2), Some(1)])
+        );
         let all: Vec<Listed> = (1..=15)
-            .map(|n| listed(&format!("s{n}"), None, Holding::Recorded(n)))
+            .map(|n| listed(&format!("s{n}"), None, Holding::recorded(n)))
             .chain([fresh("last")])
             .collect();
-        assert_eq!(plan(&all).unwrap()[15], 0, "0 comes after 1 to 15");
+        assert_eq!(plan(&all).unwrap()[15], Some(0), "0 comes after 1 to 15");
     }
 
     #[test]
     fn an_asked_number_that_the_record_contradicts_is_refused() {
-        let a = listed("a", Some(2), Holding::Recorded(1));
+        let a = listed("a", Some(2), Holding::recorded(1));
         assert_eq!(
             plan(&[a]),
             Err(NumberConflict::Recorded {
@@ -498,28 +560,28 @@ mod tests {
             })
         );
         assert_eq!(
-            plan(&[listed("a", Some(1), Holding::Recorded(1))]),
-            Ok(vec![1])
+            plan(&[listed("a", Some(1), Holding::recorded(1))]),
+            Ok(vec![Some(1)])
         );
     }
 
     #[test]
     fn a_store_of_before_the_record_keeps_the_number_its_counters_use() {
         let old = listed("old", None, Holding::Unrecorded(vec![4]));
-        assert_eq!(plan(&[fresh("new"), old]), Ok(vec![1, 4]));
+        assert_eq!(plan(&[fresh("new"), old]), Ok(vec![Some(1), Some(4)]));
         let mixed = listed("mixed", None, Holding::Unrecorded(vec![0, 1]));
         assert!(matches!(
             plan(&[mixed]),
             Err(NumberConflict::Ambiguous { found, .. }) if found == vec![0, 1]
         ));
         let chosen = listed("mixed", Some(1), Holding::Unrecorded(vec![0, 1]));
-        assert_eq!(plan(&[chosen]), Ok(vec![1]));
+        assert_eq!(plan(&[chosen]), Ok(vec![Some(1)]));
     }
 
     #[test]
     fn two_listed_stores_never_share_a_number() {
-        let a = listed("a", None, Holding::Recorded(1));
-        let b = listed("b", None, Holding::Recorded(1));
+        let a = listed("a", None, Holding::recorded(1));
+        let b = listed("b", None, Holding::recorded(1));
         assert!(matches!(
             plan(&[a.clone(), b]),
             Err(NumberConflict::Shared { number: 1, .. })
@@ -538,10 +600,43 @@ mod tests {
     }
 
     #[test]
-    fn a_store_that_cannot_be_read_gets_a_free_number_to_be_checked_later() {
+    fn a_store_that_cannot_be_read_is_left_out_unless_its_number_is_given() {
         let down = listed("down", None, Holding::Unknown);
-        let a = listed("a", None, Holding::Recorded(1));
-        assert_eq!(plan(&[a, down]), Ok(vec![1, 2]));
+        let a = listed("a", None, Holding::recorded(1));
+        assert_eq!(plan(&[a.clone(), down]), Ok(vec![Some(1), None]));
+        let asked = listed("down", Some(2), Holding::Unknown);
+        assert_eq!(plan(&[a, asked.clone()]), Ok(vec![Some(1), Some(2)]));
+        // A fresh store may take the number of the unread one: it gets none.
+        let unread = listed("down", None, Holding::Unknown);
+        assert!(matches!(
+            plan(&[fresh("new"), unread]),
+            Err(NumberConflict::Unseen { store, unread }) if store == "new" && unread == "down"
+        ));
+        // Unless the unread one's number is given.
+        assert_eq!(plan(&[fresh("new"), asked]), Ok(vec![Some(1), Some(2)]));
+    }
+
+    #[test]
+    fn numbers_a_recorded_store_used_before_its_record_stay_its_own() {
+        // Recorded as 2 by --authority 2, with counters of authority 1 from before the record:
+        // a fresh store listed with it must not take 1 and issue its old ids again.
+        let old = listed(
+            "old",
+            None,
+            Holding::Recorded {
+                number: 2,
+                in_counters: vec![1, 2],
+            },
+        );
+        assert_eq!(
+            plan(&[fresh("new"), old.clone()]),
+            Ok(vec![Some(3), Some(2)])
+        );
+        let asks_one = listed("new", Some(1), Holding::Unrecorded(vec![]));
+        assert!(matches!(
+            plan(&[asks_one, old]),
+            Err(NumberConflict::Shared { number: 1, .. })
+        ));
     }
 
     #[test]
@@ -579,10 +674,12 @@ mod tests {
     #[tokio::test]
     async fn assign_records_every_fresh_store_in_list_order() {
         let (a, b) = (MemoryRecord::new("a"), MemoryRecord::new("b"));
-        assert_eq!(assign(&[(&a, None)]).await.unwrap(), vec![1]);
+        assert_eq!(assign(&[(&a, None)]).await.unwrap(), vec![Some(1)]);
         // b listed in front of a: a keeps 1, b gets 2.
-        assert_eq!(assign(&[(&b, None), (&a, None)]).await.unwrap(), vec![2, 1]);
+        let numbers = assign(&[(&b, None), (&a, None)]).await.unwrap();
+        assert_eq!(numbers, vec![Some(2), Some(1)]);
         assert_eq!(b.lock().as_ref(), Some(&2));
-        assert_eq!(assign(&[(&a, None), (&b, None)]).await.unwrap(), vec![1, 2]);
+        let numbers = assign(&[(&a, None), (&b, None)]).await.unwrap();
+        assert_eq!(numbers, vec![Some(1), Some(2)]);
     }
 }

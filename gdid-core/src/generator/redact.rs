@@ -62,26 +62,32 @@ pub fn redact(url: &str) -> String {
         }
         out.push('@');
     }
-    let (before_query, query) = match after.split_once('?') {
-        Some((before, query)) => (before, Some(query)),
-        None => (after, None),
-    };
-    out.push_str(before_query);
-    if let Some(query) = query {
-        out.push('?');
-        for (i, parameter) in query.split('&').enumerate() {
-            if i > 0 {
-                out.push('&');
+    out.push_str(after);
+    hide_secret_parameters(&out)
+}
+
+/// `url` with the value of every secret parameter (`?key=` or `&key=`, wherever it stands: a
+/// query can follow an `@` taken for the end of the user-info) hidden.
+fn hide_secret_parameters(url: &str) -> String {
+    let mut out = String::with_capacity(url.len());
+    let mut rest = url;
+    // The text up to the first separator is no parameter.
+    let first = rest.find(['?', '&']).unwrap_or(rest.len());
+    out.push_str(&rest[..first]);
+    rest = &rest[first..];
+    while let Some(separator) = rest.chars().next() {
+        out.push(separator);
+        let parameter_end = rest[1..].find(['?', '&']).map_or(rest.len(), |i| i + 1);
+        let parameter = &rest[1..parameter_end];
+        match parameter.split_once('=') {
+            Some((key, _value)) if is_secret(key) => {
+                out.push_str(key);
+                out.push('=');
+                out.push_str(HIDDEN);
             }
-            match parameter.split_once('=') {
-                Some((key, _value)) if is_secret(key) => {
-                    out.push_str(key);
-                    out.push('=');
-                    out.push_str(HIDDEN);
-                }
-                _ => out.push_str(parameter),
-            }
+            _ => out.push_str(parameter),
         }
+        rest = &rest[parameter_end..];
     }
     out
 }
@@ -98,7 +104,16 @@ mod tests {
     use super::redact;
 
     /// Every form of URL a store is given in, with the secret `s3cr3t` somewhere in it.
-    const WITH_SECRETS: [(&str, &str); 12] = [
+    const WITH_SECRETS: [(&str, &str); 14] = [
+        // An `@` in the query, after the user-info or without one.
+        (
+            "postgres://h/db?user=app@corp&password=s3cr3t",
+            "postgres://h/db?user=app@corp&password=***",
+        ),
+        (
+            "postgres://u:s3cr3t@h/db?user=app@corp&password=s3cr3t",
+            "postgres://u:***@corp&password=***",
+        ),
         (
             "mysql://root:s3cr3t@127.0.0.1:3306/test",
             "mysql://root:***@127.0.0.1:3306/test",
