@@ -129,16 +129,37 @@ impl MongoAuthority {
         &self.record
     }
 
+    /// Creates the counter document `id` unless it exists: at era 0, counter 1, or with
+    /// `after_siblings` (the one-at-a-time counter, whose values documents of other keys may have
+    /// handed out before it was keyed 0) at the highest era and counter of the sequence's other
+    /// documents.
     async fn create(
         &self,
         id: &str,
         key: u8,
-        scope: &str,
-        sequence: &str,
+        (scope, sequence): (&str, &str),
+        after_siblings: bool,
     ) -> Result<(), AuthorityError> {
+        let (mut era, mut next) = (0_i64, 1_i64);
+        if after_siblings {
+            let mut siblings = self
+                .collection
+                .find(doc! { "scope": scope, "sequence": sequence, "_id": { "$ne": id } })
+                .await
+                .map_err(AuthorityError::store)?;
+            while siblings.advance().await.map_err(AuthorityError::store)? {
+                let sibling: Document = siblings
+                    .deserialize_current()
+                    .map_err(AuthorityError::store)?;
+                let sibling_id = sibling.get_str("_id").unwrap_or("?").to_owned();
+                let (sibling_era, sibling_next) = counter_state(&sibling_id, &sibling)?;
+                era = era.max(sibling_era);
+                next = next.max(sibling_next);
+            }
+        }
         let counter = doc! {
             "_id": id, "authority": i32::from(key), "scope": scope,
-            "sequence": sequence, "era": 0_i64, "next": 1_i64,
+            "sequence": sequence, "era": era, "next": next,
         };
         match self.collection.insert_one(counter).await {
             Ok(_) => Ok(()),
@@ -233,20 +254,21 @@ impl Authority for MongoAuthority {
             .check
             .before_block(&self.record, scope, sequence)
             .await?;
-        self.reserve(number, scope, sequence, size).await
+        self.reserve(number, scope, sequence, size, false).await
     }
 }
 
 impl MongoAuthority {
     /// Reserves `size` counters of the document keyed (`key`, scope, sequence): the block of
     /// authority `key`, or, with key [`COUNTER_KEY`], values of the collection's one-at-a-time
-    /// counter.
+    /// counter; a missing document is created as [`create`](Self::create) says.
     pub(crate) async fn reserve(
         &self,
         key: u8,
         scope: &str,
         sequence: &str,
         size: u64,
+        after_siblings: bool,
     ) -> Result<Block, AuthorityError> {
         validate_name(NameKind::Scope, scope)?;
         validate_name(NameKind::Sequence, sequence)?;
@@ -290,7 +312,10 @@ impl MongoAuthority {
                 Some(document) => {
                     counter_state(&id, &document)?;
                 }
-                None => self.create(&id, key, scope, sequence).await?,
+                None => {
+                    self.create(&id, key, (scope, sequence), after_siblings)
+                        .await?
+                }
             }
         }
         Err(AuthorityError::store(format!(

@@ -9,7 +9,9 @@ use crate::authority::{COUNTER_KEY, MongoAuthority};
 /// semantics): continuous 1, 2, 3, … and monotonic, one round trip per id. The naive baseline of
 /// the MongoDB write-ups. It shares the counter collection with [`MongoAuthority`]: its document
 /// per (scope, sequence) is keyed by authority 0 whatever the collection's authority number, so
-/// renumbering never starts a counter again.
+/// renumbering never starts a counter again; its document starts after the sequence's other
+/// documents (a counter made, before it was keyed 0, from an authority numbered otherwise goes on
+/// from where it was).
 #[derive(Debug, Clone)]
 pub struct MongoCounter {
     authority: MongoAuthority,
@@ -36,7 +38,7 @@ impl MongoCounter {
     async fn take(&self, n: u64) -> Result<(u64, u64), Error> {
         let block = self
             .authority
-            .reserve(COUNTER_KEY, &self.scope, &self.sequence, n)
+            .reserve(COUNTER_KEY, &self.scope, &self.sequence, n, true)
             .await
             .map_err(Error::from)?;
         if block.era != 0 {

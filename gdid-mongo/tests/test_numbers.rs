@@ -71,4 +71,16 @@ async fn the_one_at_a_time_counter_does_not_depend_on_the_authority_number() {
     assert_eq!(one.next_id().await.unwrap(), 1);
     let three = MongoCounter::new(MongoAuthority::new(&db, &name, 3).unwrap(), "s", "n");
     assert_eq!(three.next_id().await.unwrap(), 2);
+
+    // A counter of before the key 0, made from authority 1, that handed out 1 to 50: it goes on
+    // at 51, never at 1.
+    db.collection::<Document>(&name)
+        .insert_one(doc! {
+            "_id": "1:s:legacy", "authority": 1, "scope": "s", "sequence": "legacy",
+            "era": 0_i64, "next": 51_i64,
+        })
+        .await
+        .unwrap();
+    let legacy = MongoCounter::new(MongoAuthority::new(&db, &name, 1).unwrap(), "s", "legacy");
+    assert_eq!(legacy.next_id().await.unwrap(), 51);
 }

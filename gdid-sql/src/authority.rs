@@ -4,7 +4,7 @@ use gdid_core::AUTHORITY_MAX;
 use gdid_core::generator::numbering::{NumberCheck, claim};
 use gdid_core::generator::{Authority, AuthorityError, Block, NameKind, redact, validate_name};
 
-use crate::counters::{self, size_sql};
+use crate::counters::{self, RowStart, size_sql};
 use crate::error::Error;
 use crate::numbering::SqlNumberRecord;
 use crate::store::SqlStore;
@@ -145,19 +145,22 @@ impl Authority for SqlAuthority {
             .check
             .before_block(&self.record, scope, sequence)
             .await?;
-        self.reserve(number, scope, sequence, size).await
+        self.reserve(number, scope, sequence, size, RowStart::Fresh)
+            .await
     }
 }
 
 impl SqlAuthority {
     /// Reserves `size` counters of the row keyed (`key`, scope, sequence): the block of authority
-    /// `key`, or, with key [`COUNTER_KEY`], values of the store's one-at-a-time counter.
+    /// `key`, or, with key [`COUNTER_KEY`], values of the store's one-at-a-time counter; a missing
+    /// row is created as `start` says.
     pub(crate) async fn reserve(
         &self,
         key: u8,
         scope: &str,
         sequence: &str,
         size: u64,
+        start: RowStart,
     ) -> Result<Block, AuthorityError> {
         validate_name(NameKind::Scope, scope)?;
         validate_name(NameKind::Sequence, sequence)?;
@@ -175,7 +178,7 @@ impl SqlAuthority {
             {
                 return Block::reserved_before(key, era, next, size).map_err(in_row);
             }
-            counters::create_row(&self.store, sql_key, scope, sequence).await?;
+            counters::create_row(&self.store, sql_key, scope, sequence, start).await?;
         }
         Err(AuthorityError::Corrupt(format!("{row} keeps disappearing")))
     }

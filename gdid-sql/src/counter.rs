@@ -3,6 +3,7 @@
 use gdid_core::generator::{Error, IdBatch, IdGenerator};
 
 use crate::authority::{COUNTER_KEY, SqlAuthority};
+use crate::counters::RowStart;
 
 /// A `u64` counter incremented in the database for every id: continuous (1, 2, 3, …) and
 /// monotonic, correct under any concurrency, and one database round trip per id. The baseline
@@ -10,8 +11,9 @@ use crate::authority::{COUNTER_KEY, SqlAuthority};
 ///
 /// It shares the `gdid_counters` table with [`SqlAuthority`]: its row per (scope, sequence) is
 /// keyed by authority 0 whatever the store's authority number, so renumbering a store never
-/// starts a counter again. (A store that is authority 0 draws its blocks of a sequence from the
-/// same row: both stay unique.)
+/// starts a counter again. Its row starts after the sequence's other rows (a counter made, before
+/// it was keyed 0, from an authority numbered otherwise goes on from where it was). A store that
+/// is authority 0 draws its blocks of a sequence from the same row: both stay unique.
 #[derive(Debug, Clone)]
 pub struct SqlCounter {
     authority: SqlAuthority,
@@ -32,7 +34,13 @@ impl SqlCounter {
     async fn take(&self, n: u64) -> Result<(u64, u64), Error> {
         let block = self
             .authority
-            .reserve(COUNTER_KEY, &self.scope, &self.sequence, n)
+            .reserve(
+                COUNTER_KEY,
+                &self.scope,
+                &self.sequence,
+                n,
+                RowStart::AfterSiblings,
+            )
             .await
             .map_err(Error::from)?;
         if block.era != 0 {

@@ -173,32 +173,55 @@ async fn stored_corruption(
     }))
 }
 
+/// Where a new counter row starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowStart {
+    /// Era 0, next counter 1: an authority's first block of the sequence.
+    Fresh,
+    /// At the highest era and next counter of the sequence's other rows: the one-at-a-time
+    /// counter, whose values rows of other keys may have handed out before it was keyed 0.
+    AfterSiblings,
+}
+
 /// Creates the row of (authority, scope, sequence) unless it exists.
 pub(crate) async fn create_row(
     store: &SqlStore,
     authority: i16,
     scope: &str,
     sequence: &str,
+    start: RowStart,
 ) -> Result<(), AuthorityError> {
     let (insert, ignore) = if store.dialect() == Dialect::MySql {
         ("INSERT IGNORE", "")
     } else {
         ("INSERT", " ON CONFLICT DO NOTHING")
     };
+    let values = match start {
+        RowStart::Fresh => "VALUES (?, ?, ?, 0, 1)",
+        RowStart::AfterSiblings => {
+            "SELECT ?, ?, ?, COALESCE(MAX(era), 0), COALESCE(MAX(next_counter), 1) \
+             FROM gdid_counters WHERE scope_name = ? AND sequence_name = ?"
+        }
+    };
     let q = sql(
         store.dialect(),
         &format!(
             "{insert} INTO gdid_counters (authority, scope_name, sequence_name, era, next_counter) \
-             VALUES (?, ?, ?, 0, 1){ignore}"
+             {values}{ignore}"
         ),
     );
-    with_pool!(store, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
-        .bind(authority)
-        .bind(scope)
-        .bind(sequence)
-        .execute(pool)
-        .await
-        .map(drop))
+    with_pool!(store, pool => {
+        let query = sqlx::query(AssertSqlSafe(q.0.clone()))
+            .bind(authority)
+            .bind(scope)
+            .bind(sequence);
+        let query = if start == RowStart::AfterSiblings {
+            query.bind(scope).bind(sequence)
+        } else {
+            query
+        };
+        query.execute(pool).await.map(drop)
+    })
     .map_err(driver_error)
 }
 

@@ -93,6 +93,9 @@ impl NumberRecord for SqlNumberRecord {
         let column = described(self.store.dialect(), "authority");
         let query = format!("SELECT {column} FROM gdid_authority WHERE id = 1");
         Box::pin(async move {
+            // An authority made on a schema of before the record (without `ensure_schema`)
+            // creates its table here, at its first check.
+            self.ensure_schema().await.map_err(driver_error)?;
             let numbers = self.numbers(query, "the gdid_authority row").await?;
             Ok(numbers.first().copied())
         })

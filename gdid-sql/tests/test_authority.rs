@@ -381,7 +381,28 @@ async fn the_one_at_a_time_counter_does_not_depend_on_the_authority_number() {
         assert_eq!(counter.next_id().await.unwrap(), 1, "{dialect}");
         // The same store seen through an authority made with another number (not yet checked).
         let store = gdid_sql::SqlStore::connect(&one).await.unwrap();
-        let other = SqlCounter::new(SqlAuthority::new(store, 7, "x").unwrap(), &scope, "n");
+        let other = SqlCounter::new(
+            SqlAuthority::new(store.clone(), 7, "x").unwrap(),
+            &scope,
+            "n",
+        );
         assert_eq!(other.next_id().await.unwrap(), 2, "{dialect}");
+
+        // A counter of before the key 0, made from authority 1, that handed out 1 to 50: the
+        // counter goes on at 51, never at 1.
+        execute(
+            &store,
+            format!(
+                "INSERT INTO gdid_counters (authority, scope_name, sequence_name, era, next_counter) \
+                 VALUES (1, '{scope}', 'legacy', 0, 51)"
+            ),
+        )
+        .await;
+        let legacy = SqlCounter::new(
+            SqlAuthority::connect(&one, 1).await.unwrap(),
+            &scope,
+            "legacy",
+        );
+        assert_eq!(legacy.next_id().await.unwrap(), 51, "{dialect}");
     }
 }

@@ -16,12 +16,15 @@ use common::{execute, fresh_scope};
 use gdid_core::generator::{Authority, IdGenerator};
 use gdid_sql::{Dialect, Pick, RangeLayout, SqlAuthority, SqlShardedCounter, SqlStore};
 
-/// The stores to run on: a fresh SQLite file, and PostgreSQL (whose `RETURNING` is read the
-/// same way). MySQL has no `RETURNING` and no deferred constraints: its update completes before
-/// it answers.
-fn stores() -> Vec<String> {
+/// The stores to run on: a fresh SQLite file, and a database of this test's own on PostgreSQL
+/// (whose `RETURNING` is read the same way; its own, so that the trigger fails no other test's
+/// commits). MySQL has no `RETURNING` and no deferred constraints: its update completes before it
+/// answers.
+async fn stores() -> Vec<String> {
     let mut urls = vec![gdid_testkit::sqlite_url("gdid-commit")];
-    urls.extend(gdid_testkit::server("GDID_POSTGRES_URL"));
+    if let Some(postgres) = gdid_testkit::server("GDID_POSTGRES_URL") {
+        urls.push(gdid_testkit::database(&postgres, "gdid_commit_test").await);
+    }
     urls
 }
 
@@ -97,7 +100,7 @@ async fn undo(store: &SqlStore, statements: Vec<String>) {
 /// move, and a block handed out from it would be handed out again.
 #[tokio::test]
 async fn a_block_whose_commit_failed_is_never_handed_out() {
-    for url in stores() {
+    for url in stores().await {
         let authority = SqlAuthority::open(&url).await.unwrap();
         let (scope, sequence) = (fresh_scope("commit"), "orders");
         let first = authority.allocate(&scope, sequence, 10).await.unwrap();
@@ -135,7 +138,7 @@ async fn a_block_whose_commit_failed_is_never_handed_out() {
 /// Values of a range whose take fails to commit are an error, never ids.
 #[tokio::test]
 async fn sharded_values_whose_commit_failed_are_never_handed_out() {
-    for url in stores() {
+    for url in stores().await {
         let store = SqlStore::connect(&url).await.unwrap();
         let layout = RangeLayout::new(1, 1_000, 1).unwrap();
         let ids =
