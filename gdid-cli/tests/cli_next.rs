@@ -115,7 +115,15 @@ fn a_store_that_is_down_is_failed_over_to_the_next() {
 fn a_store_that_cannot_be_read_never_lends_its_number_to_another() {
     let dead = "mysql://root@127.0.0.1:1/test";
     let fresh_store = sqlite_url("gdid-cli-unseen");
-    let refused = gdid(&["next", "--store", dead, "--store", &fresh_store, "--count", "3"]);
+    let refused = gdid(&[
+        "next",
+        "--store",
+        dead,
+        "--store",
+        &fresh_store,
+        "--count",
+        "3",
+    ]);
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
     assert!(refused.stdout.is_empty(), "no id is issued");
@@ -123,10 +131,21 @@ fn a_store_that_cannot_be_read_never_lends_its_number_to_another() {
 
     // Once the fresh store has its number, the dead one is left out and the other serves.
     let recorded = lines(&gdid(&["next", "--store", &fresh_store, "--count", "1"]));
-    let served = gdid(&["next", "--store", dead, "--store", &fresh_store, "--count", "3"]);
+    let served = gdid(&[
+        "next",
+        "--store",
+        dead,
+        "--store",
+        &fresh_store,
+        "--count",
+        "3",
+    ]);
     let ids = lines(&served);
     assert_eq!(ids.len(), 3);
-    assert!(ids.iter().all(|id| id.split(':').nth(1) == recorded[0].split(':').nth(1)));
+    assert!(
+        ids.iter()
+            .all(|id| id.split(':').nth(1) == recorded[0].split(':').nth(1))
+    );
     assert!(String::from_utf8_lossy(&served.stderr).contains("left out"));
 }
 
