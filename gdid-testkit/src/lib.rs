@@ -10,6 +10,7 @@
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+pub mod processes;
 mod sql;
 pub use sql::database;
 
