@@ -338,8 +338,9 @@ impl Strategy {
 }
 
 fn mongo_authority(database: &mongodb::Database, number: u8) -> Result<MongoAuthority, Error> {
-    MongoAuthority::new(database, MONGO_COUNTERS, number)
-        .map_err(|reason| Error::InvalidConfig { reason })
+    MongoAuthority::new(database, MONGO_COUNTERS, number).map_err(|e| Error::InvalidConfig {
+        reason: e.to_string(),
+    })
 }
 
 /// Where each store keeps its authority number, its tables created if missing. A store that

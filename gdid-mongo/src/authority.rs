@@ -10,6 +10,7 @@ use mongodb::options::{ReturnDocument, WriteConcern};
 use mongodb::{Collection, Database};
 
 use crate::durability::{collection_with_concern, durable};
+use crate::error::Error;
 use crate::numbering::MongoNumberRecord;
 use crate::unique::{by_id, is_duplicate_key, is_type_mismatch};
 
@@ -59,8 +60,8 @@ impl MongoAuthority {
     ///
     /// # Errors
     ///
-    /// A message for an authority number above 15.
-    pub fn new(database: &Database, collection: &str, number: u8) -> Result<Self, String> {
+    /// [`Error::AuthorityNumber`] for an authority number above 15.
+    pub fn new(database: &Database, collection: &str, number: u8) -> Result<Self, Error> {
         Self::with_write_concern(database, collection, number, durable())
     }
 
@@ -73,8 +74,7 @@ impl MongoAuthority {
     /// The server's error, or [`AuthorityError::Number`] / [`AuthorityError::Corrupt`] when the
     /// number cannot be settled.
     pub async fn open(database: &Database, collection: &str) -> Result<Self, AuthorityError> {
-        let mut authority = Self::with_write_concern(database, collection, 0, durable())
-            .map_err(AuthorityError::Corrupt)?;
+        let mut authority = Self::of(database, collection, 0, durable());
         let number = claim(&authority.record, None).await?;
         authority.check = NumberCheck::made(number);
         Ok(authority)
@@ -94,24 +94,29 @@ impl MongoAuthority {
     ///
     /// # Errors
     ///
-    /// A message for an authority number above 15.
+    /// [`Error::AuthorityNumber`] for an authority number above 15.
     pub fn with_write_concern(
         database: &Database,
         collection: &str,
         number: u8,
         concern: WriteConcern,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, Error> {
         if number > AUTHORITY_MAX {
-            return Err(format!("authority number {number} is above 15"));
+            return Err(Error::AuthorityNumber(number));
         }
+        Ok(Self::of(database, collection, number, concern))
+    }
+
+    /// Authority `number` (at most [`AUTHORITY_MAX`]) over `collection` of `database`.
+    fn of(database: &Database, collection: &str, number: u8, concern: WriteConcern) -> Self {
         let label = format!("mongodb {}.{collection}", database.name());
         let collection = collection_with_concern(database, collection, concern);
-        Ok(MongoAuthority {
+        MongoAuthority {
             record: MongoNumberRecord::of(collection.clone(), &label),
             collection,
             check: NumberCheck::new(number),
             label,
-        })
+        }
     }
 
     /// The collection of counter documents.

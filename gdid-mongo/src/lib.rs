@@ -31,6 +31,7 @@
 mod authority;
 mod counter;
 mod durability;
+mod error;
 mod numbering;
 mod proxy;
 mod sharded;
@@ -39,6 +40,7 @@ mod windows;
 
 pub use authority::MongoAuthority;
 pub use counter::{MongoCounter, ObjectIdGenerator};
+pub use error::Error;
 pub use gdid_core::generator::windows::{AgentError, AgentReport, Window};
 pub use gdid_core::generator::{Pick, RangeLayout};
 pub use numbering::MongoNumberRecord;

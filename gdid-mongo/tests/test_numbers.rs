@@ -84,3 +84,31 @@ async fn the_one_at_a_time_counter_does_not_depend_on_the_authority_number() {
     let legacy = MongoCounter::new(MongoAuthority::new(&db, &name, 1).unwrap(), "s", "legacy");
     assert_eq!(legacy.next_id().await.unwrap(), 51);
 }
+
+/// An authority number above 15 is refused with a typed error naming the number, by both
+/// constructors, before anything is sent (no server needed: the client connects lazily).
+#[tokio::test]
+async fn an_authority_number_above_15_is_a_typed_error() {
+    let client = mongodb::Client::with_uri_str("mongodb://127.0.0.1:1")
+        .await
+        .unwrap();
+    let db = client.database("gdid_never_used");
+    let error = MongoAuthority::new(&db, "counters", 16).unwrap_err();
+    assert!(
+        matches!(error, gdid_mongo::Error::AuthorityNumber(16)),
+        "{error:?}"
+    );
+    assert_eq!(error.to_string(), "authority number 16 is above 15");
+    let error = MongoAuthority::with_write_concern(
+        &db,
+        "counters",
+        255,
+        mongodb::options::WriteConcern::majority(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(error, gdid_mongo::Error::AuthorityNumber(255)),
+        "{error:?}"
+    );
+    assert!(MongoAuthority::new(&db, "counters", 15).is_ok());
+}
