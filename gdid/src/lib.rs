@@ -1,0 +1,89 @@
+//! # gdid
+//!
+//! 96-bit, ordered, compact global distributed ids (era, authority, counter), issued from blocks
+//! of a store's durable counter; and the other id strategies (one-at-a-time counters, sharded
+//! ranges, hi-lo windows, random, UUID) behind the same [`IdGenerator`] trait. This is the crate
+//! to add: it opens any store from its URL ([`Store`]) and re-exports the rest.
+//!
+//! ```rust,standalone_crate
+//! use gdid::{Gdid, IdGenerator};
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let folder = std::env::temp_dir().join(format!("gdid-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&folder)?;
+//! # std::env::set_current_dir(&folder)?;
+//! let store = gdid::Store::open("sqlite:ids.sqlite").await?; // or mysql://, postgres://, mongodb://
+//! let orders = store.block_generator("shop", "orders").build()?; // this store's authority, recorded in it
+//! let id: Gdid = orders.next_id().await?;
+//! # assert_eq!(id.authority(), store.authority_number());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! ## Features
+//!
+//! | feature    | what it adds                                                       |
+//! |------------|--------------------------------------------------------------------|
+//! | `sqlite`   | (default) `sqlite:PATH` stores; `gdid::sql` (gdid-sql)             |
+//! | `mysql`    | `mysql://…`, `mariadb://…` stores; `gdid::sql`                     |
+//! | `postgres` | `postgres://…`, `postgresql://…` stores; `gdid::sql`               |
+//! | `mongodb`  | `mongodb://…`, `mongodb+srv://…` stores; `gdid::mongo` (gdid-mongo)|
+//! | `uuid`     | `gdid::uuid` (gdid-uuid): UUID generators                          |
+//! | `random`   | `gdid::random` (gdid-random): random ids inserted with retry       |
+//! | `serde`    | serde for [`Gdid`] (`gdid::serde`)                                 |
+//! | `bson`     | BSON for [`Gdid`] (`gdid::bson`)                                   |
+//!
+//! A URL whose store's feature is off is refused with [`StoreError::FeatureDisabled`], naming
+//! the feature.
+#![deny(missing_docs, missing_debug_implementations)]
+
+mod error;
+#[cfg(feature = "mongodb")]
+mod open_mongo;
+#[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
+mod open_sql;
+pub mod store;
+mod url;
+
+pub use error::{Source, StoreError};
+pub use store::Store;
+
+// The value type and its errors.
+pub use gdid_core::{
+    AUTHORITY_MAX, BufferTooSmall, COUNTER_MAX, DecodeError, Field, Gdid, InvalidLength,
+    InvalidParts, ParseError,
+};
+// The traits and the engine.
+pub use gdid_core::generator::{
+    Authority, AuthorityError, BlockGenerator, BlockGeneratorBuilder, DynIdGenerator, Error,
+    GeneratorConfig, IdBatch, IdGenerator, IdOrder, MemoryAuthority, Pick, RangeLayout,
+    SharedIdGenerator, redact,
+};
+
+/// The whole engine: authorities, blocks, providers, ranges, windows (gdid-core's `generator`).
+pub use gdid_core::generator as engine;
+
+/// serde helpers for [`Gdid`] (gdid-core's `serde`).
+#[cfg(feature = "serde")]
+pub use gdid_core::serde;
+
+/// BSON conversions for [`Gdid`] (gdid-core's `bson`).
+#[cfg(feature = "bson")]
+pub use gdid_core::bson;
+
+/// The SQL stores: MySQL/MariaDB, PostgreSQL, SQLite (gdid-sql).
+#[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
+pub use gdid_sql as sql;
+
+/// The MongoDB store (gdid-mongo).
+#[cfg(feature = "mongodb")]
+pub use gdid_mongo as mongo;
+
+/// UUID generators (gdid-uuid).
+#[cfg(feature = "uuid")]
+pub use gdid_uuid as uuid;
+
+/// Random ids inserted with retry (gdid-random).
+#[cfg(feature = "random")]
+pub use gdid_random as random;
