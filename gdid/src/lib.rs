@@ -47,7 +47,7 @@ pub mod store;
 mod url;
 
 pub use error::{Source, StoreError};
-pub use store::Store;
+pub use store::{OpenOptions, Store};
 
 // The value type and its errors.
 pub use gdid_core::{

@@ -27,8 +27,12 @@ pub(crate) struct MongoStore {
 
 impl MongoStore {
     /// Connects to `url`, pings the server, and settles the authority number of the counters
-    /// collection.
-    pub(crate) async fn open(url: &str, label: &str) -> Result<MongoStore, StoreError> {
+    /// collection, in the database the URL names or else `default_database`.
+    pub(crate) async fn open(
+        url: &str,
+        label: &str,
+        default_database: &str,
+    ) -> Result<MongoStore, StoreError> {
         let connect = |error: mongodb::error::Error| StoreError::Connect {
             url: label.to_owned(),
             // The driver may quote the URI: its message is redacted too.
@@ -41,7 +45,7 @@ impl MongoStore {
         let name = options
             .default_database
             .clone()
-            .unwrap_or_else(|| DEFAULT_DATABASE.to_owned());
+            .unwrap_or_else(|| default_database.to_owned());
         let database = Client::with_options(options)
             .map_err(connect)?
             .database(&name);

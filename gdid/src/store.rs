@@ -10,8 +10,11 @@
     allow(unused_imports, unused_variables, unreachable_code, dead_code)
 )]
 
+use std::sync::Arc;
+
 use gdid_core::generator::{
-    BlockGenerator, BlockGeneratorBuilder, Pick, RangeLayout, SharedIdGenerator, redact,
+    BlockGenerator, BlockGeneratorBuilder, DynAuthority, Pick, RangeLayout, SharedIdGenerator,
+    redact,
 };
 
 use crate::error::StoreError;
@@ -68,26 +71,24 @@ impl Store {
     /// enable), [`StoreError::InvalidUrl`], [`StoreError::Connect`], [`StoreError::Schema`],
     /// [`StoreError::Authority`]. No message holds the URL's password.
     pub async fn open(url: &str) -> Result<Store, StoreError> {
-        let url = url.trim();
-        let label = redact(url);
-        let backend = match Scheme::of(url)? {
-            #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
-            Scheme::Sqlite | Scheme::MySql | Scheme::Postgres => {
-                Backend::Sql(crate::open_sql::open(url, &label).await?)
-            }
-            #[cfg(feature = "mongodb")]
-            Scheme::MongoDb => {
-                Backend::Mongo(crate::open_mongo::MongoStore::open(url, &label).await?)
-            }
-            #[allow(unreachable_patterns)] // only schemes of enabled features get here
-            scheme => {
-                return Err(StoreError::FeatureDisabled {
-                    url: label,
-                    feature: scheme.feature(),
-                });
-            }
-        };
-        Ok(Store { label, backend })
+        Store::options().open(url).await
+    }
+
+    /// How to open a store, when the defaults of [`open`](Self::open) do not fit:
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), gdid::StoreError> {
+    /// let store = gdid::Store::options()
+    ///     .default_mongodb_database("billing") // when the URL names none; "gdid" otherwise
+    ///     .open("mongodb://127.0.0.1:27017")
+    ///     .await?;
+    /// # let _ = store;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn options() -> OpenOptions {
+        OpenOptions::default()
     }
 
     /// The store's URL without its password.
@@ -95,14 +96,32 @@ impl Store {
         &self.label
     }
 
+    /// The store's authority, to share among generators or to add to another store's generator
+    /// as its failover (`BlockGeneratorBuilder::shared_authority`).
+    pub fn authority(&self) -> Arc<dyn DynAuthority> {
+        match &self.backend {
+            #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
+            Backend::Sql(authority) => Arc::new(authority.clone()),
+            #[cfg(feature = "mongodb")]
+            Backend::Mongo(mongo) => Arc::new(mongo.authority.clone()),
+            #[cfg(not(any(
+                feature = "sqlite",
+                feature = "mysql",
+                feature = "postgres",
+                feature = "mongodb"
+            )))]
+            Backend::None(never) => match *never {},
+        }
+    }
+
     /// The authority number recorded in the store (0 to 15).
     pub fn authority_number(&self) -> u8 {
         use gdid_core::generator::Authority;
         match &self.backend {
             #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
-            Backend::Sql(authority) => authority.number(),
+            Backend::Sql(authority) => Authority::number(authority),
             #[cfg(feature = "mongodb")]
-            Backend::Mongo(mongo) => mongo.authority.number(),
+            Backend::Mongo(mongo) => Authority::number(&mongo.authority),
             #[cfg(not(any(
                 feature = "sqlite",
                 feature = "mysql",
@@ -260,5 +279,51 @@ impl Store {
             url: self.label.clone(),
             source,
         }
+    }
+}
+
+/// How [`Store::options`] opens a store.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    default_mongodb_database: Option<String>,
+}
+
+impl OpenOptions {
+    /// The MongoDB database used when the URL names none (`gdid` unless set).
+    pub fn default_mongodb_database(mut self, name: &str) -> Self {
+        self.default_mongodb_database = Some(name.to_owned());
+        self
+    }
+
+    /// Opens the store of `url`, as [`Store::open`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::open`].
+    pub async fn open(&self, url: &str) -> Result<Store, StoreError> {
+        let url = url.trim();
+        let label = redact(url);
+        let backend = match Scheme::of(url)? {
+            #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
+            Scheme::Sqlite | Scheme::MySql | Scheme::Postgres => {
+                Backend::Sql(crate::open_sql::open(url, &label).await?)
+            }
+            #[cfg(feature = "mongodb")]
+            Scheme::MongoDb => {
+                let database = self
+                    .default_mongodb_database
+                    .as_deref()
+                    .unwrap_or(crate::open_mongo::DEFAULT_DATABASE);
+                Backend::Mongo(crate::open_mongo::MongoStore::open(url, &label, database).await?)
+            }
+            #[allow(unreachable_patterns)] // only schemes of enabled features get here
+            scheme => {
+                return Err(StoreError::FeatureDisabled {
+                    url: label,
+                    feature: scheme.feature(),
+                });
+            }
+        };
+        Ok(Store { label, backend })
     }
 }

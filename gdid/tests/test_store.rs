@@ -1,5 +1,15 @@
 //! `gdid::Store`: the front-door example on every store, the strategies it hands out, and the
 //! typed errors of bad URLs (never with their password).
+// A build without any store feature only checks that every URL is refused.
+#![cfg_attr(
+    not(any(
+        feature = "sqlite",
+        feature = "mysql",
+        feature = "postgres",
+        feature = "mongodb"
+    )),
+    allow(dead_code, unused_imports)
+)]
 
 use std::error::Error as _;
 
@@ -239,4 +249,39 @@ async fn a_store_whose_feature_is_off_names_the_feature() {
     );
     assert!(error.to_string().contains("\"mongodb\""), "{error}");
     assert!(!everything_said(&error).contains("hunter2"), "{error:?}");
+}
+
+/// A URI naming no database opens the options' default one: its counters go on from those of the
+/// URI that names it. `Store::authority` is that store's authority.
+#[cfg(feature = "mongodb")]
+#[tokio::test]
+async fn the_default_mongodb_database_is_the_options_one() {
+    let Some(uri) = server("GDID_MONGODB_URI") else {
+        return;
+    };
+    let named = Store::open(&mongo_database(&uri, "gdid_front_door"))
+        .await
+        .expect("named");
+    let by_default = Store::options()
+        .default_mongodb_database("gdid_front_door")
+        .open(&uri)
+        .await
+        .expect("by default");
+    assert_eq!(named.authority_number(), by_default.authority_number());
+    assert_eq!(
+        by_default.authority().number(),
+        by_default.authority_number()
+    );
+    let sequence = fresh("default_db");
+    let first = named
+        .one_at_a_time("shop", &sequence)
+        .next_id()
+        .await
+        .unwrap();
+    let second = by_default
+        .one_at_a_time("shop", &sequence)
+        .next_id()
+        .await
+        .unwrap();
+    assert_eq!((first, second), (1, 2), "one counter, one database");
 }
