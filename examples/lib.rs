@@ -21,8 +21,6 @@ use std::time::Duration;
 
 use bson::doc;
 use gdid_core::generator::DynAuthority;
-use gdid_mongo::MongoAuthority;
-use gdid_sql::SqlAuthority;
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
 
@@ -106,40 +104,21 @@ pub fn describe_id_store(url: &str) -> String {
 }
 
 /// The authority of the store of `url`, with the number recorded in the store (1 for a fresh
-/// one; a store is one authority whatever the program that opens it): a
-/// `gdid_sql::SqlAuthority` (its table `gdid_counters` is created if missing) or, for
-/// `mongodb://…`, a `gdid_mongo::MongoAuthority` on the collection [`MONGODB_COUNTERS`] of
-/// [`MONGODB_DATABASE`].
+/// one; a store is one authority whatever the program that opens it), opened by
+/// [`gdid::Store`]: its schema is created if missing; for `mongodb://…` the counters are the
+/// collection [`MONGODB_COUNTERS`] of [`MONGODB_DATABASE`] (unless the URI names another
+/// database).
 ///
 /// # Errors
 ///
 /// When the store cannot be reached or its table cannot be created, or the URL has another
-/// scheme.
+/// scheme (`gdid::StoreError`, without the URL's password).
 pub async fn connect_authority(url: &str) -> Result<Arc<dyn DynAuthority>, Box<dyn Error>> {
-    const SCHEMES: [&str; 7] = [
-        "sqlite:",
-        "mysql://",
-        "mariadb://",
-        "postgres://",
-        "postgresql://",
-        "mongodb://",
-        "mongodb+srv://",
-    ];
-    if !SCHEMES.iter().any(|scheme| url.starts_with(scheme)) {
-        return Err(format!(
-            "unsupported id store {:?}: expected sqlite:PATH, mysql://, mariadb://, postgres://, \
-             postgresql:// or mongodb://",
-            redact(url)
-        )
-        .into());
-    }
-    if is_mongodb(url) {
-        let database = connect_mongodb(url).await?;
-        let authority = MongoAuthority::open(&database, MONGODB_COUNTERS).await?;
-        Ok(Arc::new(authority))
-    } else {
-        Ok(Arc::new(SqlAuthority::open(url).await?))
-    }
+    let store = gdid::Store::options()
+        .default_mongodb_database(MONGODB_DATABASE)
+        .open(url)
+        .await?;
+    Ok(store.authority())
 }
 
 /// The database [`MONGODB_DATABASE`] on the server of `uri`, pinged so that a server that cannot
