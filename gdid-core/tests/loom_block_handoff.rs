@@ -74,7 +74,7 @@ fn refills_race_the_fast_path(order: IdOrder, per_caller: usize) {
         let ids = generator(order);
         ids.loom_deliver(block(0));
         let taken = now_or_never(ids.next_block(TAKEN_BEFORE)).unwrap();
-        assert_eq!(taken.len, TAKEN_BEFORE);
+        assert_eq!(taken.len(), TAKEN_BEFORE);
         let ids = Arc::new(ids);
         let callers: Vec<_> = (0..2)
             .map(|_| {

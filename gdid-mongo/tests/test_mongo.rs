@@ -47,10 +47,10 @@ async fn concurrent_blocks_are_disjoint_and_nothing_is_lost() {
     for task in tasks {
         blocks.extend(task.await.unwrap());
     }
-    blocks.sort_by_key(|b| b.start);
+    blocks.sort_by_key(|b| b.start());
     let mut expected = 1;
     for block in &blocks {
-        assert_eq!(block.start, expected, "gap or overlap at {block}");
+        assert_eq!(block.start(), expected, "gap or overlap at {block}");
         expected = block.end();
     }
     let authority = MongoAuthority::new(&db, &collection, 2).unwrap();
@@ -79,7 +79,7 @@ async fn the_first_use_race_on_a_missing_counter_document() {
         .collect();
     let mut starts = Vec::new();
     for task in tasks {
-        starts.push(task.await.unwrap().start);
+        starts.push(task.await.unwrap().start());
     }
     starts.sort_unstable();
     assert_eq!(starts, (0..16).map(|i| 1 + 10 * i).collect::<Vec<u64>>());
@@ -109,9 +109,9 @@ async fn a_restart_never_repeats_and_the_era_rolls_over() {
         .await
         .unwrap();
     let last = authority.allocate("app", "restart", 6).await.unwrap();
-    assert_eq!((last.era, last.last().counter()), (7, COUNTER_MAX));
+    assert_eq!((last.era(), last.last().counter()), (7, COUNTER_MAX));
     let rolled = authority.allocate("app", "restart", 10).await.unwrap();
-    assert_eq!((rolled.era, rolled.start), (8, 0));
+    assert_eq!((rolled.era(), rolled.start()), (8, 0));
 }
 
 /// Documents no authority writes give a typed error, never a block.

@@ -17,7 +17,7 @@ async fn authority_numbers_belong_to_the_collection_not_to_the_caller() {
     let name = fresh("numbers");
     let first = MongoAuthority::open(&db, &name).await.unwrap();
     assert_eq!(first.number(), 1, "a fresh collection is authority 1");
-    assert_eq!(first.allocate("s", "q", 10).await.unwrap().authority, 1);
+    assert_eq!(first.allocate("s", "q", 10).await.unwrap().authority(), 1);
     assert_eq!(MongoAuthority::open(&db, &name).await.unwrap().number(), 1);
 
     let other = MongoAuthority::new(&db, &name, 2).unwrap();

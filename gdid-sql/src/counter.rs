@@ -43,13 +43,13 @@ impl SqlCounter {
             )
             .await
             .map_err(Error::from)?;
-        if block.era != 0 {
+        if block.era() != 0 {
             return Err(Error::Exhausted(format!(
                 "counter {}/{} passed 2^60",
                 self.scope, self.sequence
             )));
         }
-        Ok((block.start, block.len))
+        Ok((block.start(), block.len()))
     }
 }
 

@@ -41,12 +41,13 @@ async fn concurrent_allocation_is_disjoint_and_loses_nothing() {
         for task in tasks {
             blocks.extend(task.await.unwrap());
         }
-        blocks.sort_by_key(|b| b.start);
+        blocks.sort_by_key(|b| b.start());
         let mut expected_start = 1;
         for block in &blocks {
-            assert_eq!((block.era, block.authority), (0, 3), "{dialect}");
+            assert_eq!((block.era(), block.authority()), (0, 3), "{dialect}");
             assert_eq!(
-                block.start, expected_start,
+                block.start(),
+                expected_start,
                 "{dialect}: gap or overlap at {block}"
             );
             expected_start = block.end();
@@ -59,7 +60,8 @@ async fn concurrent_allocation_is_disjoint_and_loses_nothing() {
             .await
             .unwrap();
         assert_eq!(
-            next.start, expected_start,
+            next.start(),
+            expected_start,
             "{dialect}: the row holds the exact total"
         );
     }
@@ -108,8 +110,8 @@ async fn the_era_rolls_over_at_counter_max() {
         let last_of_era = authority.allocate(&scope, "s", 6).await.unwrap();
         assert_eq!(
             (
-                last_of_era.era,
-                last_of_era.start,
+                last_of_era.era(),
+                last_of_era.start(),
                 last_of_era.last().counter()
             ),
             (7, COUNTER_MAX - 5, COUNTER_MAX),
@@ -117,12 +119,12 @@ async fn the_era_rolls_over_at_counter_max() {
         );
         let first_of_next = authority.allocate(&scope, "s", 10).await.unwrap();
         assert_eq!(
-            (first_of_next.era, first_of_next.start),
+            (first_of_next.era(), first_of_next.start()),
             (8, 0),
             "{dialect}"
         );
         let then = authority.allocate(&scope, "s", 10).await.unwrap();
-        assert_eq!((then.era, then.start), (8, 10), "{dialect}");
+        assert_eq!((then.era(), then.start()), (8, 10), "{dialect}");
     }
 }
 
@@ -316,7 +318,7 @@ async fn authority_numbers_belong_to_the_store_not_to_the_caller() {
         let first = SqlAuthority::open(&url).await.unwrap();
         assert_eq!(first.number(), 1, "{dialect}: a fresh store is authority 1");
         let block = first.allocate(&scope, "s", 10).await.unwrap();
-        assert_eq!(block.authority, 1, "{dialect}");
+        assert_eq!(block.authority(), 1, "{dialect}");
         assert_eq!(
             SqlAuthority::open(&url).await.unwrap().number(),
             1,
@@ -363,7 +365,7 @@ async fn authority_numbers_belong_to_the_store_not_to_the_caller() {
         assert_eq!(old.number(), 4, "{dialect}: the number its counters use");
         let next = old.allocate(&scope, "s", 1).await.unwrap();
         assert_eq!(
-            (next.authority, next.start),
+            (next.authority(), next.start()),
             (4, 11),
             "{dialect}: continued"
         );

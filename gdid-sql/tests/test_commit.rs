@@ -120,9 +120,9 @@ async fn a_block_whose_commit_failed_is_never_handed_out() {
         handed_out.push(authority.allocate(&scope, sequence, 10).await.unwrap());
         let mut counters = HashSet::new();
         for block in &handed_out {
-            for counter in block.start..block.start + block.len {
+            for counter in block.start()..block.start() + block.len() {
                 assert!(
-                    counters.insert((block.era, counter)),
+                    counters.insert((block.era(), counter)),
                     "{url}: counter {counter} handed out twice: {handed_out:?}"
                 );
             }

@@ -21,17 +21,29 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// assert_eq!(block.first().to_string(), "0:3:1");
 /// assert_eq!(block.last().to_string(), "0:3:10");
 /// assert_eq!(block.ids().count(), 10);
+/// assert_eq!((block.era(), block.authority(), block.start(), block.len()), (0, 3, 1, 10));
+/// ```
+///
+/// A block is made only by its checked constructors ([`Block::new`], [`Block::reserved_before`]),
+/// so a block that would issue [`Gdid::ZERO`] or pass `COUNTER_MAX` cannot exist:
+///
+/// ```compile_fail,E0451
+/// let zero = gdid_core::generator::Block { era: 0, authority: 1, start: 0, len: 1 };
+/// println!("{zero}");
+/// ```
+///
+/// and its fields are read through accessors:
+///
+/// ```compile_fail,E0616
+/// let block = gdid_core::generator::Block::new(0, 3, 1, 10).unwrap();
+/// assert_eq!(block.start, 1);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Block {
-    /// The era of every id in the block.
-    pub era: u32,
-    /// The authority that reserved it, `0..=15`.
-    pub authority: u8,
-    /// The first counter.
-    pub start: u64,
-    /// How many counters, at least 1.
-    pub len: u64,
+    era: u32,
+    authority: u8,
+    start: u64,
+    len: u64,
 }
 
 impl Block {
@@ -80,7 +92,7 @@ impl Block {
     /// use gdid_core::generator::Block;
     ///
     /// let block = Block::reserved_before(3, 0, 101, 100).unwrap();
-    /// assert_eq!((block.start, block.len), (1, 100));
+    /// assert_eq!((block.start(), block.len()), (1, 100));
     /// ```
     pub fn reserved_before(
         authority: u8,
@@ -103,6 +115,27 @@ impl Block {
             ))
         })?;
         Block::new(era, authority, start, size)
+    }
+
+    /// The era of every id in the block.
+    pub const fn era(&self) -> u32 {
+        self.era
+    }
+
+    /// The authority that reserved the block, `0..=15`.
+    pub const fn authority(&self) -> u8 {
+        self.authority
+    }
+
+    /// The first counter.
+    pub const fn start(&self) -> u64 {
+        self.start
+    }
+
+    /// How many counters, at least 1 (a block is never empty).
+    #[allow(clippy::len_without_is_empty)]
+    pub const fn len(&self) -> u64 {
+        self.len
     }
 
     /// The counter one past the last.
@@ -182,11 +215,11 @@ impl CounterState {
     /// use gdid_core::COUNTER_MAX;
     ///
     /// let (block, state) = CounterState::INITIAL.reserve(2, 100).unwrap();
-    /// assert_eq!((block.start, block.len, state.next), (1, 100, 101));
+    /// assert_eq!((block.start(), block.len(), state.next), (1, 100, 101));
     ///
     /// let near_end = CounterState { era: 7, next: COUNTER_MAX - 5 };
     /// let (block, state) = near_end.reserve(2, 100).unwrap();
-    /// assert_eq!((block.era, block.start, state), (8, 0, CounterState { era: 8, next: 100 }));
+    /// assert_eq!((block.era(), block.start(), state), (8, 0, CounterState { era: 8, next: 100 }));
     /// ```
     pub fn reserve(
         self,

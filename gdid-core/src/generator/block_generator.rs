@@ -214,7 +214,9 @@ impl BlockGenerator {
         check_count(n)?;
         let inner = &self.inner;
         if let Some(claim) = inner.current.load().claim_exact(n) {
-            return Ok(claim.to_block());
+            return claim
+                .to_block()
+                .map_err(|e| Error::Corrupt(format!("a claim of the current block: {e}")));
         }
         let started = Instant::now();
         let round = inner

@@ -18,8 +18,8 @@ use crate::gdid::AUTHORITY_MAX;
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let authority = MemoryAuthority::new(4);
 /// let block = authority.allocate("shop", "order", 100).await?;
-/// assert_eq!((block.authority, block.start, block.len), (4, 1, 100));
-/// assert_eq!(authority.allocate("shop", "order", 1).await?.start, 101);
+/// assert_eq!((block.authority(), block.start(), block.len()), (4, 1, 100));
+/// assert_eq!(authority.allocate("shop", "order", 1).await?.start(), 101);
 /// # Ok(())
 /// # }
 /// ```

@@ -8,6 +8,7 @@ use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 use super::authority::Block;
 use super::config::GeneratorConfig;
+use super::error::AuthorityError;
 use super::sync::{AtomicBool, AtomicU32, AtomicU64, fence};
 use crate::Gdid;
 
@@ -30,13 +31,10 @@ impl Claim {
         Gdid::from_raw(self.era, self.high | self.start)
     }
 
-    pub(crate) fn to_block(self) -> Block {
-        Block {
-            era: self.era,
-            authority: self.first().authority(),
-            start: self.start,
-            len: self.len(),
-        }
+    /// The claim as a block, checked like every block (a claim of at least one id of a checked
+    /// block always passes).
+    pub(crate) fn to_block(self) -> Result<Block, AuthorityError> {
+        Block::new(self.era, self.first().authority(), self.start, self.len())
     }
 }
 
@@ -71,7 +69,7 @@ impl Segment {
     }
 
     pub(crate) fn new(block: Block, config: &GeneratorConfig) -> Self {
-        let len = block.len;
+        let len = block.len();
         let low_water = if config.low_water_mark > 0.0 {
             // Counters left when the prefetch starts; at least one, so that it starts before the
             // block is used up.
@@ -85,11 +83,11 @@ impl Segment {
         // A thread takes at most 1/16 of the block, so that a few threads cannot strand it.
         let slice = (len / 16).clamp(1, config.max_slice);
         Segment {
-            era: block.era,
-            high: u64::from(block.authority) << Gdid::COUNTER_BITS,
-            start: block.start,
+            era: block.era(),
+            high: u64::from(block.authority()) << Gdid::COUNTER_BITS,
+            start: block.start(),
             end: block.end(),
-            next: AtomicU64::new(block.start),
+            next: AtomicU64::new(block.start()),
             low_water,
             slice,
             prefetch_requested: AtomicBool::new(false),

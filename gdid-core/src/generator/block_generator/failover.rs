@@ -91,24 +91,24 @@ impl Inner {
                 super::super::error::AuthorityError::InvalidBlock(reason),
             )))
         };
-        let checked = match Block::new(block.era, block.authority, block.start, block.len) {
+        let checked = match Block::new(block.era(), block.authority(), block.start(), block.len()) {
             Ok(b) => b,
             Err(e) => return Err(FailureCause::Error(Arc::new(e))),
         };
-        if checked.authority != number {
+        if checked.authority() != number {
             return invalid(format!(
                 "block {checked} carries authority {} but came from authority {number}",
-                checked.authority
+                checked.authority()
             ));
         }
-        if checked.len != size {
+        if checked.len() != size {
             return invalid(format!(
                 "block {checked} holds {} ids, {size} were asked for",
-                checked.len
+                checked.len()
             ));
         }
         if let Some((era, counter)) = floor {
-            if (checked.era, checked.start) < (era, counter) {
+            if (checked.era(), checked.start()) < (era, counter) {
                 let cause = FailureCause::WentBackwards {
                     block: checked,
                     previous_end: Gdid::from_raw(
@@ -122,7 +122,7 @@ impl Inner {
         }
         let mut st = self.lock_state();
         let health = &mut st.health[i];
-        let end = (checked.era, checked.end());
+        let end = (checked.era(), checked.end());
         health.next_expected = Some(health.next_expected.map_or(end, |seen| seen.max(end)));
         health.consecutive_failures = 0;
         health.backoff_until = None;

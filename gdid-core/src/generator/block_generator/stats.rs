@@ -16,7 +16,7 @@ impl BlockGenerator {
         let current = inner.current.load();
         let in_slots: u64 = inner.slots.iter().map(|slot| slot.unused()).sum();
         let claimed = st.consumed_before_current + current.claimed();
-        let pending = st.pending.map_or(0, |b| b.len);
+        let pending = st.pending.map_or(0, |b| b.len());
         let in_hand = current.remaining() + pending + in_slots;
         let rate = st.rate.rate();
         Stats {
