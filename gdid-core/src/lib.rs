@@ -70,3 +70,23 @@ pub use external::bson_support as bson;
 ))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The examples of docs/interoperability.md, run as doc tests.
+#[cfg(all(
+    doctest,
+    feature = "bson",
+    feature = "sqlx-mysql",
+    feature = "generator"
+))]
+#[doc = include_str!("../../docs/interoperability.md")]
+pub struct InteroperabilityDoctests;
+
+/// The examples of docs/strategies.md, run as doc tests.
+#[cfg(all(
+    doctest,
+    feature = "bson",
+    feature = "sqlx-mysql",
+    feature = "generator"
+))]
+#[doc = include_str!("../../docs/strategies.md")]
+pub struct StrategiesDoctests;
