@@ -129,6 +129,12 @@ impl MongoAuthority {
         format!("{}:{scope}:{sequence}", self.check.number())
     }
 
+    /// The `_id` of the one-at-a-time counter document of (scope, sequence) (see
+    /// [`MongoCounter`](crate::MongoCounter)).
+    pub fn counter_document_id(&self, scope: &str, sequence: &str) -> String {
+        format!("{COUNTER_KEY}:{scope}:{sequence}")
+    }
+
     /// Where the collection keeps its authority number.
     pub fn number_record(&self) -> &MongoNumberRecord {
         &self.record

@@ -29,6 +29,7 @@
 mod authority;
 mod block_generator;
 mod config;
+mod counter;
 mod error;
 mod faults;
 mod id_generator;
@@ -46,6 +47,7 @@ pub mod windows;
 pub use authority::{Authority, Block, BoxFuture, CounterState, DynAuthority, validate_name};
 pub use block_generator::{AuthorityStats, BlockGenerator, Stats};
 pub use config::{BlockGeneratorBuilder, GeneratorConfig, IdOrder};
+pub use counter::{CounterRow, OneAtATime};
 pub use error::{
     AuthorityError, AuthorityFailure, Error, FailureCause, InvalidName, NameKind, StoreError,
 };

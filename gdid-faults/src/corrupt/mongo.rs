@@ -224,7 +224,7 @@ async fn counter_case(
     let id = if via == Via::Counter {
         let counter = MongoCounter::new(authority.clone(), SCOPE, &sequence);
         counter.next_id().await?;
-        counter.document_id()
+        authority.counter_document_id(SCOPE, &sequence)
     } else {
         authority.allocate(SCOPE, &sequence, 1).await?;
         authority.counter_id(SCOPE, &sequence)
