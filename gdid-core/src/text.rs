@@ -349,7 +349,7 @@ fn write_hex(bytes: &[u8; Gdid::SIZE], out: &mut [u8], digits: &[u8; 16]) {
 /// Views bytes this module wrote (ASCII digits, `:`, `x`) as `str`.
 ///
 /// The one `unsafe` in the crate: UTF-8 validation of what the encoders just wrote was half the
-/// time of hex formatting (13.2 → 7.7 ns per id measured, README "Benchmarks").
+/// time of hex formatting (13.2 → 7.7 ns per id measured, docs/performance.md).
 #[allow(unsafe_code)]
 fn ascii(bytes: &[u8]) -> &str {
     debug_assert!(bytes.is_ascii());

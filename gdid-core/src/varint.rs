@@ -213,8 +213,8 @@ const fn uleb_len(value: u64) -> usize {
 /// Writes `value` at the start of `out`, which the caller has checked is long enough.
 ///
 /// Hand-written rather than the `leb128` crate's `write::unsigned`: that one writes each byte
-/// through `io::Write` (a `memcpy` call per byte) and measured 2.2-4.3× slower here (README,
-/// "Benchmarks").
+/// through `io::Write` (a `memcpy` call per byte) and measured 2.2-4.3× slower here
+/// (docs/performance.md, "Benchmarks").
 fn put_uleb(out: &mut [u8], mut value: u64) -> usize {
     let mut len = 0;
     while value >= 0x80 {
