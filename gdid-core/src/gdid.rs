@@ -182,6 +182,24 @@ impl Gdid {
         self.era() == 0 && self.id64() == 0
     }
 
+    /// NFX/Azos's "no id" convention, asked for: `None` for [`Gdid::ZERO`], `Some(self)` otherwise.
+    ///
+    /// `Option<Gdid>` is 16 bytes, not 12: no 12-byte type can hold every non-zero id and leave
+    /// a niche for `None` (Rust's niches are invalid values of one scalar field, and a
+    /// `NonZeroU64` id64 would also exclude valid ids such as `5:0:0`), so there is no
+    /// `NonZeroGdid`. Where 12 bytes per id matter, store `Gdid` and call this at the edge.
+    ///
+    /// ```
+    /// use gdid_core::Gdid;
+    ///
+    /// assert_eq!(Gdid::ZERO.non_zero(), None);
+    /// assert_eq!(Gdid::MAX.non_zero(), Some(Gdid::MAX));
+    /// assert_eq!(Gdid::from_raw(5, 0).non_zero(), Some(Gdid::from_raw(5, 0)));
+    /// ```
+    pub const fn non_zero(self) -> Option<Gdid> {
+        if self.is_zero() { None } else { Some(self) }
+    }
+
     /// Compares by (era, counter), ignoring the authority.
     ///
     /// `Ord` puts the authority before the counter (that is the byte order). For range work across

@@ -29,21 +29,34 @@
 //! | bytes | [`Gdid::to_bytes`], [`Gdid::from_bytes`], `TryFrom<&[u8]>` | 12 bytes |
 //! | `leb` (NFX "Slim") | [`Gdid::encode_leb`], [`Gdid::decode_leb`] | 2-15 bytes |
 //! | `compact` | [`Gdid::encode_compact`], [`Gdid::decode_compact`] | 2-15 bytes |
-//! | serde (feature `serde`) | readable: colon text; binary: 12 bytes; [`serde`](crate::serde) helpers | |
-//! | BSON (feature `bson`) | `Binary` subtype `0x80`; [`bson::binary`](crate::bson::binary) | 12 bytes |
+//! | ELink (NFX/Azos) | [`Gdid::to_elink`], [`Gdid::from_elink`], [`ELink`] (with metadata), [`GdidSymbol::parse_any`] | 9-32 chars |
+//! | serde (feature `serde`) | readable: colon text; binary: 12 bytes; `serde` module helpers (`Option<Gdid>`: `::option`) | |
+//! | BSON (feature `bson`) | `Binary` subtype `0x80` by every path, plain fields included; `bson::binary` | 12 bytes |
 //! | SQL (features `sqlx-mysql`, `sqlx-postgres`, `sqlx-sqlite`) | sqlx `Type`/`Encode`/`Decode` | `BINARY(12)`/`BYTEA`/`BLOB` |
+//! | ORMs and drivers (features `diesel`, `sea-orm`, `postgres-types`) | diesel `ToSql`/`FromSql`/`AsExpression`, sea-orm column type (primary keys too), postgres-types `ToSql`/`FromSql` | `BINARY(12)`/`BYTEA`/`BLOB` |
 //!
 //! Every decoder returns a typed error that says what was wrong and where, and never panics.
 //!
 //! ## Features
 //!
-//! With default features off the crate pulls no async runtime and no database driver.
+//! With default features off the crate pulls no async runtime and no database driver, and needs
+//! no standard library: it is `no_std` (with `alloc`) unless the default feature `std` is on, and
+//! the value type with every codec (text, hex, bytes, LEB128, compact, ELink, and serde with
+//! `--features serde`) works without it. Every other feature (`generator`, `bson`, the SQL and
+//! ORM ones) turns `std` on.
 #![deny(missing_docs, missing_debug_implementations)]
 #![doc(test(attr(deny(warnings))))]
 #![cfg_attr(docsrs, feature(doc_cfg))]
+// The value type and its codecs use `core` and `alloc` only: without the `std` feature the crate
+// is `no_std` (its unit tests use std).
+#![cfg_attr(not(any(feature = "std", test)), no_std)]
 
+extern crate alloc;
+
+mod elink;
 mod error;
 mod gdid;
+mod symbol;
 mod text;
 mod varint;
 
@@ -52,8 +65,10 @@ mod external;
 #[cfg(feature = "generator")]
 pub mod generator;
 
+pub use elink::{ELink, ELinkError};
 pub use error::{BufferTooSmall, DecodeError, Field, InvalidLength, InvalidParts, ParseError};
 pub use gdid::{AUTHORITY_MAX, COUNTER_MAX, Gdid};
+pub use symbol::{GdidSymbol, ParseAnyError};
 
 #[cfg(feature = "serde")]
 pub use external::serde_support as serde;
@@ -61,32 +76,18 @@ pub use external::serde_support as serde;
 #[cfg(feature = "bson")]
 pub use external::bson_support as bson;
 
-/// The README's examples, run as doc tests.
+/// The examples of the README and of docs/interoperability.md and docs/strategies.md, run as doc
+/// tests (with `--all-features`, as `scripts/test` runs them: the ORM sections need theirs).
 #[cfg(all(
     doctest,
     feature = "bson",
     feature = "sqlx-mysql",
-    feature = "generator"
+    feature = "generator",
+    feature = "diesel",
+    feature = "sea-orm",
+    feature = "postgres-types"
 ))]
 #[doc = include_str!("../../README.md")]
-pub struct ReadmeDoctests;
-
-/// The examples of docs/interoperability.md, run as doc tests.
-#[cfg(all(
-    doctest,
-    feature = "bson",
-    feature = "sqlx-mysql",
-    feature = "generator"
-))]
 #[doc = include_str!("../../docs/interoperability.md")]
-pub struct InteroperabilityDoctests;
-
-/// The examples of docs/strategies.md, run as doc tests.
-#[cfg(all(
-    doctest,
-    feature = "bson",
-    feature = "sqlx-mysql",
-    feature = "generator"
-))]
 #[doc = include_str!("../../docs/strategies.md")]
-pub struct StrategiesDoctests;
+pub struct DocumentationDoctests;

@@ -82,23 +82,3 @@ proptest! {
         }
     }
 }
-
-#[cfg(feature = "serde")]
-proptest! {
-    #[test]
-    fn serde_round_trips_in_every_helper(id in any_gdid()) {
-        #[derive(serde::Serialize, serde::Deserialize, PartialEq, Debug)]
-        struct All {
-            plain: Gdid,
-            #[serde(with = "gdid_core::serde::hex")]
-            hex: Gdid,
-            #[serde(with = "gdid_core::serde::bytes")]
-            bytes: Gdid,
-            #[serde(with = "gdid_core::serde::compact")]
-            compact: Gdid,
-        }
-        let all = All { plain: id, hex: id, bytes: id, compact: id };
-        let json = serde_json::to_string(&all).unwrap();
-        prop_assert_eq!(serde_json::from_str::<All>(&json).unwrap(), all);
-    }
-}

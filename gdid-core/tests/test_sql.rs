@@ -3,47 +3,20 @@
     feature = "sqlx-postgres",
     feature = "sqlx-sqlite"
 ))]
-//! SQL columns on real servers: MariaDB/MySQL `BINARY(12)`, PostgreSQL `BYTEA`, SQLite `BLOB`.
+//! SQL columns on real servers: MariaDB/MySQL `BINARY(12)`, PostgreSQL `BYTEA`, SQLite `BLOB`;
+//! `Option<Gdid>` for NULL columns.
 //!
 //! Reads `GDID_MYSQL_URL` and `GDID_POSTGRES_URL`; without them a test says it is skipped, and
 //! with `CI=true` a missing server is a failure. SQLite runs on a temporary file.
 
-use std::collections::BTreeSet;
-
-use gdid_core::{COUNTER_MAX, Gdid};
-use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use gdid_core::Gdid;
 use sqlx::{
     AssertSqlSafe, Database, Decode, Encode, Executor, IntoArguments, Pool, QueryBuilder, Type,
 };
 
-const ROWS: usize = 1_000;
+mod common;
 
-/// 1,000 distinct ids spread over eras, authorities and counter magnitudes, with many ties in the
-/// leading fields so that every byte of the key takes part in the order.
-fn random_ids(seed: u64) -> Vec<Gdid> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut ids = BTreeSet::new();
-    ids.extend([Gdid::ZERO, Gdid::MAX, Gdid::from_raw(0, u64::MAX)]);
-    while ids.len() < ROWS {
-        let era = match rng.random_range(0..4) {
-            0 => 0,
-            1 => rng.random_range(0..3),
-            2 => u32::MAX - rng.random_range(0..2),
-            _ => rng.random(),
-        };
-        let counter = match rng.random_range(0..3) {
-            0 => rng.random_range(0..300),
-            1 => COUNTER_MAX - rng.random_range(0..300),
-            _ => rng.random_range(0..=COUNTER_MAX),
-        };
-        ids.insert(Gdid::from_parts(era, rng.random_range(0..=15), counter).unwrap());
-    }
-    let mut ids: Vec<Gdid> = ids.into_iter().collect();
-    // Insert in a scrambled order so that the database does the sorting.
-    ids.sort_by_key(|id| id.as_bytes().iter().rev().copied().collect::<Vec<u8>>());
-    ids
-}
+const ROWS: usize = 1_000;
 
 /// Creates `table` with a `column_type` primary key, inserts the ids, reads them back in
 /// `ORDER BY id` order and checks that order is `Ord` order, and that every id came back intact.
@@ -56,7 +29,7 @@ where
     i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
     usize: sqlx::ColumnIndex<DB::Row>,
 {
-    let ids = random_ids(0x6d1d);
+    let ids = common::scrambled_ids(0x6d1d, ROWS);
     pool.execute(AssertSqlSafe(format!("DROP TABLE IF EXISTS {table}")))
         .await
         .unwrap();
@@ -121,6 +94,66 @@ where
     );
 }
 
+/// An `Option<Gdid>` column: `None` binds as NULL and NULL reads back as `None`, a value as
+/// `Some`; `IS NULL` finds the row that has no id.
+async fn nullable_column_round_trips<DB>(pool: &Pool<DB>, table: &str, column_type: &str)
+where
+    DB: Database,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'a> DB::Arguments: IntoArguments<DB>,
+    Gdid: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
+    i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
+    Option<Gdid>: for<'q> Encode<'q, DB>,
+    usize: sqlx::ColumnIndex<DB::Row>,
+{
+    let rows: [(i64, Option<Gdid>); 3] = [
+        (1, None),
+        (2, Some("1293:3:57".parse().unwrap())),
+        (3, Some(Gdid::ZERO)),
+    ];
+    pool.execute(AssertSqlSafe(format!("DROP TABLE IF EXISTS {table}")))
+        .await
+        .unwrap();
+    pool.execute(AssertSqlSafe(format!(
+        "CREATE TABLE {table} (n BIGINT PRIMARY KEY, parent {column_type} NULL)"
+    )))
+    .await
+    .unwrap();
+    let mut insert = QueryBuilder::<DB>::new(format!("INSERT INTO {table} (n, parent) "));
+    insert.push_values(rows, |mut row, (n, parent)| {
+        row.push_bind(n).push_bind(parent);
+    });
+    insert.build().execute(pool).await.unwrap();
+
+    let read: Vec<(i64, Option<Gdid>)> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT n, parent FROM {table} ORDER BY n"
+    )))
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    // The zero id stays a value: NULL, not Gdid::ZERO, is "no id" (Gdid::non_zero asks for Azos's).
+    assert_eq!(read, rows);
+    let null: Vec<(i64,)> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT n FROM {table} WHERE parent IS NULL"
+    )))
+    .fetch_all(pool)
+    .await
+    .unwrap();
+    assert_eq!(null, [(1,)]);
+    // A NULL read into a plain Gdid is an error, never a made-up id.
+    let err = sqlx::query_as::<DB, (Gdid,)>(AssertSqlSafe(format!(
+        "SELECT parent FROM {table} WHERE n = 1"
+    )))
+    .fetch_one(pool)
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("unexpected null"), "{err}");
+
+    pool.execute(AssertSqlSafe(format!("DROP TABLE {table}")))
+        .await
+        .unwrap();
+}
+
 fn table_name(dialect: &str) -> String {
     format!("gdid_test_{dialect}_{}", std::process::id())
 }
@@ -132,6 +165,7 @@ async fn mysql_binary_12_round_trips_and_sorts() {
     };
     let pool = sqlx::MySqlPool::connect(&url).await.unwrap();
     round_trip_and_order(&pool, &table_name("mysql"), "BINARY(12)").await;
+    nullable_column_round_trips(&pool, &table_name("mysql_null"), "BINARY(12)").await;
     wrong_length_is_a_decode_error(&pool, "SELECT CAST(REPEAT('a', 11) AS BINARY(11))").await;
 }
 
@@ -142,6 +176,7 @@ async fn postgres_bytea_round_trips_and_sorts() {
     };
     let pool = sqlx::PgPool::connect(&url).await.unwrap();
     round_trip_and_order(&pool, &table_name("pg"), "BYTEA").await;
+    nullable_column_round_trips(&pool, &table_name("pg_null"), "BYTEA").await;
     wrong_length_is_a_decode_error(&pool, "SELECT decode('0102030405060708090a0b', 'hex')").await;
 }
 
@@ -153,6 +188,7 @@ async fn sqlite_blob_round_trips_and_sorts() {
     let url = format!("sqlite://{}?mode=rwc", dir.join("ids.sqlite").display());
     let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
     round_trip_and_order(&pool, "ids", "BLOB").await;
+    nullable_column_round_trips(&pool, "nullable_ids", "BLOB").await;
     wrong_length_is_a_decode_error(&pool, "SELECT x'0102030405060708090a0b'").await;
     pool.close().await;
     std::fs::remove_dir_all(dir).unwrap();

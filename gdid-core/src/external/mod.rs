@@ -12,3 +12,12 @@ pub mod bson_support;
     feature = "sqlx-sqlite"
 ))]
 mod sqlx_support;
+
+#[cfg(feature = "diesel")]
+mod diesel_support;
+
+#[cfg(feature = "postgres-types")]
+mod postgres_types_support;
+
+#[cfg(feature = "sea-orm")]
+mod sea_orm_support;

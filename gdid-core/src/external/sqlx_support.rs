@@ -4,10 +4,15 @@
 //! `BYTEA`, SQLite `BLOB`. Byte order is id order, so `ORDER BY` on the column is `Gdid` order.
 //! A column value of any other length is a decode error ("expected 12 bytes, found N"), never a
 //! truncated or padded id.
+//!
+//! A nullable column is an `Option<Gdid>` (sqlx's own `Option` support): `None` binds as NULL and
+//! NULL reads back as `None`. NULL read into a plain `Gdid` is sqlx's `UnexpectedNullError`, on
+//! every database. `Gdid::ZERO` is a value like any other here; [`Gdid::non_zero`] reads it as
+//! NFX/Azos's "no id" where that is asked for.
 
 use sqlx::encode::IsNull;
-use sqlx::error::BoxDynError;
-use sqlx::{Database, Decode, Encode, Type};
+use sqlx::error::{BoxDynError, UnexpectedNullError};
+use sqlx::{Database, Decode, Encode, Type, ValueRef};
 
 use crate::Gdid;
 
@@ -42,6 +47,10 @@ where
     &'r [u8]: Decode<'r, DB>,
 {
     fn decode(value: DB::ValueRef<'r>) -> Result<Self, BoxDynError> {
+        // SQLite's `&[u8]` reads NULL as no bytes: say NULL rather than "found 0".
+        if value.is_null() {
+            return Err(Box::new(UnexpectedNullError));
+        }
         let bytes = <&'r [u8] as Decode<'r, DB>>::decode(value)?;
         Ok(Gdid::from_slice(bytes)?)
     }
