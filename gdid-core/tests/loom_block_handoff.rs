@@ -131,3 +131,53 @@ fn per_thread_order_refills_race_the_fast_path() {
 fn strict_order_refills_race_the_fast_path() {
     refills_race_the_fast_path(IdOrder::Strict, 2);
 }
+
+/// A caller serves one id of its slice of 2 and exits: as with `thread_local`, its slot, one id
+/// left in it, goes to the next thread that takes a slot. Meanwhile a new caller serves ids and
+/// the allocation task delivers the next block. The id left is served by the new caller (first,
+/// when it got the slot) or still in hand: never served twice, never lost by replacing the slice
+/// (issue 18: `Slot::fill`'s debug assertion fired there).
+#[test]
+fn an_exited_threads_slice_goes_to_the_next_thread() {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(2);
+    model.check(|| {
+        let ids = generator(IdOrder::PerThread);
+        ids.loom_deliver(block(0));
+        now_or_never(ids.next_block(TAKEN_BEFORE)).unwrap();
+        let ids = Arc::new(ids);
+        let leaving = {
+            let ids = Arc::clone(&ids);
+            thread::spawn(move || {
+                let served = serve(&ids, 1);
+                ids.loom_thread_exit();
+                served
+            })
+        };
+        let newcomer = {
+            let ids = Arc::clone(&ids);
+            thread::spawn(move || serve(&ids, 3))
+        };
+        let allocator = {
+            let ids = Arc::clone(&ids);
+            thread::spawn(move || ids.loom_deliver(block(1)))
+        };
+        let mut served = HashSet::new();
+        for caller in [leaving, newcomer] {
+            let run = caller.join().unwrap();
+            assert!(run.windows(2).all(|w| w[0] < w[1]), "{run:?} not in order");
+            for id in run {
+                assert!(served.insert(id), "{id} served twice");
+            }
+        }
+        allocator.join().unwrap();
+        let after = ids.stats();
+        let served = served.len() as u64;
+        assert_eq!(after.issued, TAKEN_BEFORE + served, "{after:?}");
+        assert_eq!(
+            TAKEN_BEFORE + served + after.ids_in_hand,
+            2 * BLOCK,
+            "ids lost: {served} served, {after:?}"
+        );
+    });
+}

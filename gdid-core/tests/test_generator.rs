@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gdid_core::generator::{
-    Authority, AuthorityError, Block, BlockGenerator, CounterState, Error, FailureCause,
-    FaultyAuthority, GdidProvider, IdGenerator, IdOrder, Latency, MemoryAuthority, Sequenced,
-    SharedIdGenerator,
+    Authority, AuthorityError, Block, BlockGenerator, BlockGeneratorBuilder, CounterState, Error,
+    FailureCause, FaultyAuthority, GdidProvider, IdGenerator, IdOrder, Latency, MemoryAuthority,
+    Sequenced, SharedIdGenerator,
 };
 use gdid_core::{COUNTER_MAX, Gdid};
 use tokio::time::Instant;
@@ -20,6 +20,25 @@ fn faulty(number: u8) -> Faulty {
     Arc::new(FaultyAuthority::new(MemoryAuthority::new(number)))
 }
 
+/// Authority 1 in memory, answering after `latency_ms`.
+fn slow(latency_ms: u64) -> Arc<FaultyAuthority<MemoryAuthority>> {
+    let authority = faulty(1);
+    authority.set_latency(Latency::Fixed(ms(latency_ms)));
+    authority
+}
+
+/// A generator of `app/<sequence>` over (a handle on) `authority`.
+fn over<A: Authority>(sequence: &str, authority: &Arc<A>) -> BlockGeneratorBuilder {
+    BlockGenerator::builder("app", sequence).authority(Arc::clone(authority))
+}
+
+/// A generator of `app/<sequence>` over `authority`, blocks of `block` ids.
+fn blocks_of(block: u64, sequence: &str, authority: impl Authority) -> BlockGeneratorBuilder {
+    BlockGenerator::builder("app", sequence)
+        .authority(authority)
+        .fixed_block_size(block)
+}
+
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
@@ -28,11 +47,8 @@ fn ms(n: u64) -> Duration {
 /// 30 ms per allocation. Without single flight most of each block is wasted.
 #[tokio::test(start_paused = true)]
 async fn single_flight_wastes_no_block() {
-    let authority = faulty(1);
-    authority.set_latency(Latency::Fixed(ms(30)));
-    let ids = BlockGenerator::builder("seed", "scala")
-        .authority(Arc::clone(&authority))
-        .fixed_block_size(10)
+    let authority = slow(30);
+    let ids = blocks_of(10, "scala", Arc::clone(&authority))
         .no_prefetch()
         .build()
         .unwrap();
@@ -63,11 +79,8 @@ async fn single_flight_wastes_no_block() {
 /// caller never waits on the store.
 #[tokio::test(start_paused = true)]
 async fn prefetch_keeps_callers_off_the_store() {
-    let authority = faulty(1);
-    authority.set_latency(Latency::Fixed(ms(10)));
-    let ids = BlockGenerator::builder("app", "steady")
-        .authority(Arc::clone(&authority))
-        .fixed_block_size(100)
+    let authority = slow(10);
+    let ids = blocks_of(100, "steady", Arc::clone(&authority))
         .low_water_mark(0.5)
         .build()
         .unwrap();
@@ -93,9 +106,7 @@ async fn prefetch_keeps_callers_off_the_store() {
 #[tokio::test(start_paused = true)]
 async fn a_failed_prefetch_is_retried() {
     let authority = faulty(1);
-    let ids = BlockGenerator::builder("app", "retry")
-        .authority(Arc::clone(&authority))
-        .fixed_block_size(1_000)
+    let ids = blocks_of(1_000, "retry", Arc::clone(&authority))
         .backoff(ms(50), ms(200))
         .build()
         .unwrap();
@@ -146,9 +157,7 @@ async fn the_block_size_follows_the_consumption_rate() {
 
 #[tokio::test(start_paused = true)]
 async fn next_ids_returns_runs_of_consecutive_ids() {
-    let ids = BlockGenerator::builder("app", "batch")
-        .authority(MemoryAuthority::new(2))
-        .fixed_block_size(100)
+    let ids = blocks_of(100, "batch", MemoryAuthority::new(2))
         .no_prefetch()
         .build()
         .unwrap();
@@ -175,9 +184,7 @@ async fn next_ids_returns_runs_of_consecutive_ids() {
 #[tokio::test(start_paused = true)]
 async fn next_block_is_contiguous_and_dedicated_when_the_cache_cannot_hold_it() {
     let authority = faulty(3);
-    let ids = BlockGenerator::builder("app", "contiguous")
-        .authority(Arc::clone(&authority))
-        .fixed_block_size(100)
+    let ids = blocks_of(100, "contiguous", Arc::clone(&authority))
         .no_prefetch()
         .build()
         .unwrap();
@@ -207,8 +214,7 @@ async fn next_block_is_contiguous_and_dedicated_when_the_cache_cannot_hold_it() 
 async fn failover_and_failback() {
     let preferred = faulty(1);
     let fallback = faulty(2);
-    let ids = BlockGenerator::builder("app", "failover")
-        .authority(Arc::clone(&preferred))
+    let ids = over("failover", &preferred)
         .authority(Arc::clone(&fallback))
         .fixed_block_size(10)
         .no_prefetch()
@@ -242,8 +248,7 @@ async fn all_authorities_down_is_a_typed_error_naming_each() {
     let b = faulty(2);
     a.set_down(true);
     b.set_down(true);
-    let ids = BlockGenerator::builder("app", "down")
-        .authority(Arc::clone(&a))
+    let ids = over("down", &a)
         .authority(Arc::clone(&b))
         .request_timeout(Duration::from_secs(5))
         .build()
@@ -274,8 +279,7 @@ async fn all_authorities_down_is_a_typed_error_naming_each() {
 async fn a_hanging_authority_fails_over_within_the_timeout() {
     let hanging = faulty(1);
     hanging.set_hang(true);
-    let ids = BlockGenerator::builder("app", "hang")
-        .authority(Arc::clone(&hanging))
+    let ids = over("hang", &hanging)
         .authority(faulty(2))
         .allocation_timeout(Duration::from_secs(2))
         .request_timeout(Duration::from_secs(5))
@@ -292,8 +296,7 @@ async fn a_hanging_authority_fails_over_within_the_timeout() {
 async fn only_hanging_authorities_give_a_timeout_error() {
     let hanging = faulty(1);
     hanging.set_hang(true);
-    let ids = BlockGenerator::builder("app", "hang-all")
-        .authority(Arc::clone(&hanging))
+    let ids = over("hang-all", &hanging)
         .allocation_timeout(Duration::from_secs(30))
         .request_timeout(Duration::from_secs(5))
         .build()
@@ -360,10 +363,8 @@ async fn no_duplicate_under_concurrency_latency_and_failures() {
 #[tokio::test(start_paused = true)]
 async fn a_30_second_outage_at_100k_ids_per_second_is_invisible() {
     const PER_MS: u64 = 100;
-    let authority = faulty(1);
-    authority.set_latency(Latency::Fixed(ms(10)));
-    let ids = BlockGenerator::builder("app", "outage")
-        .authority(Arc::clone(&authority))
+    let authority = slow(10);
+    let ids = over("outage", &authority)
         .cover(Duration::from_secs(60))
         .build()
         .unwrap();
@@ -417,9 +418,7 @@ async fn the_era_rolls_over_at_counter_max() {
             next: COUNTER_MAX - 24,
         },
     );
-    let ids = BlockGenerator::builder("app", "rollover")
-        .authority(near_end)
-        .fixed_block_size(10)
+    let ids = blocks_of(10, "rollover", near_end)
         .no_prefetch()
         .build()
         .unwrap();
@@ -507,20 +506,15 @@ struct SlowReplies {
 
 impl Authority for SlowReplies {
     fn number(&self) -> u8 {
-        1
+        self.inner.number()
     }
 
     fn label(&self) -> String {
-        "slow replies".into()
+        format!("slow replies of {}", self.inner.label())
     }
 
-    async fn allocate(
-        &self,
-        scope: &str,
-        sequence: &str,
-        size: u64,
-    ) -> Result<Block, AuthorityError> {
-        let block = self.inner.allocate(scope, sequence, size).await;
+    async fn allocate(&self, scope: &str, seq: &str, size: u64) -> Result<Block, AuthorityError> {
+        let block = self.inner.allocate(scope, seq, size).await;
         let delay = {
             let mut delays = self.delays.lock().unwrap();
             if delays.is_empty() {
@@ -579,10 +573,8 @@ fn paused_runtime() -> tokio::runtime::Runtime {
 /// caller, on another runtime, must still get ids instead of waiting on an allocation that died.
 #[test]
 fn an_allocation_cut_short_by_a_runtime_shutdown_does_not_wedge_the_generator() {
-    let authority = faulty(1);
-    authority.set_latency(Latency::Fixed(ms(200)));
-    let ids = BlockGenerator::builder("app", "runtimes")
-        .authority(Arc::clone(&authority))
+    let authority = slow(200);
+    let ids = over("runtimes", &authority)
         .request_timeout(Duration::from_secs(2))
         .build()
         .unwrap();
@@ -607,9 +599,7 @@ fn an_allocation_cut_short_by_a_runtime_shutdown_does_not_wedge_the_generator() 
 /// memory) and is then shut down must not leave the next caller waiting on it.
 #[test]
 fn a_prefetch_never_polled_before_its_runtime_shut_down_does_not_wedge_the_generator() {
-    let ids = BlockGenerator::builder("app", "unpolled")
-        .authority(MemoryAuthority::new(1))
-        .fixed_block_size(10)
+    let ids = blocks_of(10, "unpolled", MemoryAuthority::new(1))
         .request_timeout(Duration::from_secs(2))
         .build()
         .unwrap();
@@ -687,9 +677,7 @@ async fn strategies_can_be_swapped_at_run_time() {
 
 #[tokio::test(start_paused = true)]
 async fn stats_count_what_was_issued() {
-    let ids = BlockGenerator::builder("app", "stats")
-        .authority(MemoryAuthority::new(1))
-        .fixed_block_size(1_000)
+    let ids = blocks_of(1_000, "stats", MemoryAuthority::new(1))
         .build()
         .unwrap();
     for _ in 0..1_234 {
@@ -724,4 +712,33 @@ fn bad_configurations_are_typed_errors() {
         err(BlockGenerator::builder("a b", "c").authority(MemoryAuthority::new(1))),
         "invalid scope name \"a b\": ' ' at character 1 is not a letter, digit, '_', '.' or '-'"
     );
+}
+
+/// A caller outside any tokio runtime that would wait for another caller's allocation gets the
+/// "needs a tokio runtime" error, not a panic in tokio's timer.
+#[test]
+fn waiting_outside_a_runtime_is_an_error_not_a_panic() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let hanging = faulty(1);
+    hanging.set_hang(true);
+    let ids = over("outside", &hanging).build().unwrap();
+    let waiting = ids.clone();
+    // An allocation under way, started by a caller inside the runtime.
+    runtime.spawn(async move { waiting.next_id().await });
+    std::thread::sleep(Duration::from_millis(200));
+
+    let mut call = std::pin::pin!(ids.next_id());
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    let polled = std::future::Future::poll(call.as_mut(), &mut context);
+    match polled {
+        std::task::Poll::Ready(Err(Error::InvalidConfig { reason })) => {
+            assert!(reason.contains("tokio runtime"), "{reason}");
+        }
+        other => panic!("expected the no-runtime error, got {other:?}"),
+    }
+    runtime.shutdown_background();
 }

@@ -25,6 +25,23 @@ struct Load {
     seed: u64,
 }
 
+impl Load {
+    /// The same load once per seed in `seeds`.
+    fn seeded(
+        tasks: u64,
+        ids_per_task: usize,
+        block: u64,
+        seeds: std::ops::Range<u64>,
+    ) -> impl Iterator<Item = Load> {
+        seeds.map(move |seed| Load {
+            tasks,
+            ids_per_task,
+            block,
+            seed,
+        })
+    }
+}
+
 /// One task's ids: single ids and small batches mixed, with yields in between so that tasks
 /// interleave on each worker thread too (a task that resumes after waiting for a block may land on
 /// a thread whose slice another task is still serving).
@@ -106,13 +123,7 @@ async fn run_and_account(load: Load, order: IdOrder) {
 /// refills race the fast path all the time. Repeated with different interleavings.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn no_id_is_lost_or_repeated_when_refills_race_the_fast_path() {
-    for seed in 0..20 {
-        let load = Load {
-            tasks: 32,
-            ids_per_task: 2_000,
-            block: 32,
-            seed,
-        };
+    for load in Load::seeded(32, 2_000, 32, 0..20) {
         run_and_account(load, IdOrder::PerThread).await;
     }
 }
@@ -120,13 +131,7 @@ async fn no_id_is_lost_or_repeated_when_refills_race_the_fast_path() {
 /// The same with larger slices (blocks of 256, slices of 16) and strict order.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn no_id_is_lost_or_repeated_with_larger_slices_and_in_strict_order() {
-    for seed in 0..10 {
-        let load = Load {
-            tasks: 16,
-            ids_per_task: 5_000,
-            block: 256,
-            seed,
-        };
+    for load in Load::seeded(16, 5_000, 256, 0..10) {
         run_and_account(load, IdOrder::PerThread).await;
         run_and_account(load, IdOrder::Strict).await;
     }
@@ -136,13 +141,7 @@ async fn no_id_is_lost_or_repeated_with_larger_slices_and_in_strict_order() {
 /// another task is serving. Deterministic (paused clock, one thread).
 #[tokio::test(start_paused = true)]
 async fn a_task_resuming_after_a_refill_leaves_the_threads_slice_alone() {
-    for seed in 0..5 {
-        let load = Load {
-            tasks: 8,
-            ids_per_task: 500,
-            block: 64,
-            seed,
-        };
+    for load in Load::seeded(8, 500, 64, 0..5) {
         run_and_account(load, IdOrder::PerThread).await;
     }
 }

@@ -95,15 +95,18 @@ impl GeneratorConfig {
 }
 
 /// Builds a [`BlockGenerator`](super::BlockGenerator): the scope and sequence, the authorities in
-/// preference order, and the settings.
-pub struct BlockGeneratorBuilder {
+/// preference order, and the settings. The same settings build a
+/// [`GdidProvider`](super::GdidProvider) (as [`GdidProviderBuilder`](super::GdidProviderBuilder),
+/// whose scope and sequence are those of each generator it makes).
+pub struct BlockGeneratorBuilder<T = super::BlockGenerator> {
     pub(crate) scope: String,
     pub(crate) sequence: String,
     pub(crate) authorities: Vec<Arc<dyn DynAuthority>>,
     pub(crate) config: GeneratorConfig,
+    built: std::marker::PhantomData<fn() -> T>,
 }
 
-impl std::fmt::Debug for BlockGeneratorBuilder {
+impl<T> std::fmt::Debug for BlockGeneratorBuilder<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BlockGeneratorBuilder")
             .field("scope", &self.scope)
@@ -121,13 +124,14 @@ impl std::fmt::Debug for BlockGeneratorBuilder {
     }
 }
 
-impl BlockGeneratorBuilder {
+impl<T> BlockGeneratorBuilder<T> {
     pub(crate) fn new(scope: &str, sequence: &str) -> Self {
         BlockGeneratorBuilder {
             scope: scope.to_owned(),
             sequence: sequence.to_owned(),
             authorities: Vec::new(),
             config: GeneratorConfig::default(),
+            built: std::marker::PhantomData,
         }
     }
 
@@ -150,16 +154,13 @@ impl BlockGeneratorBuilder {
     }
 
     /// How long the ids in hand must last if the store goes down.
-    pub fn cover(mut self, cover: Duration) -> Self {
-        self.config.cover = cover;
-        self
+    pub fn cover(self, cover: Duration) -> Self {
+        self.with(|c| c.cover = cover)
     }
 
     /// Bounds of the dynamic block size.
-    pub fn block_size(mut self, min: u64, max: u64) -> Self {
-        self.config.min_block = min;
-        self.config.max_block = max;
-        self
+    pub fn block_size(self, min: u64, max: u64) -> Self {
+        self.with(|c| (c.min_block, c.max_block) = (min, max))
     }
 
     /// Always requests blocks of `size` ids (no dynamic sizing).
@@ -168,9 +169,8 @@ impl BlockGeneratorBuilder {
     }
 
     /// Fraction of a block left when the next one is fetched in the background.
-    pub fn low_water_mark(mut self, fraction: f64) -> Self {
-        self.config.low_water_mark = fraction;
-        self
+    pub fn low_water_mark(self, fraction: f64) -> Self {
+        self.with(|c| c.low_water_mark = fraction)
     }
 
     /// No background prefetch: a block is fetched when the previous one is used up.
@@ -179,30 +179,33 @@ impl BlockGeneratorBuilder {
     }
 
     /// How long one authority gets to answer an allocation.
-    pub fn allocation_timeout(mut self, timeout: Duration) -> Self {
-        self.config.allocation_timeout = timeout;
-        self
+    pub fn allocation_timeout(self, timeout: Duration) -> Self {
+        self.with(|c| c.allocation_timeout = timeout)
     }
 
     /// How long a caller waits for an id at most.
-    pub fn request_timeout(mut self, timeout: Duration) -> Self {
-        self.config.request_timeout = timeout;
-        self
+    pub fn request_timeout(self, timeout: Duration) -> Self {
+        self.with(|c| c.request_timeout = timeout)
     }
 
     /// Pauses after failures: the first, and the longest.
-    pub fn backoff(mut self, min: Duration, max: Duration) -> Self {
-        self.config.min_backoff = min;
-        self.config.max_backoff = max;
-        self
+    pub fn backoff(self, min: Duration, max: Duration) -> Self {
+        self.with(|c| (c.min_backoff, c.max_backoff) = (min, max))
     }
 
     /// Id order across threads.
-    pub fn order(mut self, order: IdOrder) -> Self {
-        self.config.order = order;
-        self
+    pub fn order(self, order: IdOrder) -> Self {
+        self.with(|c| c.order = order)
     }
 
+    /// The builder with one setting changed by `set`.
+    fn with(mut self, set: impl FnOnce(&mut GeneratorConfig)) -> Self {
+        set(&mut self.config);
+        self
+    }
+}
+
+impl BlockGeneratorBuilder {
     /// Checks everything and builds the generator. Allocation starts with the first id.
     ///
     /// # Errors

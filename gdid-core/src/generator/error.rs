@@ -7,6 +7,35 @@ use std::time::Duration;
 /// Boxed error of a store (a driver error, an I/O error).
 pub type StoreError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
+/// The kinds every error falls in, whichever store it comes from: the one vocabulary of
+/// [`AuthorityError::kind`], [`Error::kind`] and the backends' setup errors, each backend sorting
+/// its driver's errors into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The store failed, did not answer, or cannot be reached: trying again later, or at
+    /// another authority, may succeed.
+    Unavailable,
+    /// Writers raced for one record (a duplicate key, a write conflict, a deadlock), and the
+    /// retry policy lost: trying again may succeed.
+    Conflict,
+    /// A stored value no authority writes: the message names the record and the field. Nothing
+    /// is issued from it until it is repaired.
+    Corrupt,
+    /// Something to fix in the call or the configuration: a name, a size, a count, a layout, an
+    /// authority number, a URL.
+    Config,
+    /// The id space is used up.
+    Exhausted,
+}
+
+impl ErrorKind {
+    /// Whether trying again, unchanged, may succeed.
+    pub fn is_transient(self) -> bool {
+        matches!(self, ErrorKind::Unavailable | ErrorKind::Conflict)
+    }
+}
+
 /// Which kind of name an [`InvalidName`] is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum NameKind {
@@ -37,7 +66,11 @@ pub struct InvalidName {
     pub reason: String,
 }
 
-/// Why an authority could not hand out a block.
+/// Why an authority could not hand out a block. Every backend sorts its driver's errors into the
+/// same kinds: [`Store`](Self::Store) (the store failed or cannot be reached),
+/// [`Conflict`](Self::Conflict) (a lost race: duplicate key, write conflict, deadlock),
+/// [`Corrupt`](Self::Corrupt) (a stored value no authority writes, the record and field named),
+/// [`Number`](Self::Number) and the invalid-input kinds (configuration to fix).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AuthorityError {
@@ -56,19 +89,95 @@ pub enum AuthorityError {
     /// The stored counter state is malformed (wrong type, negative, missing field...).
     #[error("corrupt counter state: {0}")]
     Corrupt(String),
-    /// The store failed: connection refused, server error, injected fault...
+    /// The store failed or cannot be reached: connection refused, server error, injected
+    /// fault... (unavailable: trying again later, or at another authority, may succeed).
     #[error("store error: {0}")]
     Store(#[source] StoreError),
+    /// A write lost a race to a concurrent writer: a duplicate key, a write conflict, a deadlock
+    /// or a serialization failure the store reported. The engine's retry policy
+    /// ([`retry`](super::retry)) tries it again.
+    #[error("conflict with a concurrent writer: {0}")]
+    Conflict(String),
+    /// Every attempt of the retry policy ([`retry::run`](super::retry::run)) lost a race on
+    /// `record`: too many writers at once, not a corrupt store. The caller may try again.
+    #[error("{record}: lost {attempts} races in a row to concurrent writers{}", Last(.last))]
+    Contention {
+        /// The record raced for.
+        record: String,
+        /// How many attempts were lost.
+        attempts: u32,
+        /// The last conflict the store reported, if it reported one.
+        last: Option<String>,
+    },
     /// The store is another authority than the one asked for, or cannot be given a number (see
     /// [`numbering`](super::numbering)).
     #[error(transparent)]
     Number(#[from] super::numbering::NumberConflict),
+    /// A floor below where the counter already is: a floor only ever moves a counter forward
+    /// ([`raise_floor`](super::raise_floor)), and the ids below the stored counter may have been
+    /// issued.
+    #[error(
+        "{record} is at era {era}, next counter {next}, past the floor asked for (era \
+         {floor_era}, next counter {floor_next}): a floor is never lowered"
+    )]
+    FloorBelow {
+        /// The record.
+        record: String,
+        /// Its era.
+        era: i64,
+        /// Its next counter.
+        next: i64,
+        /// The era of the floor asked for.
+        floor_era: i64,
+        /// The next counter of the floor asked for.
+        floor_next: i64,
+    },
+}
+
+/// `(last: …)` after a [`AuthorityError::Contention`] message, when there is a last conflict.
+struct Last<'a>(&'a Option<String>);
+
+impl fmt::Display for Last<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(last) => write!(f, " (last: {last})"),
+            None => Ok(()),
+        }
+    }
 }
 
 impl AuthorityError {
     /// Wraps any store error.
     pub fn store(error: impl Into<StoreError>) -> Self {
         AuthorityError::Store(error.into())
+    }
+
+    /// A driver's error, of the `kind` its backend sorted it into: a corrupt record or a lost
+    /// race keeps the driver's message ([`Corrupt`](Self::Corrupt), [`Conflict`](Self::Conflict)),
+    /// anything else is the store failing ([`Store`](Self::Store)).
+    pub fn from_driver<E>(kind: ErrorKind, error: E) -> Self
+    where
+        E: Into<StoreError> + fmt::Display,
+    {
+        match kind {
+            ErrorKind::Corrupt => AuthorityError::Corrupt(error.to_string()),
+            ErrorKind::Conflict => AuthorityError::Conflict(error.to_string()),
+            _ => AuthorityError::store(error),
+        }
+    }
+
+    /// The kind of the error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            AuthorityError::InvalidName(_)
+            | AuthorityError::InvalidSize(_)
+            | AuthorityError::Number(_)
+            | AuthorityError::FloorBelow { .. } => ErrorKind::Config,
+            AuthorityError::Exhausted => ErrorKind::Exhausted,
+            AuthorityError::InvalidBlock(_) | AuthorityError::Corrupt(_) => ErrorKind::Corrupt,
+            AuthorityError::Store(_) => ErrorKind::Unavailable,
+            AuthorityError::Conflict(_) | AuthorityError::Contention { .. } => ErrorKind::Conflict,
+        }
     }
 
     /// Whether trying again (here or at another authority) may succeed. Invalid names and sizes
@@ -80,6 +189,7 @@ impl AuthorityError {
             AuthorityError::InvalidName(_)
                 | AuthorityError::InvalidSize(_)
                 | AuthorityError::Number(_)
+                | AuthorityError::FloorBelow { .. }
         )
     }
 }
@@ -188,6 +298,10 @@ pub enum Error {
     /// The id space of the strategy is used up.
     #[error("exhausted: {0}")]
     Exhausted(String),
+    /// Too many writers raced for the same record: every attempt of the retry policy lost
+    /// (see [`AuthorityError::Contention`]). Nothing is corrupt; trying again may succeed.
+    #[error("contention: {0}")]
+    Contention(String),
     /// The stored state cannot be right (a counter of the wrong type, negative or missing, a
     /// range past its end, a window whose start is after its end): no id was issued from it, and
     /// none will be until it is repaired. The message names the row or document and the field.
@@ -200,17 +314,43 @@ impl Error {
     pub fn store(error: impl Into<StoreError>) -> Self {
         Error::Store(Arc::new(error.into()))
     }
+
+    /// The kind of the error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Unavailable { .. } | Error::Timeout { .. } | Error::Store(_) => {
+                ErrorKind::Unavailable
+            }
+            Error::InvalidName(_) | Error::InvalidCount { .. } | Error::InvalidConfig { .. } => {
+                ErrorKind::Config
+            }
+            Error::Exhausted(_) => ErrorKind::Exhausted,
+            Error::Contention(_) => ErrorKind::Conflict,
+            Error::Corrupt(_) => ErrorKind::Corrupt,
+        }
+    }
 }
 
 impl From<AuthorityError> for Error {
-    /// For strategies that ask an authority directly, without a block cache: a corrupt counter,
-    /// an exhausted sequence and an invalid name keep their kind, a store that is another
-    /// authority is a configuration error, anything else is a store error.
+    /// For strategies that ask an authority directly, without a block cache: every error keeps
+    /// its [`kind`](AuthorityError::kind): a corrupt counter or block, an exhausted sequence, an
+    /// invalid name or size (the count asked for), a lost race; a store that is another
+    /// authority is a configuration error; a store that failed is a store error.
     fn from(error: AuthorityError) -> Self {
         match error {
             AuthorityError::InvalidName(name) => Error::InvalidName(name),
-            AuthorityError::Corrupt(reason) => Error::Corrupt(reason),
+            AuthorityError::InvalidSize(count) => Error::InvalidCount {
+                count,
+                reason: "a store reserves 1 to 2^60 - 1 values at once",
+            },
+            AuthorityError::Corrupt(reason) | AuthorityError::InvalidBlock(reason) => {
+                Error::Corrupt(reason)
+            }
+            conflict @ AuthorityError::Conflict(_) => Error::Contention(conflict.to_string()),
             AuthorityError::Exhausted => Error::Exhausted(AuthorityError::Exhausted.to_string()),
+            contention @ AuthorityError::Contention { .. } => {
+                Error::Contention(contention.to_string())
+            }
             AuthorityError::Number(conflict) => Error::InvalidConfig {
                 reason: conflict.to_string(),
             },
@@ -254,7 +394,52 @@ mod tests {
         assert!(matches!(invalid, Error::InvalidName(n) if n == name));
         let exhausted = Error::from(AuthorityError::Exhausted);
         assert!(matches!(&exhausted, Error::Exhausted(_)), "{exhausted}");
+        let lost = Error::from(AuthorityError::Contention {
+            record: "the row".into(),
+            attempts: 5,
+            last: None,
+        });
+        assert!(matches!(&lost, Error::Contention(m) if m.starts_with("the row: lost 5")));
+        assert_eq!(lost.kind(), ErrorKind::Conflict);
+        assert_eq!(corrupt.kind(), ErrorKind::Corrupt);
         let failed = Error::from(AuthorityError::store("connection refused"));
         assert!(matches!(&failed, Error::Store(_)), "{failed}");
+    }
+
+    /// Every authority error is of the same kind once a strategy without a block cache (the
+    /// one-at-a-time counter) passes it on: a size no store takes is not a store that failed
+    /// (transient: tried again for ever), a bad block is corrupt, a lost race a conflict.
+    #[test]
+    fn an_authority_error_keeps_its_kind_through_a_generator_error() {
+        let name = InvalidName {
+            kind: NameKind::Sequence,
+            name: String::new(),
+            reason: "empty".into(),
+        };
+        let conflict = super::super::numbering::NumberConflict::NoneLeft { store: "s".into() };
+        for error in [
+            AuthorityError::InvalidName(name),
+            AuthorityError::InvalidSize(0),
+            AuthorityError::Number(conflict),
+            AuthorityError::Exhausted,
+            AuthorityError::InvalidBlock("start past the end".into()),
+            AuthorityError::Corrupt("next is -1".into()),
+            AuthorityError::store("connection refused"),
+            AuthorityError::Conflict("deadlock".into()),
+            AuthorityError::Contention {
+                record: "the row".into(),
+                attempts: 5,
+                last: None,
+            },
+        ] {
+            let (kind, message) = (error.kind(), error.to_string());
+            let converted = Error::from(error);
+            assert_eq!(converted.kind(), kind, "{message} became {converted}");
+            assert_eq!(
+                converted.kind().is_transient(),
+                kind.is_transient(),
+                "{message}"
+            );
+        }
     }
 }

@@ -208,12 +208,7 @@ impl<A: Authority> Authority for FaultyAuthority<A> {
         format!("faulty {}", self.inner.label())
     }
 
-    async fn allocate(
-        &self,
-        scope: &str,
-        sequence: &str,
-        size: u64,
-    ) -> Result<Block, AuthorityError> {
+    async fn allocate(&self, scope: &str, seq: &str, size: u64) -> Result<Block, AuthorityError> {
         let faults = self.snapshot();
         if faults.hang {
             std::future::pending::<()>().await;
@@ -229,7 +224,7 @@ impl<A: Authority> Authority for FaultyAuthority<A> {
         if self.chance(faults.failure_rate) {
             return Err(AuthorityError::store(InjectedFault("connection reset")));
         }
-        let block = self.inner.allocate(scope, sequence, size).await?;
+        let block = self.inner.allocate(scope, seq, size).await?;
         if self.chance(faults.lost_reply_rate) {
             return Err(AuthorityError::store(InjectedFault(
                 "reply lost after the store allocated",

@@ -192,6 +192,21 @@ impl IdBatch<u64> {
     pub fn consecutive_u64() -> Self {
         IdBatch::with_step(|first, k| first + k)
     }
+
+    /// An empty batch of integer ids for a request of `n` ids.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidCount`] for `n` 0.
+    pub(crate) fn for_count(n: u64) -> Result<Self, Error> {
+        if n == 0 {
+            return Err(Error::InvalidCount {
+                count: 0,
+                reason: "ask for at least one id",
+            });
+        }
+        Ok(IdBatch::consecutive_u64())
+    }
 }
 
 impl<Id: fmt::Debug> fmt::Debug for IdBatch<Id> {
@@ -204,4 +219,30 @@ impl<Id: PartialEq> PartialEq for IdBatch<Id> {
     fn eq(&self, other: &Self) -> bool {
         self.runs == other.runs
     }
+}
+
+/// Implements [`IdGenerator`] for a newtype over one of the engine's generators
+/// (`struct Outer(Inner)`), by delegation to field 0: how a backend gives the engine's generic
+/// strategies (`ShardedCounter`, …) a name and constructors of its own,
+/// without repeating the forwarding.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! delegate_id_generator {
+    ($outer:ty => $id:ty) => {
+        impl $crate::generator::IdGenerator for $outer {
+            type Id = $id;
+
+            async fn next_id(&self) -> ::std::result::Result<$id, $crate::generator::Error> {
+                $crate::generator::IdGenerator::next_id(&self.0).await
+            }
+
+            async fn next_ids(
+                &self,
+                n: u64,
+            ) -> ::std::result::Result<$crate::generator::IdBatch<$id>, $crate::generator::Error>
+            {
+                $crate::generator::IdGenerator::next_ids(&self.0, n).await
+            }
+        }
+    };
 }

@@ -30,6 +30,7 @@ mod authority;
 mod block_generator;
 mod config;
 mod counter;
+mod counter_store;
 mod error;
 mod faults;
 mod id_generator;
@@ -39,7 +40,9 @@ mod provider;
 mod random;
 pub mod ranges;
 mod redact;
+pub mod retry;
 mod segment;
+pub mod sequences;
 pub mod sizing;
 mod sync;
 pub mod windows;
@@ -48,8 +51,14 @@ pub use authority::{Authority, Block, BoxFuture, CounterState, DynAuthority, val
 pub use block_generator::{AuthorityStats, BlockGenerator, Stats};
 pub use config::{BlockGeneratorBuilder, GeneratorConfig, IdOrder};
 pub use counter::{CounterRow, OneAtATime};
+pub use counter_store::{
+    ADVANCED_ERA, Allocations, CounterFields, CounterKey, CounterStart, CounterStore, FieldError,
+    Numbering, STORED_COUNTER_MAX, STORED_ERA, STORED_NEXT, StoredCounter, StoredInt,
+    check_spelling, counter_values, floor_of, in_record, raise_floor, reserve, stored_size,
+};
 pub use error::{
-    AuthorityError, AuthorityFailure, Error, FailureCause, InvalidName, NameKind, StoreError,
+    AuthorityError, AuthorityFailure, Error, ErrorKind, FailureCause, InvalidName, NameKind,
+    StoreError,
 };
 pub use faults::{Faults, FaultyAuthority, InjectedFault, Latency};
 pub use id_generator::{DynIdGenerator, IdBatch, IdGenerator, IdRun, SharedIdGenerator};
@@ -57,6 +66,7 @@ pub use memory::MemoryAuthority;
 pub use provider::{GdidProvider, GdidProviderBuilder, Sequenced};
 pub use random::RandomSource;
 pub use ranges::{
-    LAYOUT_FIELDS, Pick, RangeFields, RangeLayout, RangeState, RangeStore, ShardedCounter,
+    LAYOUT_FIELDS, LayoutError, Pick, RangeFields, RangeLayout, RangeState, RangeStore,
+    ShardedCounter,
 };
 pub use redact::redact;

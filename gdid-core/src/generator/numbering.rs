@@ -32,6 +32,7 @@ use std::sync::Mutex;
 
 use super::authority::{BoxFuture, validate_name};
 use super::error::{AuthorityError, NameKind};
+use super::retry;
 use crate::gdid::AUTHORITY_MAX;
 
 /// The authority key of the one-at-a-time counters' rows and documents, whatever the store's
@@ -288,10 +289,6 @@ pub fn plan(stores: &[Listed]) -> Result<Vec<Option<u8>>, NumberConflict> {
         .collect()
 }
 
-/// How many times [`assign`] reads, plans and records before it gives up: each round that does
-/// not settle means another process recorded a number in between.
-const ROUNDS: usize = 3;
-
 /// The authority numbers of `stores` listed together for one sequence (each with the number
 /// asked for, if any), recorded in every store that can be reached and had none. A store that
 /// cannot be reached now keeps the number asked for it, which an authority checks with
@@ -302,7 +299,8 @@ const ROUNDS: usize = 3;
 /// # Errors
 ///
 /// [`AuthorityError::Number`] for a [`NumberConflict`]; [`AuthorityError::Corrupt`] for a record
-/// that is not a number.
+/// that is not a number; [`AuthorityError::Contention`] when other processes kept recording
+/// numbers in between (see [`retry`]).
 pub async fn assign(
     stores: &[(&dyn NumberRecord, Option<u8>)],
 ) -> Result<Vec<Option<u8>>, AuthorityError> {
@@ -325,7 +323,14 @@ async fn assign_with(
     stores: &[(&dyn NumberRecord, Option<u8>)],
     unreadable: impl Fn(AuthorityError) -> Result<Holding, AuthorityError>,
 ) -> Result<Vec<Option<u8>>, AuthorityError> {
-    for _ in 0..ROUNDS {
+    // Each round that does not settle means another process recorded a number in between: a
+    // lost race, tried again under the engine's retry policy.
+    let names = stores
+        .iter()
+        .map(|(record, _)| record.store())
+        .collect::<Vec<_>>()
+        .join(", ");
+    retry::run(&format!("the authority numbers of {names}"), || async {
         let mut listed = Vec::with_capacity(stores.len());
         for (record, asked) in stores {
             let holding = match Holding::read(*record).await {
@@ -348,18 +353,9 @@ async fn assign_with(
                 settled &= record.recorded_number().await? == Some(*number);
             }
         }
-        if settled {
-            return Ok(numbers);
-        }
-    }
-    Err(AuthorityError::Corrupt(format!(
-        "the authority numbers of {} did not settle in {ROUNDS} rounds",
-        stores
-            .iter()
-            .map(|(record, _)| record.store())
-            .collect::<Vec<_>>()
-            .join(", ")
-    )))
+        Ok(settled.then_some(numbers))
+    })
+    .await
 }
 
 /// Makes an authority claim its number in its store once, before its first block: an authority
@@ -668,6 +664,51 @@ mod tests {
                 })
             ),
             "{refused}"
+        );
+    }
+
+    #[tokio::test]
+    async fn one_store_listed_twice_is_refused_fresh_or_recorded() {
+        for asked in [[None, None], [Some(1), Some(2)], [Some(3), Some(3)]] {
+            let fresh = MemoryRecord::new("a");
+            let err = assign(&[(&fresh, asked[0]), (&fresh, asked[1])])
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(
+                    err,
+                    AuthorityError::Number(
+                        NumberConflict::Shared { .. } | NumberConflict::Recorded { .. }
+                    )
+                ),
+                "{asked:?}: {err}"
+            );
+        }
+        let recorded = MemoryRecord::new("b");
+        assert_eq!(claim(&recorded, None).await.unwrap(), 1);
+        let err = assign(&[(&recorded, None), (&recorded, None)])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                AuthorityError::Number(NumberConflict::Shared { number: 1, .. })
+            ),
+            "{err}"
+        );
+        let err = assign(&[(&recorded, Some(2)), (&MemoryRecord::new("c"), None)])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                AuthorityError::Number(NumberConflict::Recorded {
+                    recorded: 1,
+                    asked: 2,
+                    ..
+                })
+            ),
+            "{err}"
         );
     }
 

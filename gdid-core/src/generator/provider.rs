@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use super::authority::{Authority, DynAuthority};
+use super::authority::DynAuthority;
 use super::block_generator::BlockGenerator;
-use super::config::GeneratorConfig;
+use super::config::{BlockGeneratorBuilder, GeneratorConfig};
 use super::error::Error;
 use crate::Gdid;
 
@@ -58,41 +58,17 @@ impl std::fmt::Debug for GdidProvider {
     }
 }
 
-/// Builds a [`GdidProvider`].
-#[derive(Default)]
-pub struct GdidProviderBuilder {
-    authorities: Vec<Arc<dyn DynAuthority>>,
-    config: GeneratorConfig,
-}
+/// Builds a [`GdidProvider`]: the authorities in preference order and the settings every
+/// generator gets, as for one [`BlockGenerator`].
+pub type GdidProviderBuilder = BlockGeneratorBuilder<GdidProvider>;
 
-impl std::fmt::Debug for GdidProviderBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GdidProviderBuilder")
-            .field("authorities", &self.authorities.len())
-            .field("config", &self.config)
-            .finish()
+impl Default for GdidProviderBuilder {
+    fn default() -> Self {
+        BlockGeneratorBuilder::new("probe", "probe")
     }
 }
 
 impl GdidProviderBuilder {
-    /// Adds an authority; they are tried in the order added.
-    pub fn authority(mut self, authority: impl Authority) -> Self {
-        self.authorities.push(Arc::new(authority));
-        self
-    }
-
-    /// Adds an authority already shared.
-    pub fn shared_authority(mut self, authority: Arc<dyn DynAuthority>) -> Self {
-        self.authorities.push(authority);
-        self
-    }
-
-    /// The settings every generator gets.
-    pub fn config(mut self, config: GeneratorConfig) -> Self {
-        self.config = config;
-        self
-    }
-
     /// Checks the authorities and settings (with a probe generator) and builds the provider.
     ///
     /// # Errors
@@ -104,7 +80,7 @@ impl GdidProviderBuilder {
             config: self.config,
             generators: Arc::default(),
         };
-        provider.make("probe", "probe")?;
+        provider.make(&self.scope, &self.sequence)?;
         Ok(provider)
     }
 }

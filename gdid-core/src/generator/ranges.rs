@@ -40,21 +40,80 @@ pub struct RangeLayout {
 /// The largest value a range may reach: SQL `BIGINT`.
 const VALUE_MAX: u64 = i64::MAX as u64;
 
+/// A layout that cannot work ([`RangeLayout::new`], [`RangeLayout::decimal_digits`]), or stored
+/// ranges that disagree with one ([`RangeLayout::check_stored`], [`RangeLayout::check_state`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LayoutError {
+    /// No range, or ranges of no value.
+    #[error("at least one range of at least one value")]
+    Empty,
+    /// The last value passes `i64::MAX` (SQL `BIGINT`).
+    #[error("{ranges} ranges of {size} from {base} pass {VALUE_MAX}")]
+    TooLarge {
+        /// The first value.
+        base: u64,
+        /// Values per range.
+        size: u64,
+        /// How many ranges.
+        ranges: u32,
+    },
+    /// A number of decimal digits outside 1 to 18.
+    #[error("{0} digits: expected 1 to 18")]
+    Digits(u32),
+    /// More ranges than values.
+    #[error("{ranges} ranges is more than the {values} values")]
+    MoreRangesThanValues {
+        /// How many ranges.
+        ranges: u32,
+        /// How many values.
+        values: u64,
+    },
+    /// More ranges stored than the layout has.
+    #[error("{stored} ranges are stored, the layout has only {ranges}")]
+    TooManyStored {
+        /// How many are stored.
+        stored: usize,
+        /// How many the layout has.
+        ranges: u32,
+    },
+    /// The stored ranges are not ranges 0, 1, 2, … in order (a gap).
+    #[error("range {stored} is stored where range {expected} is expected")]
+    Gap {
+        /// The range number stored.
+        stored: u32,
+        /// The range number expected there.
+        expected: u32,
+    },
+    /// A stored field that disagrees with the layout: a range number beyond it, a last value not
+    /// the layout's, a next value outside its range.
+    #[error("field {field} is {value}{reason}")]
+    Field {
+        /// The field, as the store names it.
+        field: &'static str,
+        /// What it holds.
+        value: u64,
+        /// What the layout says instead.
+        reason: String,
+    },
+}
+
 impl RangeLayout {
     /// `ranges` ranges of `size` values each, starting at `base`.
     ///
     /// # Errors
     ///
-    /// A description when `ranges` or `size` is 0, or the last value passes `i64::MAX`.
-    pub fn new(base: u64, size: u64, ranges: u32) -> Result<RangeLayout, String> {
+    /// [`LayoutError::Empty`] when `ranges` or `size` is 0, [`LayoutError::TooLarge`] when the
+    /// last value passes `i64::MAX`.
+    pub fn new(base: u64, size: u64, ranges: u32) -> Result<RangeLayout, LayoutError> {
         if ranges == 0 || size == 0 {
-            return Err("at least one range of at least one value".into());
+            return Err(LayoutError::Empty);
         }
         let end = u64::from(ranges)
             .checked_mul(size)
             .and_then(|span| span.checked_add(base))
             .filter(|end| end - 1 <= VALUE_MAX)
-            .ok_or_else(|| format!("{ranges} ranges of {size} from {base} pass {VALUE_MAX}"))?;
+            .ok_or(LayoutError::TooLarge { base, size, ranges })?;
         debug_assert!(end > base);
         Ok(RangeLayout { base, size, ranges })
     }
@@ -72,10 +131,11 @@ impl RangeLayout {
     ///
     /// # Errors
     ///
-    /// A description for 0 or more than 18 digits, or more ranges than values.
-    pub fn decimal_digits(digits: u32, ranges: u32) -> Result<RangeLayout, String> {
+    /// [`LayoutError::Digits`] for 0 or more than 18 digits,
+    /// [`LayoutError::MoreRangesThanValues`], or as [`new`](Self::new).
+    pub fn decimal_digits(digits: u32, ranges: u32) -> Result<RangeLayout, LayoutError> {
         if !(1..=18).contains(&digits) {
-            return Err(format!("{digits} digits: expected 1 to 18"));
+            return Err(LayoutError::Digits(digits));
         }
         let low = if digits == 1 {
             0
@@ -85,10 +145,10 @@ impl RangeLayout {
         let high = 10u64.pow(digits);
         let size = (high - low) / u64::from(ranges.max(1));
         if size == 0 {
-            return Err(format!(
-                "{ranges} ranges is more than the {} values",
-                high - low
-            ));
+            return Err(LayoutError::MoreRangesThanValues {
+                ranges,
+                values: high - low,
+            });
         }
         RangeLayout::new(low, size, ranges)
     }
@@ -154,21 +214,21 @@ impl RangeLayout {
     ///
     /// # Errors
     ///
-    /// A description of the first disagreement.
-    pub fn check_stored(&self, stored: &[RangeState]) -> Result<u32, String> {
+    /// The first disagreement: [`LayoutError::TooManyStored`], [`LayoutError::Gap`], or as
+    /// [`check_state`](Self::check_state).
+    pub fn check_stored(&self, stored: &[RangeState]) -> Result<u32, LayoutError> {
         if stored.len() > self.ranges as usize {
-            return Err(format!(
-                "{} ranges are stored, the layout has only {}",
-                stored.len(),
-                self.ranges
-            ));
+            return Err(LayoutError::TooManyStored {
+                stored: stored.len(),
+                ranges: self.ranges,
+            });
         }
         for (k, state) in (0..).zip(stored) {
             if state.range != k {
-                return Err(format!(
-                    "range {} is stored where range {k} is expected",
-                    state.range
-                ));
+                return Err(LayoutError::Gap {
+                    stored: state.range,
+                    expected: k,
+                });
             }
             self.check_state(state, &RangeFields::GENERIC)?;
         }
@@ -183,30 +243,40 @@ impl RangeLayout {
     ///
     /// # Errors
     ///
-    /// What disagrees, naming the field.
-    pub fn check_state(&self, state: &RangeState, fields: &RangeFields) -> Result<(), String> {
+    /// [`LayoutError::Field`] naming the field that disagrees.
+    pub fn check_state(&self, state: &RangeState, fields: &RangeFields) -> Result<(), LayoutError> {
         let k = state.range;
+        let field = |field, value, reason| {
+            Err(LayoutError::Field {
+                field,
+                value,
+                reason,
+            })
+        };
         if k >= self.ranges {
-            return Err(format!(
-                "field {} is {k}, beyond the layout ({self}: 0 to {})",
+            let last = self.ranges - 1;
+            return field(
                 fields.range,
-                self.ranges - 1
-            ));
+                k.into(),
+                format!(", beyond the layout ({self}: 0 to {last})"),
+            );
         }
         let range = self.range(k);
         if state.max != range.end - 1 {
-            return Err(format!(
-                "field {} is {}; range {k} of the layout ({self}) ends at {}",
+            let end = range.end - 1;
+            return field(
                 fields.max,
                 state.max,
-                range.end - 1
-            ));
+                format!("; range {k} of the layout ({self}) ends at {end}"),
+            );
         }
         if state.next < range.start || state.next > range.end {
-            return Err(format!(
-                "field {} is {}, outside range {k} ({}..={})",
-                fields.next, state.next, range.start, range.end
-            ));
+            let (start, end) = (range.start, range.end);
+            return field(
+                fields.next,
+                state.next,
+                format!(", outside range {k} ({start}..={end})"),
+            );
         }
         Ok(())
     }
@@ -355,13 +425,7 @@ impl<S: RangeStore> ShardedCounter<S> {
     }
 
     async fn take(&self, n: u64) -> Result<IdBatch<u64>, Error> {
-        if n == 0 {
-            return Err(Error::InvalidCount {
-                count: 0,
-                reason: "ask for at least one id",
-            });
-        }
-        let mut batch = IdBatch::consecutive_u64();
+        let mut batch = IdBatch::for_count(n)?;
         for k in self.order() {
             if let Some(first) = self.take_from(k, n).await? {
                 batch.push_run(first, n);
@@ -426,13 +490,16 @@ mod tests {
 
     #[test]
     fn layouts_are_checked() {
-        assert!(RangeLayout::new(0, 0, 1).is_err());
-        assert!(RangeLayout::new(0, 1, 0).is_err());
+        assert_eq!(RangeLayout::new(0, 0, 1), Err(LayoutError::Empty));
+        assert_eq!(RangeLayout::new(0, 1, 0), Err(LayoutError::Empty));
         assert!(RangeLayout::new(u64::MAX - 10, 100, 1).is_err());
         assert!(RangeLayout::new(VALUE_MAX, 1, 1).is_ok());
         assert!(RangeLayout::new(VALUE_MAX, 2, 1).is_err());
         assert!(RangeLayout::decimal_digits(0, 1).is_err());
-        assert!(RangeLayout::decimal_digits(19, 1).is_err());
+        assert_eq!(
+            RangeLayout::decimal_digits(19, 1).unwrap_err().to_string(),
+            "19 digits: expected 1 to 18"
+        );
         assert!(RangeLayout::decimal_digits(1, 11).is_err());
         assert_eq!(RangeLayout::decimal_digits(1, 10).unwrap().range(9), 9..10);
         assert_eq!(
@@ -450,7 +517,10 @@ mod tests {
             layout.check_stored(&[state(0, 6, 5), state(1, 6, 10), state(2, 16, 15)]),
             Ok(3)
         );
-        let other_size = layout.check_stored(&[state(0, 1, 6)]).unwrap_err();
+        let other_size = layout
+            .check_stored(&[state(0, 1, 6)])
+            .unwrap_err()
+            .to_string();
         assert!(
             other_size.contains("field max is 6; range 0 of the layout"),
             "{other_size}"
@@ -458,11 +528,20 @@ mod tests {
         let fewer = RangeLayout::new(1, 5, 1)
             .unwrap()
             .check_stored(&[state(0, 1, 5), state(1, 6, 10)]);
-        assert!(fewer.unwrap_err().contains("has only 1"));
+        assert_eq!(
+            fewer,
+            Err(LayoutError::TooManyStored {
+                stored: 2,
+                ranges: 1
+            })
+        );
         let outside = layout.check_stored(&[state(0, 0, 5)]).unwrap_err();
-        assert!(outside.contains("outside"), "{outside}");
+        assert!(outside.to_string().contains("outside"), "{outside}");
         let gap = layout.check_stored(&[state(0, 1, 5), state(2, 11, 15)]);
-        assert!(gap.unwrap_err().contains("range 2 is stored where range 1"));
+        assert_eq!(
+            gap.unwrap_err().to_string(),
+            "range 2 is stored where range 1 is expected"
+        );
     }
 
     #[test]
@@ -471,7 +550,8 @@ mod tests {
         for k in [3, 99, u32::MAX] {
             let reason = layout
                 .check_state(&state(k, 1, 5), &RangeFields::GENERIC)
-                .unwrap_err();
+                .unwrap_err()
+                .to_string();
             assert!(
                 reason.contains(&format!("field range is {k}, beyond the layout")),
                 "{reason}"

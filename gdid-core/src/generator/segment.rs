@@ -155,7 +155,9 @@ impl Segment {
     }
 }
 
-/// One thread's slice: written only by its thread, read by others for statistics.
+/// One thread's slice: written only by its thread, read by others for statistics. When the thread
+/// exits, the slot (with what is left of the slice) passes to the next thread given its
+/// `thread_local` id, which serves that first.
 ///
 /// Other threads read it consistently through `version` (a sequence lock): odd while [`fill`]
 /// replaces the slice, so that a reader never combines the end of one slice with the cursor of

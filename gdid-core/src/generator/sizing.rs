@@ -127,23 +127,17 @@ mod tests {
         let start = Instant::now();
         let mut rate = RateEstimator::default();
         assert_eq!(rate.observe(start, 0), None);
-        assert_eq!(
-            rate.observe(start + Duration::from_secs(1), 100),
-            Some(100.0)
-        );
-        assert_eq!(
-            rate.observe(start + Duration::from_secs(2), 1_100),
-            Some(1_000.0)
-        );
-        assert_eq!(
-            rate.observe(start + Duration::from_secs(3), 1_100),
-            Some(500.0)
-        );
-        // A zero interval counts as 1 ms.
-        assert_eq!(
-            rate.observe(start + Duration::from_secs(3), 2_100),
-            Some(1_000_000.0)
-        );
+        // (seconds after the start, ids served so far, the rate expected); a zero interval
+        // counts as 1 ms.
+        for (secs, served, expected) in [
+            (1, 100, 100.0),
+            (2, 1_100, 1_000.0),
+            (3, 1_100, 500.0),
+            (3, 2_100, 1_000_000.0),
+        ] {
+            let at = start + Duration::from_secs(secs);
+            assert_eq!(rate.observe(at, served), Some(expected), "{secs} s");
+        }
     }
 
     #[test]

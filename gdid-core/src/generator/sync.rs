@@ -108,8 +108,10 @@ mod loom_impl {
         }
     }
 
-    /// One value per model thread.
-    pub(crate) struct PerThread<T>(Mutex<Vec<(ThreadId, Arc<T>)>>);
+    /// One value per model thread. As `thread_local` does, a thread that exited
+    /// ([`release`](Self::release)) leaves its value to the next thread that asks for one with
+    /// [`get_or`](Self::get_or) (`get` finds nothing for a thread that never had one).
+    pub(crate) struct PerThread<T>(Mutex<Vec<(Option<ThreadId>, Arc<T>)>>);
 
     /// What [`PerThread`] gives for one thread: derefs to the value.
     pub(crate) type Local<'a, T> = Arc<T>;
@@ -120,7 +122,7 @@ mod loom_impl {
         }
 
         pub(crate) fn get(&self) -> Option<Local<'_, T>> {
-            let me = loom::thread::current().id();
+            let me = Some(loom::thread::current().id());
             let all = self.0.lock().unwrap();
             all.iter()
                 .find(|(thread, _)| *thread == me)
@@ -128,14 +130,27 @@ mod loom_impl {
         }
 
         pub(crate) fn get_or(&self, make: impl FnOnce() -> T) -> Local<'_, T> {
-            let me = loom::thread::current().id();
+            let me = Some(loom::thread::current().id());
             let mut all = self.0.lock().unwrap();
             if let Some((_, value)) = all.iter().find(|(thread, _)| *thread == me) {
+                return Arc::clone(value);
+            }
+            if let Some((thread, value)) = all.iter_mut().find(|(thread, _)| thread.is_none()) {
+                *thread = me;
                 return Arc::clone(value);
             }
             let value = Arc::new(make());
             all.push((me, Arc::clone(&value)));
             value
+        }
+
+        /// The calling thread exits: its value goes to the next thread without one.
+        pub(crate) fn release(&self) {
+            let me = Some(loom::thread::current().id());
+            let mut all = self.0.lock().unwrap();
+            if let Some((thread, _)) = all.iter_mut().find(|(thread, _)| *thread == me) {
+                *thread = None;
+            }
         }
 
         pub(crate) fn iter(&self) -> impl Iterator<Item = Local<'_, T>> {

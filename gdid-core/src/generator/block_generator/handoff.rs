@@ -1,6 +1,11 @@
 //! The fast path and the hand-off between the shared block and the threads' slices.
 //!
-//! - A thread serves ids from its slice ([`Slot`]), which only that thread writes.
+//! - A thread serves ids from its slice ([`Slot`]), which only that thread writes. A thread's
+//!   slot outlives it: once it exits, `thread_local` gives its id, and so the slot and the slice
+//!   left in it, to the next thread that asks for a slot, which serves that slice first. An id is
+//!   released only by its thread's thread-local destructors, after which a call on that thread
+//!   finds no slot and never gets that id back (it gets a free one, or `thread_local` panics), so
+//!   one slot never has two writers.
 //! - A slice is replaced only once it is used up, by a new one claimed from the current
 //!   [`Segment`] with one compare-and-swap.
 //! - A block is installed as the current segment only once the current one is used up (under the
@@ -38,10 +43,18 @@ impl Inner {
         }
     }
 
-    /// Gives this thread a new slice, whose first id it returns. Called only when this thread's
-    /// slice is used up, with no await since that was seen: only this thread writes its slot.
+    /// Gives this thread a new slice, whose first id it returns. Called once this thread's slice
+    /// is used up, or when `PerThread::get` found none for it, with no await since: only this
+    /// thread writes its slot.
+    ///
+    /// A thread that had no slot may be given one with ids left: `thread_local` hands the id of a
+    /// thread that exited, and so its slot, to the next thread that asks for one. The slice the
+    /// exited thread left is served first; replacing it would lose its ids.
     fn refill_slice(self: &Arc<Self>) -> Option<Gdid> {
         let slot = self.slots.get_or(Slot::default);
+        if let Some(id) = slot.take() {
+            return Some(id);
+        }
         let claim = self.claim(self.current.load().slice)?;
         slot.fill(&claim);
         Some(slot.take().unwrap_or_else(|| claim.first()))
@@ -101,6 +114,13 @@ impl super::BlockGenerator {
     #[doc(hidden)]
     pub fn loom_deliver(&self, block: Block) {
         self.inner.finish_round(Ok(block));
+    }
+
+    /// What `thread_local` does when the calling thread exits: its slot, with the slice left in
+    /// it, goes to the next thread that asks for a slot.
+    #[doc(hidden)]
+    pub fn loom_thread_exit(&self) {
+        self.inner.slots.release();
     }
 
     /// What a caller waiting for a block does first: whether ids are in hand again, installing

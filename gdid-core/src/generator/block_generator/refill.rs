@@ -57,6 +57,10 @@ impl Inner {
                 self.wake_allocator.notify_one();
             }
         }
+        // Another caller's allocation is under way; waiting for it needs tokio's timer.
+        if tokio::runtime::Handle::try_current().is_err() {
+            return Err(no_runtime());
+        }
         if tokio::time::timeout_at(deadline, notified).await.is_ok() {
             return Ok(());
         }
@@ -93,12 +97,7 @@ impl Inner {
             }
             Err(_) => {
                 st.in_flight = false;
-                st.last_failure = Some((
-                    Instant::now(),
-                    Error::InvalidConfig {
-                        reason: "a BlockGenerator needs a tokio runtime to allocate blocks".into(),
-                    },
-                ));
+                st.last_failure = Some((Instant::now(), no_runtime()));
             }
         }
     }
@@ -189,5 +188,12 @@ impl Inner {
         drop(st);
         self.changed.notify_waiters();
         retry
+    }
+}
+
+/// The error of a caller outside any tokio runtime that would have to wait for a block.
+fn no_runtime() -> Error {
+    Error::InvalidConfig {
+        reason: "a BlockGenerator needs a tokio runtime to allocate blocks".into(),
     }
 }

@@ -28,7 +28,7 @@ pub(super) async fn establish<S: RangeStore>(store: &S, layout: RangeLayout) -> 
             let stored = store.list().await?;
             layout
                 .check_stored(&stored)
-                .map_err(|reason| refused(store, layout, &reason))?;
+                .map_err(|reason| refused(store, layout, &reason.to_string()))?;
             store.insert_layout(layout).await?;
             store.read_layout().await?.ok_or_else(|| {
                 Error::store(format!(
@@ -86,7 +86,7 @@ async fn checked_against_record<S: RangeStore>(
 fn refused<S: RangeStore>(store: &S, layout: RangeLayout, reason: &str) -> Error {
     Error::InvalidConfig {
         reason: format!(
-            "range layout of {}: {layout} refused: {reason}; going on could repeat ids",
+            "{layout} refused as the range layout of {:?}: {reason}; going on could repeat ids",
             store.sequence()
         ),
     }

@@ -172,35 +172,23 @@ impl<S: WindowShard> WindowAgent<S> {
                 .map_err(|e| AgentError::Config(e.to_string()))?;
             names.insert((*name).to_owned());
         }
-        for Shard {
-            label,
-            store: shard,
-            ..
-        } in &self.shards
-        {
+        for Shard { label, store, .. } in &self.shards {
             let unreachable = |source| AgentError::ShardUnreachable {
                 shard: label.clone(),
                 source,
             };
-            shard.ping().await.map_err(unreachable)?;
+            store.ping().await.map_err(unreachable)?;
             if sequences.is_empty() {
-                names.extend(shard.sequences().await.map_err(unreachable)?);
+                names.extend(store.sequences().await.map_err(unreachable)?);
             }
         }
         let mut report = AgentReport::default();
         for sequence in &names {
-            for Shard {
-                label,
-                store: shard,
-                ..
-            } in &self.shards
-            {
-                let open = shard
-                    .open_windows(sequence)
-                    .await
-                    .map_err(|source| shard_error(label, source))?;
+            for shard in &self.shards {
+                let open = shard.named(shard.store.open_windows(sequence).await)?;
+                let label = &shard.label;
                 for _ in open..self.min_open_windows {
-                    let window = self.open_window(sequence, shard, label).await?;
+                    let window = self.open_window(sequence, shard).await?;
                     tracing::info!(%sequence, shard = %label, start = window.start, end = window.end, "window opened");
                     report
                         .created
@@ -215,49 +203,27 @@ impl<S: WindowShard> WindowAgent<S> {
     async fn open_window(
         &self,
         sequence: &str,
-        target: &S,
-        target_label: &str,
+        target: &Shard<S>,
     ) -> Result<Window, AgentError<S::Error>> {
         for _ in 0..CLAIM_ATTEMPTS {
             // No window holds a value below FIRST_VALUE: the first one starts there.
             let mut high = FIRST_VALUE;
-            for Shard {
-                label,
-                store: shard,
-                ..
-            } in &self.shards
-            {
-                let shard_high = shard
-                    .high_water(sequence)
-                    .await
-                    .map_err(|source| shard_error(label, source))?;
-                high = high.max(shard_high);
+            for shard in &self.shards {
+                high = high.max(shard.named(shard.store.high_water(sequence).await)?);
             }
             let end = high
                 .checked_add(self.window_size)
                 .filter(|end| *end <= VALUE_MAX)
                 .ok_or_else(|| AgentError::Exhausted(sequence.to_owned()))?;
             let mut claimed_everywhere = true;
-            for Shard {
-                label,
-                store: shard,
-                ..
-            } in &self.shards
-            {
-                let claimed = shard
-                    .claim(sequence, high, end)
-                    .await
-                    .map_err(|source| shard_error(label, source))?;
-                if !claimed {
+            for shard in &self.shards {
+                if !shard.named(shard.store.claim(sequence, high, end).await)? {
                     claimed_everywhere = false;
                     break;
                 }
             }
             if claimed_everywhere {
-                target
-                    .open(sequence, high, end)
-                    .await
-                    .map_err(|source| shard_error(target_label, source))?;
+                target.named(target.store.open(sequence, high, end).await)?;
                 return Ok(Window {
                     start: high,
                     end,
@@ -281,25 +247,21 @@ impl<S: WindowShard> WindowAgent<S> {
         sequence: &str,
     ) -> Result<Vec<(String, Window)>, AgentError<S::Error>> {
         let mut all = Vec::new();
-        for Shard {
-            label,
-            store: shard,
-            ..
-        } in &self.shards
-        {
-            let windows = shard
-                .windows(sequence)
-                .await
-                .map_err(|source| shard_error(label, source))?;
+        for shard in &self.shards {
+            let windows = shard.named(shard.store.windows(sequence).await)?;
+            let label = &shard.label;
             all.extend(windows.into_iter().map(|w| (label.clone(), w)));
         }
         Ok(all)
     }
 }
 
-fn shard_error<E: std::error::Error>(label: &str, source: E) -> AgentError<E> {
-    AgentError::Shard {
-        shard: label.to_owned(),
-        source,
+impl<S: WindowShard> Shard<S> {
+    /// The outcome of an operation on this shard, its error named with the shard's label.
+    fn named<T>(&self, outcome: Result<T, S::Error>) -> Result<T, AgentError<S::Error>> {
+        outcome.map_err(|source| AgentError::Shard {
+            shard: self.label.clone(),
+            source,
+        })
     }
 }

@@ -121,13 +121,7 @@ impl<S: WindowShard> IdGenerator for WindowGenerator<S> {
     }
 
     async fn next_ids(&self, n: u64) -> Result<IdBatch<u64>, Error> {
-        if n == 0 {
-            return Err(Error::InvalidCount {
-                count: 0,
-                reason: "ask for at least one id",
-            });
-        }
-        let mut batch = IdBatch::consecutive_u64();
+        let mut batch = IdBatch::for_count(n)?;
         let mut left = n;
         while left > 0 {
             let (start, count) = self.take(left).await?;

@@ -127,6 +127,16 @@ pub trait WindowShard: Send + Sync {
         end: u64,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send;
 
+    /// Deletes the used-up windows of `sequence` (`next_hi == end`) but the `keep` with the
+    /// highest starts, so that a long-running shard does not slow down: how many were deleted.
+    /// Never an open window, never a claim: the claims are the chain that keeps two agents from
+    /// overlapping and hold the high-water mark, which pruning leaves as it is.
+    fn prune(
+        &self,
+        sequence: &str,
+        keep: u64,
+    ) -> impl Future<Output = Result<u64, Self::Error>> + Send;
+
     /// Takes up to `n` values from the first open window of `sequence` in one atomic step that
     /// never passes the window's end: `(first, count)` with `count ≥ 1`, or `None` when no window
     /// is open.

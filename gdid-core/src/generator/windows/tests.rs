@@ -33,6 +33,24 @@ impl MemoryShard {
 impl WindowShard for MemoryShard {
     type Error = Infallible;
 
+    async fn prune(&self, sequence: &str, keep: u64) -> Result<u64, Infallible> {
+        self.step(|s| {
+            let used: Vec<(String, u64)> = s
+                .windows
+                .iter()
+                .filter(|((q, _), w)| q == sequence && w.next_hi >= w.end)
+                .map(|(k, _)| k.clone())
+                .collect();
+            let keep = usize::try_from(keep).unwrap_or(usize::MAX);
+            let pruned = used.len().saturating_sub(keep);
+            for k in &used[..pruned] {
+                s.windows.remove(k);
+            }
+            pruned as u64
+        })
+        .await
+    }
+
     async fn prepare(&self) -> Result<(), Infallible> {
         self.step(|_| ()).await
     }
