@@ -1,32 +1,28 @@
 //! [`MongoAuthority`]: a GDID authority whose counters are MongoDB documents.
 
-use std::ops::RangeInclusive;
-
-use bson::{Bson, Document, doc};
+use bson::{Bson, Document, RawDocument, doc};
 use gdid_core::AUTHORITY_MAX;
-use gdid_core::generator::numbering::{NumberCheck, claim};
-use gdid_core::generator::{Authority, AuthorityError, Block, NameKind, validate_name};
+#[cfg(doc)]
+use gdid_core::generator::Authority;
+use gdid_core::generator::numbering::{COUNTER_KEY, NumberCheck, claim};
+use gdid_core::generator::{
+    ADVANCED_ERA, Allocations, AuthorityError, CounterFields, CounterKey, CounterStart,
+    CounterStore, Numbering, STORED_COUNTER_MAX, STORED_NEXT, StoredCounter, StoredInt,
+    counter_values,
+};
 use mongodb::options::{ReturnDocument, WriteConcern};
 use mongodb::{Collection, Database};
 
 use crate::durability::{collection_with_concern, durable};
-use crate::error::Error;
+use crate::error::{Error, driver_error};
 use crate::numbering::MongoNumberRecord;
-use crate::unique::{by_id, is_duplicate_key, is_type_mismatch};
+use crate::unique::{by_id, is_type_mismatch};
 
-/// `COUNTER_MAX` as BSON `Int64`.
-const COUNTER_MAX: i64 = (1 << 60) - 1;
-
-/// The smallest `next` an authority writes: a new document holds 1 and every update leaves the
-/// end of a block of at least 1. A 0 would hand out counter 0 and then the counters from 1 again.
-const NEXT_MIN: i64 = 1;
-
-/// The largest `next` an authority writes: `COUNTER_MAX + 1`, the era used up.
-const NEXT_MAX: i64 = COUNTER_MAX + 1;
-
-/// How many times a reservation is tried when the counter document is missing from the reply
-/// (first use, or a server that loses the document under a racing first insert).
-const ATTEMPTS: usize = 5;
+/// How a counter document names its fields, in messages.
+const FIELDS: CounterFields = CounterFields {
+    era: "\"era\"",
+    next: "\"next\"",
+};
 
 /// A GDID authority backed by one counter document per (authority, scope, sequence) in a
 /// collection of the caller's choice:
@@ -47,9 +43,7 @@ const ATTEMPTS: usize = 5;
 #[derive(Debug, Clone)]
 pub struct MongoAuthority {
     collection: Collection<Document>,
-    record: MongoNumberRecord,
-    check: NumberCheck,
-    label: String,
+    numbering: Numbering<MongoNumberRecord>,
 }
 
 impl MongoAuthority {
@@ -74,10 +68,15 @@ impl MongoAuthority {
     /// The server's error, or [`AuthorityError::Number`] / [`AuthorityError::Corrupt`] when the
     /// number cannot be settled.
     pub async fn open(database: &Database, collection: &str) -> Result<Self, AuthorityError> {
-        let mut authority = Self::of(database, collection, 0, durable());
-        let number = claim(&authority.record, None).await?;
-        authority.check = NumberCheck::made(number);
-        Ok(authority)
+        let MongoAuthority {
+            collection,
+            numbering,
+        } = Self::of(database, collection, 0, durable());
+        let number = claim(numbering.record(), None).await?;
+        Ok(MongoAuthority {
+            collection,
+            numbering: numbering.with_check(NumberCheck::made(number)),
+        })
     }
 
     /// Checks the authority's number against the collection's record now (recording it on first
@@ -87,7 +86,8 @@ impl MongoAuthority {
     ///
     /// [`AuthorityError::Number`] when the collection is another authority; the server's error.
     pub async fn check_number(&self) -> Result<(), AuthorityError> {
-        self.check.ensure(&self.record).await
+        let numbering = &self.numbering;
+        numbering.check().ensure(numbering.record()).await
     }
 
     /// As [`new`](Self::new), with another write concern.
@@ -112,10 +112,12 @@ impl MongoAuthority {
         let label = format!("mongodb {}.{collection}", database.name());
         let collection = collection_with_concern(database, collection, concern);
         MongoAuthority {
-            record: MongoNumberRecord::of(collection.clone(), &label),
+            numbering: Numbering::new(
+                MongoNumberRecord::of(collection.clone(), &label),
+                NumberCheck::new(number),
+                &label,
+            ),
             collection,
-            check: NumberCheck::new(number),
-            label,
         }
     }
 
@@ -126,7 +128,7 @@ impl MongoAuthority {
 
     /// The `_id` of the counter document of (scope, sequence).
     pub fn counter_id(&self, scope: &str, sequence: &str) -> String {
-        format!("{}:{scope}:{sequence}", self.check.number())
+        format!("{}:{scope}:{sequence}", self.numbering.check().number())
     }
 
     /// The `_id` of the one-at-a-time counter document of (scope, sequence) (see
@@ -137,204 +139,268 @@ impl MongoAuthority {
 
     /// Where the collection keeps its authority number.
     pub fn number_record(&self) -> &MongoNumberRecord {
-        &self.record
+        self.numbering.record()
+    }
+}
+
+/// The `_id` of the counter document of `key`.
+fn document_id(key: &CounterKey<'_>) -> String {
+    format!("{}:{}:{}", key.key, key.scope, key.sequence)
+}
+
+/// The filter of the counter document `id` when it holds what an authority writes and can still
+/// issue ids from: an integer era from [`ADVANCED_ERA`] (one past it is exhausted, left as it
+/// is: `$add` past `i64::MAX` would turn it into a double) and an integer counter from
+/// [`STORED_NEXT`]. A corrupt document is
+/// never updated: the update would move it toward valid-looking values that repeat ids (a counter
+/// of -1 becomes 0, then 1; `$add` turns a missing counter into null, a string into an error).
+fn valid_counter(id: &str) -> Document {
+    let integer = ["int", "long"];
+    doc! {
+        "_id": id,
+        "era": {
+            "$type": integer.as_slice(),
+            "$gte": ADVANCED_ERA.start(),
+            "$lte": ADVANCED_ERA.end(),
+        },
+        "next": {
+            "$type": integer.as_slice(),
+            "$gte": STORED_NEXT.start(),
+            "$lte": STORED_NEXT.end(),
+        },
+    }
+}
+
+/// An integer field of a document as the engine reads stored integers.
+fn stored_int(document: &Document, field: &str) -> StoredInt {
+    match document.get(field) {
+        Some(Bson::Int64(v)) => StoredInt::Integer(*v),
+        Some(Bson::Int32(v)) => StoredInt::Integer(i64::from(*v)),
+        Some(other) => StoredInt::Other(format!("{other} (a {:?})", other.element_type())),
+        None => StoredInt::Missing,
+    }
+}
+
+/// The era and next counter of a counter document, as stored.
+fn stored_state(document: &Document) -> [StoredInt; 2] {
+    [stored_int(document, "era"), stored_int(document, "next")]
+}
+
+/// `name` (letters, digits, `_`, `.`, `-`: a checked scope or sequence) as a regular expression
+/// that matches it alone.
+fn escape(name: &str) -> String {
+    name.chars()
+        .flat_map(|c| {
+            (!c.is_ascii_alphanumeric())
+                .then_some('\\')
+                .into_iter()
+                .chain([c])
+        })
+        .collect()
+}
+
+/// A sibling counter document as its name in messages and its decoded content. The `_id` is
+/// read from the raw document first: one that cannot be decoded is named, as every other
+/// corrupt document is.
+fn sibling_document(raw: &RawDocument) -> Result<(String, Document), AuthorityError> {
+    let record = format!(
+        "the counter document {:?}",
+        raw.get_str("_id").unwrap_or("?")
+    );
+    match Document::try_from(raw) {
+        Ok(document) => Ok((record, document)),
+        Err(e) => Err(AuthorityError::Corrupt(format!(
+            "{record}: cannot be decoded: {e}"
+        ))),
+    }
+}
+
+/// The store side of the authority: one request each; the rules are gdid-core's
+/// ([`reserve`](gdid_core::generator::reserve)), which make it an [`Authority`] and a
+/// [`CounterRow`](gdid_core::generator::CounterRow).
+impl CounterStore for MongoAuthority {
+    const FIELDS: CounterFields = FIELDS;
+
+    type Record = MongoNumberRecord;
+
+    fn numbering(&self) -> &Numbering<MongoNumberRecord> {
+        &self.numbering
     }
 
-    /// Creates the counter document `id` unless it exists: at era 0, counter 1, or with
-    /// `after_siblings` (the one-at-a-time counter, whose values documents of other keys may have
-    /// handed out before it was keyed 0) at the highest era and counter of the sequence's other
-    /// documents.
-    async fn create(
+    fn record_name(&self, key: &CounterKey<'_>) -> String {
+        format!("the counter document {:?}", document_id(key))
+    }
+
+    async fn advance(
         &self,
-        id: &str,
-        key: u8,
-        (scope, sequence): (&str, &str),
-        after_siblings: bool,
+        key: &CounterKey<'_>,
+        size: i64,
+        at: Allocations,
+    ) -> Result<Option<[StoredInt; 2]>, AuthorityError> {
+        // In a $set stage every expression reads the document as it was: the era and the counter
+        // move together, atomically, and the allocation before this one is the one stored.
+        let passes = doc! { "$gt": [ { "$add": ["$next", size - 1] }, STORED_COUNTER_MAX ] };
+        let update = vec![doc! { "$set": {
+            "era": { "$cond": [ passes.clone(), { "$add": ["$era", 1_i64] }, "$era" ] },
+            "next": { "$cond": [ passes, size, { "$add": ["$next", size] } ] },
+            "previous_at": "$allocated_at",
+            "allocated_at": at.at,
+            "allocated_size": size,
+        }}];
+        match self
+            .collection
+            .find_one_and_update(valid_counter(&document_id(key)), update)
+            .return_document(ReturnDocument::After)
+            .await
+        {
+            Ok(updated) => Ok(updated.as_ref().map(stored_state)),
+            // A server that evaluates `$add` before the type conditions fails on a field of the
+            // wrong type: the document is corrupt, and the read that follows says which field.
+            Err(e) if is_type_mismatch(&e) => Ok(None),
+            Err(e) => Err(driver_error(e)),
+        }
+    }
+
+    async fn raise(
+        &self,
+        key: &CounterKey<'_>,
+        era: i64,
+        next: i64,
+    ) -> Result<bool, AuthorityError> {
+        let mut filter = valid_counter(&document_id(key));
+        filter.insert(
+            "$or",
+            vec![
+                doc! { "era": { "$lt": era } },
+                doc! { "era": era, "next": { "$lt": next } },
+            ],
+        );
+        let update = doc! { "$set": { "era": era, "next": next } };
+        match self.collection.update_one(filter, update).await {
+            Ok(done) => Ok(done.matched_count > 0),
+            Err(e) if is_type_mismatch(&e) => Ok(false),
+            Err(e) => Err(driver_error(e)),
+        }
+    }
+
+    async fn records(&self) -> Result<Vec<StoredCounter>, AuthorityError> {
+        let mut found = self
+            .collection
+            .find(doc! { "scope": { "$exists": true }, "sequence": { "$exists": true } })
+            .sort(doc! { "authority": 1, "scope": 1, "sequence": 1 })
+            .await
+            .map_err(driver_error)?;
+        let mut records = Vec::new();
+        while found.advance().await.map_err(driver_error)? {
+            let (record, document) = sibling_document(found.current())?;
+            let name = |field: &str| {
+                document.get_str(field).map(str::to_owned).map_err(|_| {
+                    AuthorityError::Corrupt(format!("{record}: field {field:?} is not a string"))
+                })
+            };
+            records.push(StoredCounter {
+                key: stored_int(&document, "authority"),
+                scope: name("scope")?,
+                sequence: name("sequence")?,
+                values: stored_state(&document),
+                allocations: ["allocated_at", "previous_at", "allocated_size"]
+                    .map(|field| stored_int(&document, field)),
+            });
+        }
+        Ok(records)
+    }
+
+    async fn spellings(
+        &self,
+        key: &CounterKey<'_>,
+    ) -> Result<Vec<(String, String)>, AuthorityError> {
+        let exactly =
+            |name: &str| doc! { "$regex": format!("^{}$", escape(name)), "$options": "i" };
+        let filter = doc! { "scope": exactly(key.scope), "sequence": exactly(key.sequence) };
+        let mut found = self.collection.find(filter).await.map_err(driver_error)?;
+        let mut spellings = Vec::new();
+        while found.advance().await.map_err(driver_error)? {
+            let (_, document) = sibling_document(found.current())?;
+            if let (Ok(scope), Ok(sequence)) =
+                (document.get_str("scope"), document.get_str("sequence"))
+            {
+                spellings.push((scope.to_owned(), sequence.to_owned()));
+            }
+        }
+        Ok(spellings)
+    }
+
+    async fn read(&self, key: &CounterKey<'_>) -> Result<Option<[StoredInt; 2]>, AuthorityError> {
+        let stored = self
+            .collection
+            .find_one(by_id(&document_id(key)))
+            .await
+            .map_err(driver_error)?;
+        Ok(stored.as_ref().map(stored_state))
+    }
+
+    /// At era 0, counter 1, or after the sequence's other documents (the one-at-a-time counter,
+    /// whose values documents of other keys may have handed out before it was keyed 0).
+    async fn insert_if_absent(
+        &self,
+        key: &CounterKey<'_>,
+        start: CounterStart,
     ) -> Result<(), AuthorityError> {
-        let (mut era, mut next) = (0_i64, 1_i64);
-        if after_siblings {
+        let id = document_id(key);
+        let (scope, sequence) = (key.scope, key.sequence);
+        let (mut era, mut next) = match start {
+            CounterStart::At { era, next } => (era, next),
+            _ => (0_i64, 1_i64),
+        };
+        if start == CounterStart::AfterSiblings {
             let mut siblings = self
                 .collection
-                .find(doc! { "scope": scope, "sequence": sequence, "_id": { "$ne": id } })
+                .find(doc! { "scope": scope, "sequence": sequence, "_id": { "$ne": &id } })
                 .await
-                .map_err(AuthorityError::store)?;
-            while siblings.advance().await.map_err(AuthorityError::store)? {
-                let sibling: Document = siblings
-                    .deserialize_current()
-                    .map_err(AuthorityError::store)?;
-                let sibling_id = sibling.get_str("_id").unwrap_or("?").to_owned();
-                let (sibling_era, sibling_next) = counter_state(&sibling_id, &sibling)?;
+                .map_err(driver_error)?;
+            while siblings.advance().await.map_err(driver_error)? {
+                let (record, sibling) = sibling_document(siblings.current())?;
+                let (sibling_era, sibling_next) =
+                    counter_values(&record, &FIELDS, stored_state(&sibling))?;
                 era = era.max(sibling_era);
                 next = next.max(sibling_next);
             }
         }
         let counter = doc! {
-            "_id": id, "authority": i32::from(key), "scope": scope,
+            "_id": id, "authority": i32::from(key.key), "scope": scope,
             "sequence": sequence, "era": era, "next": next,
         };
-        match self.collection.insert_one(counter).await {
-            Ok(_) => Ok(()),
-            Err(e) if is_duplicate_key(&e) => Ok(()),
-            Err(e) => Err(AuthorityError::store(e)),
+        match self
+            .collection
+            .insert_one(counter)
+            .await
+            .map_err(driver_error)
+        {
+            Ok(_) | Err(AuthorityError::Conflict(_)) => Ok(()),
+            Err(e) => Err(e),
         }
     }
 }
 
-/// The filter of the counter document `id` when it holds what an authority writes: an integer
-/// era of at least 0 and an integer counter from [`NEXT_MIN`] to [`NEXT_MAX`]. A corrupt document is never updated:
-/// the update would move it toward valid-looking values that repeat ids (a counter of -1 becomes
-/// 0, then 1; `$add` turns a missing counter into null, a string into an error).
-fn valid_counter(id: &str) -> Document {
-    let integer = ["int", "long"];
-    doc! {
-        "_id": id,
-        "era": { "$type": integer.as_slice(), "$gte": 0_i64 },
-        "next": { "$type": integer.as_slice(), "$gte": NEXT_MIN, "$lte": NEXT_MAX },
-    }
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// An integer field of the counter document `id` within `range`, or why the document is corrupt.
-fn int64(
-    id: &str,
-    document: &Document,
-    field: &str,
-    range: RangeInclusive<i64>,
-) -> Result<i64, AuthorityError> {
-    let corrupt = |reason: String| {
-        AuthorityError::Corrupt(format!(
-            "the counter document {id:?}: field {field:?} {reason}"
-        ))
-    };
-    let value = match document.get(field) {
-        Some(Bson::Int64(v)) => *v,
-        Some(Bson::Int32(v)) => i64::from(*v),
-        Some(other) => {
-            return Err(corrupt(format!(
-                "is {other} (a {:?}), expected Int64",
-                other.element_type()
-            )));
+    /// A sibling document the server hands back but that cannot be decoded (a string of invalid
+    /// UTF-8) is named in the error, with what the decoder found.
+    #[test]
+    fn an_undecodable_sibling_document_is_named() {
+        let sibling = doc! { "_id": "2:s:q", "era": 0_i64, "next": 10_i64, "note": "@@" };
+        let mut bytes = sibling.to_vec().unwrap();
+        let at = bytes.windows(2).position(|w| w == b"@@").unwrap();
+        bytes[at..at + 2].copy_from_slice(&[0xff, 0xfe]);
+        let raw = RawDocument::from_bytes(&bytes).unwrap();
+        match sibling_document(raw) {
+            Err(AuthorityError::Corrupt(message)) => assert!(
+                message.starts_with("the counter document \"2:s:q\": cannot be decoded: "),
+                "{message}"
+            ),
+            other => panic!("an undecodable sibling gave {other:?}"),
         }
-        None => return Err(corrupt("is missing".to_owned())),
-    };
-    if range.contains(&value) {
-        Ok(value)
-    } else {
-        Err(corrupt(format!(
-            "is {value}, expected {} to {}",
-            range.start(),
-            range.end()
-        )))
     }
 }
-
-/// The era and counter of the counter document `id`, checked.
-fn counter_state(id: &str, document: &Document) -> Result<(i64, i64), AuthorityError> {
-    Ok((
-        int64(id, document, "era", 0..=i64::MAX)?,
-        int64(id, document, "next", NEXT_MIN..=NEXT_MAX)?,
-    ))
-}
-
-/// `error` with the counter document it is about, when it reports a corrupt document or a block
-/// read from one.
-fn in_document(id: &str, error: AuthorityError) -> AuthorityError {
-    match error {
-        AuthorityError::Corrupt(reason) | AuthorityError::InvalidBlock(reason) => {
-            AuthorityError::Corrupt(format!("the counter document {id:?}: {reason}"))
-        }
-        other => other,
-    }
-}
-
-impl Authority for MongoAuthority {
-    fn number(&self) -> u8 {
-        self.check.number()
-    }
-
-    fn label(&self) -> String {
-        self.label.clone()
-    }
-
-    async fn allocate(
-        &self,
-        scope: &str,
-        sequence: &str,
-        size: u64,
-    ) -> Result<Block, AuthorityError> {
-        let number = self
-            .check
-            .before_block(&self.record, scope, sequence)
-            .await?;
-        self.reserve(number, scope, sequence, size, false).await
-    }
-}
-
-impl MongoAuthority {
-    /// Reserves `size` counters of the document keyed (`key`, scope, sequence): the block of
-    /// authority `key`, or, with key [`COUNTER_KEY`], values of the collection's one-at-a-time
-    /// counter; a missing document is created as [`create`](Self::create) says.
-    pub(crate) async fn reserve(
-        &self,
-        key: u8,
-        scope: &str,
-        sequence: &str,
-        size: u64,
-        after_siblings: bool,
-    ) -> Result<Block, AuthorityError> {
-        validate_name(NameKind::Scope, scope)?;
-        validate_name(NameKind::Sequence, sequence)?;
-        let size_i64 = i64::try_from(size)
-            .ok()
-            .filter(|s| (1..=COUNTER_MAX).contains(s))
-            .ok_or(AuthorityError::InvalidSize(size))?;
-        let id = format!("{key}:{scope}:{sequence}");
-        // In a $set stage every expression reads the document as it was: the era and the counter
-        // move together, atomically.
-        let passes = doc! { "$gt": [ { "$add": ["$next", size_i64 - 1] }, COUNTER_MAX ] };
-        let update = vec![doc! { "$set": {
-            "era": { "$cond": [ passes.clone(), { "$add": ["$era", 1_i64] }, "$era" ] },
-            "next": { "$cond": [ passes, size_i64, { "$add": ["$next", size_i64] } ] },
-        }}];
-        for _ in 0..ATTEMPTS {
-            let updated = match self
-                .collection
-                .find_one_and_update(valid_counter(&id), update.clone())
-                .return_document(ReturnDocument::After)
-                .await
-            {
-                Ok(updated) => updated,
-                // A server that evaluates `$add` before the type conditions fails on a field of
-                // the wrong type: the document is corrupt, and the read below says which field.
-                Err(e) if is_type_mismatch(&e) => None,
-                Err(e) => return Err(AuthorityError::store(e)),
-            };
-            if let Some(document) = updated {
-                let (era, next) = counter_state(&id, &document)?;
-                return Block::reserved_before(key, era, next, size)
-                    .map_err(|e| in_document(&id, e));
-            }
-            // No valid document: none yet, or a corrupt one (the error), or one created since.
-            let stored = self
-                .collection
-                .find_one(by_id(&id))
-                .await
-                .map_err(AuthorityError::store)?;
-            match stored {
-                Some(document) => {
-                    counter_state(&id, &document)?;
-                }
-                None => {
-                    self.create(&id, key, (scope, sequence), after_siblings)
-                        .await?
-                }
-            }
-        }
-        Err(AuthorityError::store(format!(
-            "the counter document {id} was missing from {ATTEMPTS} replies in a row"
-        )))
-    }
-}
-
-/// The key of the one-at-a-time counters' documents, whatever the collection's authority number:
-/// their values are the collection's, not an authority's (see [`MongoCounter`](crate::MongoCounter)).
-pub(crate) const COUNTER_KEY: u8 = gdid_core::generator::numbering::COUNTER_KEY;

@@ -1,33 +1,21 @@
 //! [`MongoCounter`] (one at a time) and [`ObjectIdGenerator`].
 
 use bson::oid::ObjectId;
-use gdid_core::generator::{
-    AuthorityError, Block, CounterRow, Error, IdBatch, IdGenerator, OneAtATime,
-};
+use gdid_core::generator::{Error, IdBatch, IdGenerator, OneAtATime};
 
-use crate::authority::{COUNTER_KEY, MongoAuthority};
+use crate::authority::MongoAuthority;
 
 /// A `u64` counter incremented in MongoDB for every id (`findOneAndUpdate` with `$inc`-like
 /// semantics): continuous 1, 2, 3, … and monotonic, one round trip per id. The naive baseline of
 /// the MongoDB write-ups. `MongoCounter::new(authority, scope, sequence)`; the rule is gdid-core's
-/// [`OneAtATime`].
+/// [`OneAtATime`], over the [`CounterRow`](gdid_core::generator::CounterRow) every
+/// `CounterStore` is.
 ///
 /// It shares the counter collection with [`MongoAuthority`]: its document per (scope, sequence)
 /// is keyed by authority 0 whatever the collection's authority number, so renumbering never
 /// starts a counter again; its document starts after the sequence's other documents (a counter
 /// made, before it was keyed 0, from an authority numbered otherwise goes on from where it was).
 pub type MongoCounter = OneAtATime<MongoAuthority>;
-
-impl CounterRow for MongoAuthority {
-    async fn reserve_counter(
-        &self,
-        scope: &str,
-        sequence: &str,
-        n: u64,
-    ) -> Result<Block, AuthorityError> {
-        self.reserve(COUNTER_KEY, scope, sequence, n, true).await
-    }
-}
 
 /// Driver-side `ObjectId`s: no round trip at all; 4-second time resolution, a per-process random
 /// part and a 3-byte counter.

@@ -42,7 +42,7 @@ pub use authority::MongoAuthority;
 pub use counter::{MongoCounter, ObjectIdGenerator};
 pub use error::Error;
 pub use gdid_core::generator::windows::{AgentError, AgentReport, Window};
-pub use gdid_core::generator::{Pick, RangeLayout};
+pub use gdid_core::generator::{LayoutError, Pick, RangeLayout};
 pub use numbering::MongoNumberRecord;
 pub use proxy::{ClaimError, ProxyCollection};
 pub use sharded::{MongoRanges, MongoShardedCounter};

@@ -14,6 +14,7 @@ use gdid_core::generator::{AuthorityError, BoxFuture};
 use mongodb::{Collection, Database};
 
 use crate::durability::{collection_with_concern, durable};
+use crate::error::Driver;
 
 use crate::unique::{by_id, is_duplicate_key};
 
@@ -72,7 +73,7 @@ impl NumberRecord for MongoNumberRecord {
         Box::pin(async move {
             let record = self.collection.find_one(by_id(RECORD_ID)).await;
             record
-                .map_err(AuthorityError::store)?
+                .map_err(|e| AuthorityError::store(Driver(e)))?
                 .map(|document| self.number_in("number", &document))
                 .transpose()
         })
@@ -84,7 +85,7 @@ impl NumberRecord for MongoNumberRecord {
             match self.collection.insert_one(record).await {
                 Ok(_) => Ok(()),
                 Err(e) if is_duplicate_key(&e) => Ok(()), // recorded already: read back
-                Err(e) => Err(AuthorityError::store(e)),
+                Err(e) => Err(AuthorityError::store(Driver(e))),
             }
         })
     }
@@ -100,12 +101,16 @@ impl NumberRecord for MongoNumberRecord {
                 .find(counters)
                 .projection(doc! { "authority": 1 })
                 .await
-                .map_err(AuthorityError::store)?;
+                .map_err(|e| AuthorityError::store(Driver(e)))?;
             let mut found = Vec::new();
-            while cursor.advance().await.map_err(AuthorityError::store)? {
+            while cursor
+                .advance()
+                .await
+                .map_err(|e| AuthorityError::store(Driver(e)))?
+            {
                 let document: Document = cursor
                     .deserialize_current()
-                    .map_err(AuthorityError::store)?;
+                    .map_err(|e| AuthorityError::store(Driver(e)))?;
                 let number = self.number_in("authority", &document)?;
                 if !found.contains(&number) {
                     found.push(number);

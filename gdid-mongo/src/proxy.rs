@@ -23,7 +23,7 @@ pub enum ClaimError {
     #[error("id {0} is claimed already")]
     Taken(Bson),
     /// The claim could not be written.
-    #[error("claiming id {id}: {source}")]
+    #[error("claiming id {id}: {}", crate::error::shown(.source))]
     Claim {
         /// The id.
         id: Bson,
@@ -34,7 +34,10 @@ pub enum ClaimError {
     /// The document could not be written after its id was claimed. `released` says whether the
     /// claim was released: it is only when the server rejected the write; when the outcome is
     /// unknown (a network error, a timeout) the claim stays, so the id is never used twice.
-    #[error("writing the document of id {id} (claim released: {released}): {source}")]
+    #[error(
+        "writing the document of id {id} (claim released: {released}): {}",
+        crate::error::shown(.source)
+    )]
     Write {
         /// The id.
         id: Bson,

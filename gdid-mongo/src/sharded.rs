@@ -15,13 +15,14 @@ use std::ops::Range;
 
 use bson::{Bson, Document, doc};
 use gdid_core::generator::{
-    Error, IdBatch, IdGenerator, LAYOUT_FIELDS, NameKind, Pick, RangeFields, RangeLayout,
-    RangeState, RangeStore, ShardedCounter, validate_name,
+    Error, LAYOUT_FIELDS, NameKind, Pick, RangeFields, RangeLayout, RangeState, RangeStore,
+    ShardedCounter, validate_name,
 };
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database};
 
 use crate::durability::{collection_with_concern, durable};
+use crate::error::Driver;
 use crate::unique::{is_duplicate_key, is_type_mismatch};
 
 /// The ranges of one sequence in a MongoDB collection.
@@ -139,7 +140,7 @@ impl RangeStore for MongoRanges {
             // A server that evaluates `$add` before the type conditions fails on a field of the
             // wrong type: the document is corrupt, and `list` says which field.
             Err(e) if is_type_mismatch(&e) => None,
-            Err(e) => return Err(Error::store(e)),
+            Err(e) => return Err(Error::store(Driver(e))),
         };
         updated
             .map(|document| {
@@ -160,10 +161,16 @@ impl RangeStore for MongoRanges {
             .find(doc! { "sequence": &self.sequence })
             .sort(doc! { "range": 1 })
             .await
-            .map_err(Error::store)?;
+            .map_err(|e| Error::store(Driver(e)))?;
         let mut states = Vec::new();
-        while cursor.advance().await.map_err(Error::store)? {
-            let document = cursor.deserialize_current().map_err(Error::store)?;
+        while cursor
+            .advance()
+            .await
+            .map_err(|e| Error::store(Driver(e)))?
+        {
+            let document = cursor
+                .deserialize_current()
+                .map_err(|e| Error::store(Driver(e)))?;
             states.push(self.range_state(&document)?);
         }
         Ok(states)
@@ -174,7 +181,7 @@ impl RangeStore for MongoRanges {
             .collection
             .find_one(doc! { "_id": self.layout_id() })
             .await
-            .map_err(Error::store)?;
+            .map_err(|e| Error::store(Driver(e)))?;
         let Some(document) = found else {
             return Ok(None);
         };
@@ -210,7 +217,7 @@ impl MongoRanges {
         match self.collection.insert_one(document).await {
             Ok(_) => Ok(()),
             Err(e) if is_duplicate_key(&e) => Ok(()), // written by a concurrent creator
-            Err(e) => Err(Error::store(e)),
+            Err(e) => Err(Error::store(Driver(e))),
         }
     }
 }
@@ -256,14 +263,4 @@ impl MongoShardedCounter {
     }
 }
 
-impl IdGenerator for MongoShardedCounter {
-    type Id = u64;
-
-    async fn next_id(&self) -> Result<u64, Error> {
-        self.0.next_id().await
-    }
-
-    async fn next_ids(&self, n: u64) -> Result<IdBatch<u64>, Error> {
-        self.0.next_ids(n).await
-    }
-}
+gdid_core::delegate_id_generator!(MongoShardedCounter => u64);

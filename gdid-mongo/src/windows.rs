@@ -40,7 +40,7 @@ pub struct MongoWindowShard {
 #[non_exhaustive]
 pub enum WindowShardError {
     /// The driver or the server failed.
-    #[error(transparent)]
+    #[error("{}", crate::error::shown(.0))]
     Driver(#[from] mongodb::error::Error),
     /// A window or claim document that cannot be right.
     #[error("corrupt document {id} in {collection}: {reason}")]
@@ -258,6 +258,23 @@ impl WindowShard for MongoWindowShard {
             }
         }
         Ok(high)
+    }
+
+    async fn prune(&self, sequence: &str, keep: u64) -> Result<u64, WindowShardError> {
+        let used = doc! { "sequence": sequence, "open": false };
+        let skip = keep;
+        let cutoff = self
+            .windows
+            .find_one(used.clone())
+            .sort(doc! { "start": -1 })
+            .skip(skip)
+            .await?;
+        let Some(start) = cutoff.as_ref().and_then(|d| d.get("start")).cloned() else {
+            return Ok(0);
+        };
+        let mut filter = used;
+        filter.insert("start", doc! { "$lte": start });
+        Ok(self.windows.delete_many(filter).await?.deleted_count)
     }
 
     async fn open_windows(&self, sequence: &str) -> Result<u64, WindowShardError> {

@@ -1,7 +1,6 @@
 //! [`RandomIdGenerator`]: uniform random ids in an [`IdRange`], optionally with a Luhn check digit.
 
 use std::collections::HashSet;
-use std::fmt;
 
 use gdid_core::generator::{Error, IdBatch, IdGenerator, RandomSource};
 use rand::RngCore;
@@ -34,21 +33,12 @@ use crate::range::{IdRange, RangeError};
 /// # Ok(())
 /// # }
 /// ```
+#[derive(Debug)]
 pub struct RandomIdGenerator {
     range: IdRange,
     uniform: Uniform<u64>,
     luhn: bool,
     source: RandomSource,
-}
-
-impl fmt::Debug for RandomIdGenerator {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RandomIdGenerator")
-            .field("range", &self.range)
-            .field("luhn", &self.luhn)
-            .field("source", &self.source)
-            .finish()
-    }
 }
 
 impl RandomIdGenerator {

@@ -1,10 +1,15 @@
 //! [`SqlAuthority`]: a GDID authority whose counters live in a SQL table.
 
 use gdid_core::AUTHORITY_MAX;
+#[cfg(doc)]
+use gdid_core::generator::Authority;
 use gdid_core::generator::numbering::{NumberCheck, claim};
-use gdid_core::generator::{Authority, AuthorityError, Block, NameKind, redact, validate_name};
+use gdid_core::generator::{
+    Allocations, AuthorityError, CounterFields, CounterKey, CounterStart, CounterStore, Numbering,
+    StoredCounter, StoredInt, redact,
+};
 
-use crate::counters::{self, RowStart, size_sql};
+use crate::counters;
 use crate::error::Error;
 use crate::numbering::SqlNumberRecord;
 use crate::store::SqlStore;
@@ -31,9 +36,7 @@ use crate::store::SqlStore;
 #[derive(Debug, Clone)]
 pub struct SqlAuthority {
     store: SqlStore,
-    record: SqlNumberRecord,
-    check: NumberCheck,
-    label: String,
+    numbering: Numbering<SqlNumberRecord>,
 }
 
 impl SqlAuthority {
@@ -63,7 +66,8 @@ impl SqlAuthority {
         let store = SqlStore::connect(url).await?;
         let authority = SqlAuthority::new(store, number, &redact(url))?;
         authority.ensure_schema().await?;
-        authority.check.ensure(&authority.record).await?;
+        let numbering = &authority.numbering;
+        numbering.check().ensure(numbering.record()).await?;
         Ok(authority)
     }
 
@@ -79,9 +83,7 @@ impl SqlAuthority {
         let number = claim(&record, None).await?;
         Ok(SqlAuthority {
             store,
-            record,
-            check: NumberCheck::made(number),
-            label: label.to_owned(),
+            numbering: Numbering::new(record, NumberCheck::made(number), label),
         })
     }
 
@@ -97,11 +99,10 @@ impl SqlAuthority {
         if number > AUTHORITY_MAX {
             return Err(Error::AuthorityNumber(number));
         }
+        let record = SqlNumberRecord::new(store.clone(), label);
         Ok(SqlAuthority {
-            record: SqlNumberRecord::new(store.clone(), label),
             store,
-            check: NumberCheck::new(number),
-            label: label.to_owned(),
+            numbering: Numbering::new(record, NumberCheck::new(number), label),
         })
     }
 
@@ -112,12 +113,13 @@ impl SqlAuthority {
     ///
     /// [`Error::Schema`] with the driver's error.
     pub async fn ensure_schema(&self) -> Result<(), Error> {
-        self.record.ensure_schema().await.map_err(Error::Schema)
+        let record = self.numbering.record();
+        record.ensure_schema().await.map_err(Error::Schema)
     }
 
     /// Where the store keeps its authority number.
     pub fn number_record(&self) -> &SqlNumberRecord {
-        &self.record
+        self.numbering.record()
     }
 
     /// The store.
@@ -126,64 +128,63 @@ impl SqlAuthority {
     }
 }
 
-impl Authority for SqlAuthority {
-    fn number(&self) -> u8 {
-        self.check.number()
+/// The store side of the authority: the statements of `counters.rs`; the rules are gdid-core's
+/// ([`reserve`](gdid_core::generator::reserve)), which make it an [`Authority`] and a
+/// [`CounterRow`](gdid_core::generator::CounterRow).
+impl CounterStore for SqlAuthority {
+    const FIELDS: CounterFields = CounterFields {
+        era: "era",
+        next: "next_counter",
+    };
+
+    type Record = SqlNumberRecord;
+
+    fn numbering(&self) -> &Numbering<SqlNumberRecord> {
+        &self.numbering
     }
 
-    fn label(&self) -> String {
-        self.label.clone()
+    fn record_name(&self, key: &CounterKey<'_>) -> String {
+        counters::row_name(key)
     }
 
-    async fn allocate(
+    async fn advance(
         &self,
-        scope: &str,
-        sequence: &str,
-        size: u64,
-    ) -> Result<Block, AuthorityError> {
-        let number = self
-            .check
-            .before_block(&self.record, scope, sequence)
-            .await?;
-        self.reserve(number, scope, sequence, size, RowStart::Fresh)
-            .await
+        key: &CounterKey<'_>,
+        size: i64,
+        at: Allocations,
+    ) -> Result<Option<[StoredInt; 2]>, AuthorityError> {
+        counters::advance(&self.store, key, size, at).await
+    }
+
+    async fn raise(
+        &self,
+        key: &CounterKey<'_>,
+        era: i64,
+        next: i64,
+    ) -> Result<bool, AuthorityError> {
+        counters::raise(&self.store, key, era, next).await
+    }
+
+    async fn records(&self) -> Result<Vec<StoredCounter>, AuthorityError> {
+        counters::records(&self.store).await
+    }
+
+    async fn spellings(
+        &self,
+        key: &CounterKey<'_>,
+    ) -> Result<Vec<(String, String)>, AuthorityError> {
+        counters::spellings(&self.store, key).await
+    }
+
+    async fn read(&self, key: &CounterKey<'_>) -> Result<Option<[StoredInt; 2]>, AuthorityError> {
+        counters::read(&self.store, key).await
+    }
+
+    async fn insert_if_absent(
+        &self,
+        key: &CounterKey<'_>,
+        start: CounterStart,
+    ) -> Result<(), AuthorityError> {
+        counters::create_row(&self.store, key, start).await
     }
 }
-
-impl SqlAuthority {
-    /// Reserves `size` counters of the row keyed (`key`, scope, sequence): the block of authority
-    /// `key`, or, with key [`COUNTER_KEY`], values of the store's one-at-a-time counter; a missing
-    /// row is created as `start` says.
-    pub(crate) async fn reserve(
-        &self,
-        key: u8,
-        scope: &str,
-        sequence: &str,
-        size: u64,
-        start: RowStart,
-    ) -> Result<Block, AuthorityError> {
-        validate_name(NameKind::Scope, scope)?;
-        validate_name(NameKind::Sequence, sequence)?;
-        let size_sql = size_sql(size)?;
-        let row = counters::row_name(key, scope, sequence);
-        let in_row = |error| counters::in_row(&row, error);
-        // The first use creates the row; an insert racing ours is ignored, and the update is
-        // tried again. A row deleted between the two is created again: twice at most.
-        for _ in 0..3 {
-            let sql_key = i16::from(key);
-            if let Some((era, next)) =
-                counters::reserve(&self.store, sql_key, scope, sequence, size_sql)
-                    .await
-                    .map_err(in_row)?
-            {
-                return Block::reserved_before(key, era, next, size).map_err(in_row);
-            }
-            counters::create_row(&self.store, sql_key, scope, sequence, start).await?;
-        }
-        Err(AuthorityError::Corrupt(format!("{row} keeps disappearing")))
-    }
-}
-
-/// The key of the one-at-a-time counters' rows, whatever the store's authority number: their
-/// values are the store's, not an authority's (see [`SqlCounter`](crate::SqlCounter)).
-pub(crate) const COUNTER_KEY: u8 = gdid_core::generator::numbering::COUNTER_KEY;

@@ -1,10 +1,10 @@
 //! [`SqlCounter`]: the one-at-a-time counter on a SQL store. The rule (continuous values, never
-//! past 2^60) is gdid-core's [`OneAtATime`]; this file gives it the store's row.
+//! past 2^60) is gdid-core's [`OneAtATime`]; `SqlAuthority` gives it the store's row
+//! (every `CounterStore` is a `CounterRow`, keyed `COUNTER_KEY`).
 
-use gdid_core::generator::{AuthorityError, Block, CounterRow, OneAtATime};
+use gdid_core::generator::OneAtATime;
 
-use crate::authority::{COUNTER_KEY, SqlAuthority};
-use crate::counters::RowStart;
+use crate::authority::SqlAuthority;
 
 /// A `u64` counter incremented in the database for every id: continuous (1, 2, 3, …) and
 /// monotonic, correct under any concurrency, and one database round trip per id. The baseline
@@ -16,15 +16,3 @@ use crate::counters::RowStart;
 /// it was keyed 0, from an authority numbered otherwise goes on from where it was). A store that
 /// is authority 0 draws its blocks of a sequence from the same row: both stay unique.
 pub type SqlCounter = OneAtATime<SqlAuthority>;
-
-impl CounterRow for SqlAuthority {
-    async fn reserve_counter(
-        &self,
-        scope: &str,
-        sequence: &str,
-        n: u64,
-    ) -> Result<Block, AuthorityError> {
-        self.reserve(COUNTER_KEY, scope, sequence, n, RowStart::AfterSiblings)
-            .await
-    }
-}

@@ -14,18 +14,34 @@
 //! reads them back (no other session can change them). A missing row is created first (era 0,
 //! next 1: counter 0 of era 0 is never issued) with an insert that ignores a concurrent one.
 //!
-//! The update only matches a row an authority could have written: an integer era of at least
-//! 0 and an integer counter from 1 to 2^60. A corrupt row (a negative counter, a value above the
-//! counter range, text in SQLite) is left as it is and reported as [`AuthorityError::Corrupt`],
-//! saying which field holds what; moving it would turn it into valid-looking values that repeat
-//! ids (a counter of -1 becomes 0, then 1; SQLite reads text as 0).
+//! These are the store side of [`CounterStore`](gdid_core::generator::CounterStore) (implemented
+//! by `SqlAuthority`); the rules (checking names and sizes, creating a missing row and trying
+//! again, validating what the row holds) are gdid-core's
+//! [`reserve`](gdid_core::generator::reserve).
+//!
+//! The update only matches a row an authority could have written and can still issue ids from:
+//! an integer era from 0 to 2^32 - 1 (a row past it is exhausted, left as it is: its era going
+//! up by one could overflow) and an integer counter from 1 to 2^60. A corrupt row (a negative
+//! counter, a value above the counter range, text in SQLite) is left as it is and reported as
+//! [`AuthorityError::Corrupt`], saying which field holds what; moving it would turn it into
+//! valid-looking values that repeat ids (a counter of -1 becomes 0, then 1; SQLite reads text
+//! as 0).
 
-use gdid_core::generator::AuthorityError;
+use gdid_core::generator::{
+    ADVANCED_ERA, Allocations, AuthorityError, CounterKey, CounterStart, CounterStore,
+    STORED_COUNTER_MAX, STORED_NEXT, StoredCounter, StoredInt, counter_values,
+};
 use sqlx::AssertSqlSafe;
 
+use crate::authority::SqlAuthority;
+use crate::error::driver_kind;
 use crate::statement::{create_table, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
-use crate::stored::{described, integer_guard, integer_in};
+use crate::stored::{described, integer_guard, stored_int};
+
+/// The columns of what the last allocations left (`gdid_core::generator::Allocations`):
+/// milliseconds since the Unix epoch, and a size; `NULL` in a row of before they were kept.
+const ALLOCATION_COLUMNS: [&str; 3] = ["allocated_at", "previous_at", "allocated_size"];
 
 pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
     create_table(
@@ -33,40 +49,105 @@ pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
         "gdid_counters",
         "authority SMALLINT NOT NULL, scope_name VARCHAR(80) NOT NULL, \
          sequence_name VARCHAR(80) NOT NULL, era BIGINT NOT NULL, next_counter BIGINT NOT NULL, \
+         allocated_at BIGINT NULL, previous_at BIGINT NULL, allocated_size BIGINT NULL, \
          PRIMARY KEY (authority, scope_name, sequence_name)",
     )
-    .await
+    .await?;
+    add_allocation_columns(store).await
 }
 
-/// The row of (authority, scope, sequence), as error messages name it.
-pub(crate) fn row_name(authority: u8, scope: &str, sequence: &str) -> String {
-    format!("the gdid_counters row (authority {authority}, scope {scope:?}, sequence {sequence:?})")
-}
-
-/// `error` with the row it is about, when it reports a corrupt row or a block read from one.
-pub(crate) fn in_row(row: &str, error: AuthorityError) -> AuthorityError {
-    match error {
-        AuthorityError::Corrupt(reason) | AuthorityError::InvalidBlock(reason) => {
-            AuthorityError::Corrupt(format!("{row}: {reason}"))
+/// Adds the allocation columns to a table of before they were kept. Idempotent and safe from
+/// many processes at once: a table that has them is only read (no `ALTER`, no lock), and a
+/// column another process added meanwhile is success.
+async fn add_allocation_columns(store: &SqlStore) -> Result<(), sqlx::Error> {
+    let probe = format!(
+        "SELECT {} FROM gdid_counters WHERE 1 = 0",
+        ALLOCATION_COLUMNS.join(", ")
+    );
+    let probed = with_pool!(store, pool => {
+        sqlx::query(AssertSqlSafe(probe)).fetch_all(pool).await.map(drop)
+    });
+    if probed.is_ok() {
+        return Ok(());
+    }
+    for column in ALLOCATION_COLUMNS {
+        let alter = format!("ALTER TABLE gdid_counters ADD COLUMN {column} BIGINT NULL");
+        let added = with_pool!(store, pool => {
+            sqlx::query(AssertSqlSafe(alter)).execute(pool).await.map(drop)
+        });
+        match added {
+            Err(sqlx::Error::Database(e)) if is_duplicate_column(e.as_ref()) => {}
+            other => other?,
         }
-        other => other,
+    }
+    Ok(())
+}
+
+/// A column that exists already: MySQL/MariaDB 1060, PostgreSQL 42701, SQLite's message.
+fn is_duplicate_column(error: &dyn sqlx::error::DatabaseError) -> bool {
+    matches!(error.code().as_deref(), Some("42S21" | "42701"))
+        || error.message().contains("duplicate column")
+        || error.message().contains("Duplicate column")
+}
+
+/// The condition on a row's key (`authority = ? AND scope_name = ? AND sequence_name = ?`),
+/// exact on every dialect: MySQL/MariaDB compare `VARCHAR`s without case by default, so two
+/// spellings would reach one row there and two rows elsewhere; a byte comparison is added
+/// ([`bind_key`] binds the names twice), so a second spelling is refused by the engine's rule
+/// of names and case on every store.
+fn key_condition(dialect: Dialect) -> &'static str {
+    if dialect == Dialect::MySql {
+        "authority = ? AND scope_name = ? AND sequence_name = ? \
+         AND BINARY scope_name = BINARY ? AND BINARY sequence_name = BINARY ?"
+    } else {
+        "authority = ? AND scope_name = ? AND sequence_name = ?"
     }
 }
 
-/// Moves the row forward by `size`: the new `(era, next_counter)`, or `None` when the row does
-/// not exist yet.
+/// Binds `key` to a query's [`key_condition`].
+macro_rules! bind_key {
+    ($query:expr, $dialect:expr, $key:expr) => {{
+        let key = $key;
+        let query = $query
+            .bind(i16::from(key.key))
+            .bind(key.scope)
+            .bind(key.sequence);
+        if $dialect == Dialect::MySql {
+            query.bind(key.scope).bind(key.sequence)
+        } else {
+            query
+        }
+    }};
+}
+
+/// The row of `key`, as error messages name it.
+pub(crate) fn row_name(key: &CounterKey<'_>) -> String {
+    let CounterKey {
+        key,
+        scope,
+        sequence,
+    } = key;
+    named_row(key, scope, sequence)
+}
+
+/// The row of (`authority`, `scope`, `sequence`), as error messages name it.
+fn named_row(authority: &dyn std::fmt::Display, scope: &str, sequence: &str) -> String {
+    format!("the gdid_counters row (authority {authority}, scope {scope:?}, sequence {sequence:?})")
+}
+
+/// Moves the row of `key` forward by `size`: the new `(era, next_counter)`, or `None` when no
+/// row an authority could have written matched (none, or a corrupt one, left as it is).
 ///
 /// # Errors
 ///
-/// [`AuthorityError::Corrupt`] for a row that holds values no authority writes (it is left
-/// as it is), or that cannot be decoded; [`AuthorityError::Store`] when the store fails.
-pub(crate) async fn reserve(
+/// [`AuthorityError::Corrupt`] for a value the row cannot hold or that cannot be decoded;
+/// the driver's errors as [`driver_error`] sorts them.
+pub(crate) async fn advance(
     store: &SqlStore,
-    authority: i16,
-    scope: &str,
-    sequence: &str,
+    key: &CounterKey<'_>,
     size: i64,
-) -> Result<Option<(i64, i64)>, AuthorityError> {
+    at: Allocations,
+) -> Result<Option<[StoredInt; 2]>, AuthorityError> {
     let dialect = store.dialect();
     // MySQL evaluates SET assignments left to right: `era` is computed from the old
     // `next_counter`, which is assigned after it. The others read old values throughout.
@@ -86,24 +167,30 @@ pub(crate) async fn reserve(
     let update = sql(
         dialect,
         &format!(
-            "UPDATE gdid_counters SET era = {era}, next_counter = {next} \
-             WHERE authority = ? AND scope_name = ? AND sequence_name = ? \
-             AND era >= 0 AND next_counter >= {NEXT_MIN_SQL} AND next_counter <= {NEXT_MAX_SQL}{guard}{returning}",
+            "UPDATE gdid_counters SET era = {era}, next_counter = {next}, \
+             previous_at = allocated_at, allocated_at = ?, allocated_size = ? \
+             WHERE {key} AND era >= {era_min} AND era <= {era_max} \
+             AND next_counter >= {min} AND next_counter <= {max}{guard}{returning}",
+            era_min = ADVANCED_ERA.start(),
+            era_max = ADVANCED_ERA.end(),
+            min = STORED_NEXT.start(),
+            max = STORED_NEXT.end(),
             guard = integer_guard(dialect, &["era", "next_counter"]),
+            key = key_condition(dialect),
         ),
     );
     let reserved: Result<Option<(i64, i64)>, sqlx::Error> = with_pool!(store, pool => {
         let mut connection = pool.acquire().await.map_err(driver_error)?;
         let query = sqlx::query(AssertSqlSafe(update.0.clone()))
             .bind(size)
-            .bind(COUNTER_MAX_SQL)
+            .bind(STORED_COUNTER_MAX)
             .bind(size)
-            .bind(COUNTER_MAX_SQL)
+            .bind(STORED_COUNTER_MAX)
             .bind(size)
             .bind(size)
-            .bind(authority)
-            .bind(scope)
-            .bind(sequence);
+            .bind(at.at)
+            .bind(size);
+        let query = bind_key!(query, dialect, key);
         if dialect == Dialect::MySql {
             match query.execute(&mut *connection).await {
                 Ok(done) if done.rows_affected() == 0 => Ok(None),
@@ -130,75 +217,62 @@ pub(crate) async fn reserve(
             })
         }
     });
-    match reserved.map_err(driver_error)? {
-        Some(state) => Ok(Some(state)),
-        None => match stored_corruption(store, authority, scope, sequence).await? {
-            Some(reason) => Err(AuthorityError::Corrupt(reason)),
-            None => Ok(None),
-        },
-    }
+    Ok(reserved
+        .map_err(driver_error)?
+        .map(|(era, next)| [StoredInt::Integer(era), StoredInt::Integer(next)]))
 }
 
-/// What is wrong with the row of (authority, scope, sequence), read back after the update matched
-/// nothing: `None` when there is no row (or a valid one, created since).
-async fn stored_corruption(
+/// The era and next counter of the row of `key`, whatever they hold, or `None` when there is
+/// no row.
+pub(crate) async fn read(
     store: &SqlStore,
-    authority: i16,
-    scope: &str,
-    sequence: &str,
-) -> Result<Option<String>, AuthorityError> {
+    key: &CounterKey<'_>,
+) -> Result<Option<[StoredInt; 2]>, AuthorityError> {
     let dialect = store.dialect();
     let q = sql(
         dialect,
         &format!(
-            "SELECT {}, {} FROM gdid_counters \
-             WHERE authority = ? AND scope_name = ? AND sequence_name = ?",
+            "SELECT {}, {} FROM gdid_counters WHERE {}",
             described(dialect, "era"),
             described(dialect, "next_counter"),
+            key_condition(dialect),
         ),
     );
     let row: Option<(Option<String>, Option<String>)> = with_pool!(store, pool => {
-        sqlx::query_as(AssertSqlSafe(q.0.clone()))
-            .bind(authority)
-            .bind(scope)
-            .bind(sequence)
-            .fetch_optional(pool)
-            .await
+        let query = sqlx::query_as(AssertSqlSafe(q.0.clone()));
+        bind_key!(query, dialect, key).fetch_optional(pool).await
     })
     .map_err(driver_error)?;
-    Ok(row.and_then(|(era, next)| {
-        integer_in("era", era.as_deref(), 0..=i64::MAX)
-            .and_then(|_| integer_in("next_counter", next.as_deref(), NEXT_MIN_SQL..=NEXT_MAX_SQL))
-            .err()
-    }))
+    Ok(row.map(|(era, next)| [stored_int(era.as_deref()), stored_int(next.as_deref())]))
 }
 
-/// Where a new counter row starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RowStart {
-    /// Era 0, next counter 1: an authority's first block of the sequence.
-    Fresh,
-    /// At the highest era and next counter of the sequence's other rows: the one-at-a-time
-    /// counter, whose values rows of other keys may have handed out before it was keyed 0.
-    AfterSiblings,
-}
-
-/// Creates the row of (authority, scope, sequence) unless it exists.
+/// Creates the row of `key` as `start` says, unless it exists. After the siblings, every
+/// sibling row is checked first: the new row starts at their highest values, and a corrupt one
+/// says nothing about how far it went (skipping it could start the counter below values it
+/// handed out), so it is the error, naming the row and the field.
 pub(crate) async fn create_row(
     store: &SqlStore,
-    authority: i16,
-    scope: &str,
-    sequence: &str,
-    start: RowStart,
+    key: &CounterKey<'_>,
+    start: CounterStart,
 ) -> Result<(), AuthorityError> {
+    if start == CounterStart::AfterSiblings {
+        check_siblings(store, key).await?;
+    }
+    let (authority, scope, sequence) = (i16::from(key.key), key.scope, key.sequence);
     let (insert, ignore) = if store.dialect() == Dialect::MySql {
         ("INSERT IGNORE", "")
     } else {
         ("INSERT", " ON CONFLICT DO NOTHING")
     };
+    let at;
     let values = match start {
-        RowStart::Fresh => "VALUES (?, ?, ?, 0, 1)",
-        RowStart::AfterSiblings => {
+        CounterStart::Fresh => "VALUES (?, ?, ?, 0, 1)",
+        CounterStart::At { era, next } => {
+            // Integers checked by the engine: written into the statement, not bound.
+            at = format!("VALUES (?, ?, ?, {era}, {next})");
+            at.as_str()
+        }
+        CounterStart::AfterSiblings => {
             "SELECT ?, ?, ?, COALESCE(MAX(era), 0), COALESCE(MAX(next_counter), 1) \
              FROM gdid_counters WHERE scope_name = ? AND sequence_name = ?"
         }
@@ -215,7 +289,7 @@ pub(crate) async fn create_row(
             .bind(authority)
             .bind(scope)
             .bind(sequence);
-        let query = if start == RowStart::AfterSiblings {
+        let query = if start == CounterStart::AfterSiblings {
             query.bind(scope).bind(sequence)
         } else {
             query
@@ -225,61 +299,214 @@ pub(crate) async fn create_row(
     .map_err(driver_error)
 }
 
+/// Raises the row of `key` to `era`, `next` when it holds valid values below them: whether a
+/// row matched (see [`CounterStore::raise`]).
+pub(crate) async fn raise(
+    store: &SqlStore,
+    key: &CounterKey<'_>,
+    era: i64,
+    next: i64,
+) -> Result<bool, AuthorityError> {
+    let dialect = store.dialect();
+    let update = sql(
+        dialect,
+        &format!(
+            "UPDATE gdid_counters SET era = ?, next_counter = ? \
+             WHERE {key} AND era >= {era_min} AND era <= {era_max} \
+             AND next_counter >= {min} AND next_counter <= {max}{guard} \
+             AND (era < ? OR (era = ? AND next_counter < ?))",
+            key = key_condition(dialect),
+            era_min = ADVANCED_ERA.start(),
+            era_max = ADVANCED_ERA.end(),
+            min = STORED_NEXT.start(),
+            max = STORED_NEXT.end(),
+            guard = integer_guard(dialect, &["era", "next_counter"]),
+        ),
+    );
+    let done = with_pool!(store, pool => {
+        let query = sqlx::query(AssertSqlSafe(update.0.clone())).bind(era).bind(next);
+        bind_key!(query, dialect, key)
+            .bind(era)
+            .bind(era)
+            .bind(next)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected())
+    })
+    .map_err(driver_error)?;
+    Ok(done > 0)
+}
+
+/// Every row, as stored, in the order of authority, scope and sequence.
+pub(crate) async fn records(store: &SqlStore) -> Result<Vec<StoredCounter>, AuthorityError> {
+    let dialect = store.dialect();
+    let columns = ["authority", "era", "next_counter"]
+        .into_iter()
+        .chain(ALLOCATION_COLUMNS)
+        .map(|column| described(dialect, column))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let q = format!(
+        "SELECT scope_name, sequence_name, {columns} FROM gdid_counters \
+         ORDER BY authority, scope_name, sequence_name"
+    );
+    type Row = (
+        String,
+        String,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+    );
+    let rows: Vec<Row> = with_pool!(store, pool => {
+        sqlx::query_as(AssertSqlSafe(q.clone())).fetch_all(pool).await
+    })
+    .map_err(driver_error)?;
+    Ok(rows
+        .into_iter()
+        .map(|(scope, sequence, key, era, next, at, before, size)| {
+            let int = |value: Option<String>| stored_int(value.as_deref());
+            StoredCounter {
+                key: int(key),
+                scope,
+                sequence,
+                values: [int(era), int(next)],
+                allocations: [int(at), int(before), int(size)],
+            }
+        })
+        .collect())
+}
+
+/// The (scope, sequence) of every row whose names equal `key`'s, case ignored.
+pub(crate) async fn spellings(
+    store: &SqlStore,
+    key: &CounterKey<'_>,
+) -> Result<Vec<(String, String)>, AuthorityError> {
+    let q = sql(
+        store.dialect(),
+        "SELECT scope_name, sequence_name FROM gdid_counters \
+         WHERE LOWER(scope_name) = LOWER(?) AND LOWER(sequence_name) = LOWER(?)",
+    );
+    with_pool!(store, pool => {
+        sqlx::query_as(AssertSqlSafe(q.0.clone()))
+            .bind(key.scope)
+            .bind(key.sequence)
+            .fetch_all(pool)
+            .await
+    })
+    .map_err(driver_error)
+}
+
+/// Checks the era and next counter of every other row of `key`'s scope and sequence.
+///
+/// # Errors
+///
+/// [`AuthorityError::Corrupt`] naming the first corrupt row and its field; the driver's errors.
+async fn check_siblings(store: &SqlStore, key: &CounterKey<'_>) -> Result<(), AuthorityError> {
+    let dialect = store.dialect();
+    let q = sql(
+        dialect,
+        &format!(
+            "SELECT {}, {}, {} FROM gdid_counters \
+             WHERE scope_name = ? AND sequence_name = ? AND authority <> ?",
+            described(dialect, "authority"),
+            described(dialect, "era"),
+            described(dialect, "next_counter"),
+        ),
+    );
+    let rows: Vec<(Option<String>, Option<String>, Option<String>)> = with_pool!(store, pool => {
+        sqlx::query_as(AssertSqlSafe(q.0.clone()))
+            .bind(key.scope)
+            .bind(key.sequence)
+            .bind(i16::from(key.key))
+            .fetch_all(pool)
+            .await
+    })
+    .map_err(driver_error)?;
+    for (authority, era, next) in rows {
+        let authority = match stored_int(authority.as_deref()) {
+            StoredInt::Integer(number) => number.to_string(),
+            StoredInt::Other(what) => what,
+            StoredInt::Missing => "NULL".to_owned(),
+        };
+        let row = named_row(&authority, key.scope, key.sequence);
+        let values = [stored_int(era.as_deref()), stored_int(next.as_deref())];
+        counter_values(&row, &SqlAuthority::FIELDS, values)?;
+    }
+    Ok(())
+}
+
 /// On MySQL a value out of range in the update (1264, SQLSTATE 22003; `LAST_INSERT_ID` is
 /// unsigned) means the row is corrupt, and the update did not happen. The update's conditions
-/// keep negative counters out; this is the last line.
+/// keep negative counters and exhausted eras out; this is the last line. The engine names the
+/// row ([`in_record`](gdid_core::generator::in_record)); this names the field.
 fn out_of_range_is_corrupt(error: sqlx::Error) -> AuthorityError {
     if let sqlx::Error::Database(e) = &error
         && e.code().as_deref() == Some("22003")
     {
-        return AuthorityError::Corrupt(format!("the counter row holds a value out of range: {e}"));
+        return out_of_range(&e.to_string());
     }
     driver_error(error)
 }
 
-use gdid_core::COUNTER_MAX;
-
-/// `COUNTER_MAX` as SQL binds it (it fits in a BIGINT).
-pub(crate) const COUNTER_MAX_SQL: i64 = (1 << 60) - 1;
-
-/// The smallest `next_counter` an authority writes: a new row holds 1 and every update leaves the
-/// end of a block of at least 1. A 0 would hand out counter 0 and then the counters from 1 again.
-const NEXT_MIN_SQL: i64 = 1;
-
-/// The largest `next_counter` an authority writes: `COUNTER_MAX + 1`, the era used up.
-const NEXT_MAX_SQL: i64 = COUNTER_MAX_SQL + 1;
-
-/// A size as SQL binds it.
-pub(crate) fn size_sql(size: u64) -> Result<i64, AuthorityError> {
-    if size == 0 || size > COUNTER_MAX {
-        return Err(AuthorityError::InvalidSize(size));
-    }
-    i64::try_from(size).map_err(|_| AuthorityError::InvalidSize(size))
+/// The corrupt row of MySQL's out-of-range `message`, naming the field the message names
+/// (MySQL quotes the expression: ``'`db`.`gdid_counters`.`era` + 1'``).
+fn out_of_range(message: &str) -> AuthorityError {
+    let field = ["era", "next_counter"]
+        .into_iter()
+        .filter(|field| message.contains(&format!("`{field}`")))
+        .collect::<Vec<_>>();
+    let field = match field.as_slice() {
+        [one] => format!("field {one}"),
+        _ => "field era or next_counter".to_owned(),
+    };
+    AuthorityError::Corrupt(format!(
+        "{field} is out of range when moved forward: {message}"
+    ))
 }
 
-/// Sorts a driver error: a value of the wrong type in the table is a corrupt row, the rest is the
-/// store failing.
+/// Sorts a driver error into the engine's kinds ([`driver_kind`]): a corrupt row, a lost race
+/// ([`AuthorityError::Conflict`], tried again by the engine's retry policy), or the store failing.
 pub(crate) fn driver_error(error: sqlx::Error) -> AuthorityError {
-    match error {
-        sqlx::Error::ColumnDecode { .. }
-        | sqlx::Error::Decode(_)
-        | sqlx::Error::ColumnNotFound(_) => AuthorityError::Corrupt(error.to_string()),
-        other => AuthorityError::store(other),
-    }
+    AuthorityError::from_driver(driver_kind(&error), error)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// MySQL's out-of-range error names the field it is about; the message says which.
     #[test]
-    fn the_sql_counter_max_is_counter_max() {
-        assert_eq!(u64::try_from(COUNTER_MAX_SQL), Ok(COUNTER_MAX));
+    fn an_out_of_range_field_is_named() {
+        let message = "1690 (22003): BIGINT value is out of range in \
+                       '`test`.`gdid_counters`.`era` + 1'";
+        let error = out_of_range(message);
+        assert!(
+            matches!(&error, AuthorityError::Corrupt(m)
+                if m.starts_with("field era is out of range when moved forward: 1690")),
+            "{error}"
+        );
+        let error = out_of_range("1690 (22003): BIGINT UNSIGNED value is out of range");
+        assert!(
+            error
+                .to_string()
+                .contains("field era or next_counter is out of range"),
+            "{error}"
+        );
     }
 
     #[test]
-    fn sizes_outside_the_counter_space_are_refused() {
-        assert!(matches!(size_sql(0), Err(AuthorityError::InvalidSize(0))));
-        assert_eq!(size_sql(7).unwrap(), 7);
+    fn rows_are_named_with_their_key() {
+        let key = CounterKey {
+            key: 3,
+            scope: "s",
+            sequence: "q",
+        };
+        assert_eq!(
+            row_name(&key),
+            "the gdid_counters row (authority 3, scope \"s\", sequence \"q\")"
+        );
     }
 }

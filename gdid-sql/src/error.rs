@@ -1,5 +1,7 @@
 //! Errors of setting up SQL stores.
 
+use gdid_core::generator::ErrorKind;
+
 /// A store could not be set up.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -25,7 +27,9 @@ pub enum Error {
     #[error("cannot create the gdid tables: {0}")]
     Schema(#[source] sqlx::Error),
     /// A range layout that cannot work, or that disagrees with the rows already stored.
-    #[error("invalid range layout for {sequence:?}: {reason}")]
+    /// Worded as the engine's [`InvalidConfig`](gdid_core::generator::Error::InvalidConfig) that
+    /// every backend reports it with: the reason names the sequence.
+    #[error("invalid generator configuration: {reason}")]
     Layout {
         /// The sequence.
         sequence: String,
@@ -44,6 +48,40 @@ pub enum Error {
     /// [`AuthorityError::Number`]: gdid_core::generator::AuthorityError::Number
     #[error("authority number: {0}")]
     Authority(#[from] gdid_core::generator::AuthorityError),
+}
+
+impl Error {
+    /// The kind of the error, in the vocabulary every store shares: the driver's errors sorted
+    /// as every other store's are.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::UnsupportedUrl { .. }
+            | Error::Layout { .. }
+            | Error::Name(_)
+            | Error::AuthorityNumber(_) => ErrorKind::Config,
+            Error::Connect { source, .. } | Error::Schema(source) => driver_kind(source),
+            Error::Authority(error) => error.kind(),
+        }
+    }
+}
+
+/// The kind of a driver error: a value of the wrong type in a table is a corrupt row; a
+/// duplicate key, a deadlock or a serialization failure (SQLSTATE 40001, 40P01) a lost race; a
+/// URL or option that cannot work a configuration; the rest the store failing.
+pub(crate) fn driver_kind(error: &sqlx::Error) -> ErrorKind {
+    match error {
+        sqlx::Error::ColumnDecode { .. }
+        | sqlx::Error::Decode(_)
+        | sqlx::Error::ColumnNotFound(_) => ErrorKind::Corrupt,
+        sqlx::Error::Database(e)
+            if e.is_unique_violation()
+                || matches!(e.code().as_deref(), Some("40001" | "40P01")) =>
+        {
+            ErrorKind::Conflict
+        }
+        sqlx::Error::Configuration(_) => ErrorKind::Config,
+        _ => ErrorKind::Unavailable,
+    }
 }
 
 /// Whether `error` is a duplicate-key error: a unique or primary-key violation on MySQL/MariaDB

@@ -64,7 +64,7 @@ pub use counter::SqlCounter;
 pub use error::{Error, is_duplicate_key};
 pub use gdid_core::generator::redact;
 pub use gdid_core::generator::windows::{AgentReport, Window};
-pub use gdid_core::generator::{Pick, RangeLayout};
+pub use gdid_core::generator::{LayoutError, Pick, RangeLayout};
 pub use numbering::SqlNumberRecord;
 pub use sharded::{SqlRanges, SqlShardedCounter};
 pub use store::{Dialect, SqlStore};

@@ -9,20 +9,27 @@
 //! );
 //! ```
 
+use std::sync::Arc;
+
 use gdid_core::generator::numbering::{COUNTER_KEY, NumberRecord, stored_number};
 use gdid_core::generator::{AuthorityError, BoxFuture};
 use sqlx::AssertSqlSafe;
+use tokio::sync::OnceCell;
 
 use crate::counters::driver_error;
 use crate::statement::{create_table, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_in};
 
-/// Where a SQL store keeps its authority number. Cheap to clone.
+/// Where a SQL store keeps its authority number. Cheap to clone (clones share what they know of
+/// the schema).
 #[derive(Debug, Clone)]
 pub struct SqlNumberRecord {
     store: SqlStore,
     label: String,
+    /// Set once the tables are known to exist: they are created once per record, not at every
+    /// read.
+    schema: Arc<OnceCell<()>>,
 }
 
 impl SqlNumberRecord {
@@ -31,23 +38,30 @@ impl SqlNumberRecord {
         SqlNumberRecord {
             store,
             label: label.to_owned(),
+            schema: Arc::default(),
         }
     }
 
     /// Creates the record's table and the counter table (whose numbers it reads) if they are
-    /// missing. Idempotent, and safe from many processes at once.
+    /// missing; once per record (and its clones). Idempotent, and safe from many processes at
+    /// once.
     ///
     /// # Errors
     ///
     /// The driver's error.
     pub async fn ensure_schema(&self) -> Result<(), sqlx::Error> {
-        crate::counters::ensure_schema(&self.store).await?;
-        create_table(
-            &self.store,
-            "gdid_authority",
-            "id SMALLINT NOT NULL PRIMARY KEY, authority SMALLINT NOT NULL",
-        )
-        .await
+        self.schema
+            .get_or_try_init(|| async {
+                crate::counters::ensure_schema(&self.store).await?;
+                create_table(
+                    &self.store,
+                    "gdid_authority",
+                    "id SMALLINT NOT NULL PRIMARY KEY, authority SMALLINT NOT NULL",
+                )
+                .await
+            })
+            .await
+            .map(drop)
     }
 
     /// The authority numbers `column_query` (a `SELECT` of one [`described`] column) reads,

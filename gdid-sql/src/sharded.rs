@@ -6,8 +6,8 @@
 use std::ops::Range;
 
 use gdid_core::generator::{
-    Error as IdError, IdBatch, IdGenerator, LAYOUT_FIELDS, NameKind, Pick, RangeFields,
-    RangeLayout, RangeState, RangeStore, ShardedCounter, validate_name,
+    Error as IdError, LAYOUT_FIELDS, NameKind, Pick, RangeFields, RangeLayout, RangeState,
+    RangeStore, ShardedCounter, validate_name,
 };
 
 use crate::error::Error;
@@ -200,14 +200,4 @@ fn setup_error(sequence: &str, error: IdError) -> Error {
     }
 }
 
-impl IdGenerator for SqlShardedCounter {
-    type Id = u64;
-
-    async fn next_id(&self) -> Result<u64, IdError> {
-        self.0.next_id().await
-    }
-
-    async fn next_ids(&self, n: u64) -> Result<IdBatch<u64>, IdError> {
-        self.0.next_ids(n).await
-    }
-}
+gdid_core::delegate_id_generator!(SqlShardedCounter => u64);

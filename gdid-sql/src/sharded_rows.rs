@@ -14,26 +14,27 @@
 
 use sqlx::AssertSqlSafe;
 
-use crate::statement::{create_table, sql, with_pool};
+use crate::statement::{create_tables, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_guard};
 
-pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
-    create_table(
-        store,
+/// The layout of each sequence, and its ranges.
+const TABLES: [(&str, &str); 2] = [
+    (
         "gdid_range_layouts",
         "sequence_name VARCHAR(80) NOT NULL PRIMARY KEY, \
          base BIGINT NOT NULL, size BIGINT NOT NULL, ranges BIGINT NOT NULL",
-    )
-    .await?;
-    create_table(
-        store,
+    ),
+    (
         "gdid_ranges",
         "sequence_name VARCHAR(80) NOT NULL, shard INTEGER NOT NULL, \
          next_value BIGINT NOT NULL, max_value BIGINT NOT NULL, \
          PRIMARY KEY (sequence_name, shard)",
-    )
-    .await
+    ),
+];
+
+pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
+    create_tables(store, &TABLES).await
 }
 
 /// `INSERT … VALUES (…)` that does nothing when the key exists, on any dialect.
@@ -53,17 +54,26 @@ fn insert_if_absent(dialect: Dialect, table_and_values: &str) -> AssertSqlSafe<S
 pub(crate) async fn insert_layout(
     store: &SqlStore,
     sequence: &str,
-    [base, size, ranges]: [i64; 3],
+    values: [i64; 3],
 ) -> Result<(), sqlx::Error> {
-    let q = insert_if_absent(
-        store.dialect(),
-        "gdid_range_layouts (sequence_name, base, size, ranges) VALUES (?, ?, ?, ?)",
-    );
+    let into = "gdid_range_layouts (sequence_name, base, size, ranges)";
+    insert_row(store, into, sequence, values).await
+}
+
+/// Inserts (`sequence`, `values`) into `into` (a table and its four columns) unless the key
+/// exists.
+async fn insert_row(
+    store: &SqlStore,
+    into: &str,
+    sequence: &str,
+    [a, b, c]: [i64; 3],
+) -> Result<(), sqlx::Error> {
+    let q = insert_if_absent(store.dialect(), &format!("{into} VALUES (?, ?, ?, ?)"));
     with_pool!(store, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
         .bind(sequence)
-        .bind(base)
-        .bind(size)
-        .bind(ranges)
+        .bind(a)
+        .bind(b)
+        .bind(c)
         .execute(pool)
         .await
         .map(drop))
@@ -74,20 +84,9 @@ pub(crate) async fn layout(
     store: &SqlStore,
     sequence: &str,
 ) -> Result<Option<[Option<String>; 3]>, sqlx::Error> {
-    let dialect = store.dialect();
-    let q = sql(
-        dialect,
-        &format!(
-            "SELECT {}, {}, {} FROM gdid_range_layouts WHERE sequence_name = ?",
-            described(dialect, "base"),
-            described(dialect, "size"),
-            described(dialect, "ranges"),
-        ),
-    );
-    let row: Option<(Option<String>, Option<String>, Option<String>)> = with_pool!(store, pool => {
-        sqlx::query_as(AssertSqlSafe(q.0.clone())).bind(sequence).fetch_optional(pool).await
-    })?;
-    Ok(row.map(|(base, size, ranges)| [base, size, ranges]))
+    let columns = ["base", "size", "ranges"];
+    let rows = described_rows(store, "gdid_range_layouts", columns, sequence, "").await?;
+    Ok(rows.into_iter().next())
 }
 
 /// Creates the row of a range unless it exists.
@@ -98,18 +97,8 @@ pub(crate) async fn insert(
     first: i64,
     max: i64,
 ) -> Result<(), sqlx::Error> {
-    let q = insert_if_absent(
-        store.dialect(),
-        "gdid_ranges (sequence_name, shard, next_value, max_value) VALUES (?, ?, ?, ?)",
-    );
-    with_pool!(store, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
-        .bind(sequence)
-        .bind(shard)
-        .bind(first)
-        .bind(max)
-        .execute(pool)
-        .await
-        .map(drop))
+    let into = "gdid_ranges (sequence_name, shard, next_value, max_value)";
+    insert_row(store, into, sequence, [i64::from(shard), first, max]).await
 }
 
 /// A row of `gdid_ranges` as [`list`] reads it: `shard`, `next_value` and `max_value`, each
@@ -121,23 +110,28 @@ pub(crate) async fn list(
     store: &SqlStore,
     sequence: &str,
 ) -> Result<Vec<DescribedRange>, sqlx::Error> {
+    let columns = ["shard", "next_value", "max_value"];
+    described_rows(store, "gdid_ranges", columns, sequence, " ORDER BY shard").await
+}
+
+/// The rows of `table` for `sequence`, `columns` each [`described`], `order` appended.
+async fn described_rows(
+    store: &SqlStore,
+    table: &str,
+    columns: [&str; 3],
+    sequence: &str,
+    order: &str,
+) -> Result<Vec<[Option<String>; 3]>, sqlx::Error> {
     let dialect = store.dialect();
+    let [a, b, c] = columns.map(|column| described(dialect, column));
     let q = sql(
         dialect,
-        &format!(
-            "SELECT {}, {}, {} FROM gdid_ranges WHERE sequence_name = ? ORDER BY shard",
-            described(dialect, "shard"),
-            described(dialect, "next_value"),
-            described(dialect, "max_value"),
-        ),
+        &format!("SELECT {a}, {b}, {c} FROM {table} WHERE sequence_name = ?{order}"),
     );
     let rows: Vec<(Option<String>, Option<String>, Option<String>)> = with_pool!(store, pool => {
         sqlx::query_as(AssertSqlSafe(q.0.clone())).bind(sequence).fetch_all(pool).await
     })?;
-    Ok(rows
-        .into_iter()
-        .map(|(shard, next, max)| [shard, next, max])
-        .collect())
+    Ok(rows.into_iter().map(|(a, b, c)| [a, b, c]).collect())
 }
 
 /// Takes exactly `n` values from the range, or none when fewer are left (or the row is corrupt:

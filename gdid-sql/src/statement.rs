@@ -73,3 +73,14 @@ pub(crate) async fn create_table(
         Err(e) => Err(e),
     }
 }
+
+/// Creates `tables` (name, columns) in order, each as [`create_table`] does.
+pub(crate) async fn create_tables(
+    store: &SqlStore,
+    tables: &[(&str, &str)],
+) -> Result<(), sqlx::Error> {
+    for (name, columns) in tables {
+        create_table(store, name, columns).await?;
+    }
+    Ok(())
+}

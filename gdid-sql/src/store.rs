@@ -3,9 +3,10 @@
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use sqlx::mysql::{MySqlConnectOptions, MySqlPool};
+use sqlx::postgres::{PgConnectOptions, PgPool};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
+use sqlx::{ConnectOptions, Connection};
 
 use gdid_core::generator::redact;
 
@@ -42,39 +43,30 @@ impl SqlStore {
     /// [`Error::UnsupportedUrl`] for another scheme, [`Error::Connect`] when the database cannot
     /// be reached (the message names the URL without its password).
     pub async fn connect(url: &str) -> Result<SqlStore, Error> {
-        let connect_error = |source: sqlx::Error| Error::Connect {
-            url: redact(url),
-            source,
-        };
-        let timeout = Duration::from_secs(5);
         if let Some(rest) = url.strip_prefix("mariadb://") {
             let url = format!("mysql://{rest}");
             return Box::pin(Self::connect(&url)).await;
         }
-        if url.starts_with("mysql://") {
-            let pool = MySqlPoolOptions::new()
-                .acquire_timeout(timeout)
-                .connect(url)
-                .await
-                .map_err(connect_error)?;
-            Ok(SqlStore::MySql(pool))
+        let store = if url.starts_with("mysql://") {
+            match first_connection::<MySqlConnectOptions>(url).await {
+                Ok(()) => pool_options(TIMEOUT).connect(url).await,
+                Err(e) => Err(e),
+            }
+            .map(SqlStore::MySql)
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let pool = PgPoolOptions::new()
-                .acquire_timeout(timeout)
-                .connect(url)
-                .await
-                .map_err(connect_error)?;
-            Ok(SqlStore::Postgres(pool))
+            match first_connection::<PgConnectOptions>(url).await {
+                Ok(()) => pool_options(TIMEOUT).connect(url).await,
+                Err(e) => Err(e),
+            }
+            .map(SqlStore::Postgres)
         } else if url.starts_with("sqlite:") {
-            let options = sqlite_options(url).map_err(connect_error)?;
-            let pool = sqlite_pool(timeout)
-                .connect_with(options)
-                .await
-                .map_err(connect_error)?;
-            Ok(SqlStore::Sqlite(pool))
+            let options = sqlite_options(url).map_err(connect_error(url))?;
+            let pool = sqlite_pool(TIMEOUT).connect_with(options).await;
+            pool.map(SqlStore::Sqlite)
         } else {
-            Err(Error::UnsupportedUrl { url: redact(url) })
-        }
+            return Err(Error::UnsupportedUrl { url: redact(url) });
+        };
+        store.map_err(connect_error(url))
     }
 
     /// A store for `url` that connects on first use: it can be set up while the database is
@@ -84,34 +76,27 @@ impl SqlStore {
     ///
     /// [`Error::UnsupportedUrl`] or [`Error::Connect`] for a URL that cannot be parsed.
     pub fn connect_lazy(url: &str) -> Result<SqlStore, Error> {
-        let connect_error = |source: sqlx::Error| Error::Connect {
-            url: redact(url),
-            source,
-        };
-        let timeout = Duration::from_secs(5);
         let url = match url.strip_prefix("mariadb://") {
             Some(rest) => format!("mysql://{rest}"),
             None => url.to_owned(),
         };
-        if url.starts_with("mysql://") {
-            let pool = MySqlPoolOptions::new()
-                .acquire_timeout(timeout)
+        let store = if url.starts_with("mysql://") {
+            pool_options(TIMEOUT)
                 .connect_lazy(&url)
-                .map_err(connect_error)?;
-            Ok(SqlStore::MySql(pool))
+                .map(SqlStore::MySql)
         } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let pool = PgPoolOptions::new()
-                .acquire_timeout(timeout)
+            pool_options(TIMEOUT)
                 .connect_lazy(&url)
-                .map_err(connect_error)?;
-            Ok(SqlStore::Postgres(pool))
+                .map(SqlStore::Postgres)
         } else if url.starts_with("sqlite:") {
-            let pool = sqlite_pool(timeout)
-                .connect_lazy_with(sqlite_options(&url).map_err(connect_error)?);
-            Ok(SqlStore::Sqlite(pool))
+            let options = sqlite_options(&url).map_err(connect_error(&url))?;
+            Ok(SqlStore::Sqlite(
+                sqlite_pool(TIMEOUT).connect_lazy_with(options),
+            ))
         } else {
-            Err(Error::UnsupportedUrl { url: redact(&url) })
-        }
+            return Err(Error::UnsupportedUrl { url: redact(&url) });
+        };
+        store.map_err(connect_error(&url))
     }
 
     /// The dialect.
@@ -177,4 +162,43 @@ fn sqlite_pool(acquire_timeout: Duration) -> SqlitePoolOptions {
                 }
             })
         })
+}
+
+/// How long a connection is waited for.
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Opens one connection to `url` and closes it: a server that refuses connections (or cannot be
+/// reached, or refuses the credentials) is the error, at once. The pool would try again until
+/// its timeout and say only "pool timed out", hiding the cause.
+async fn first_connection<O>(url: &str) -> Result<(), sqlx::Error>
+where
+    O: ConnectOptions,
+    O::Connection: Sized,
+{
+    let options = O::from_str(url)?;
+    match tokio::time::timeout(TIMEOUT, options.connect()).await {
+        Ok(Ok(connection)) => {
+            // The pool opens its own; a failure to close this one politely changes nothing.
+            let _ = connection.close().await;
+            Ok(())
+        }
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(sqlx::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no answer within {TIMEOUT:?}"),
+        ))),
+    }
+}
+
+/// A connection failure to `url`, the URL without its password.
+fn connect_error(url: &str) -> impl Fn(sqlx::Error) -> Error + '_ {
+    move |source| Error::Connect {
+        url: redact(url),
+        source,
+    }
+}
+
+/// The options of a pool that waits at most `timeout` for a connection.
+fn pool_options<DB: sqlx::Database>(timeout: Duration) -> sqlx::pool::PoolOptions<DB> {
+    sqlx::pool::PoolOptions::<DB>::new().acquire_timeout(timeout)
 }

@@ -6,6 +6,8 @@
 
 use std::ops::RangeInclusive;
 
+use gdid_core::generator::StoredInt;
+
 use crate::store::Dialect;
 
 /// SQL giving `column` as `"<storage class> <value>"`: `integer 42`, and on SQLite, which stores
@@ -29,6 +31,21 @@ pub(crate) fn integer_guard(dialect: Dialect, columns: &[&str]) -> String {
         .iter()
         .map(|column| format!(" AND typeof({column}) = 'integer'"))
         .collect()
+}
+
+/// A [`described`] column as the engine reads stored integers: `integer 42` is an integer,
+/// anything else is described as it is, `NULL` is missing.
+pub(crate) fn stored_int(described: Option<&str>) -> StoredInt {
+    let Some(described) = described else {
+        return StoredInt::Missing;
+    };
+    match described.split_once(' ') {
+        Some(("integer", value)) => value.parse().map_or_else(
+            |_| StoredInt::Other(described.to_owned()),
+            StoredInt::Integer,
+        ),
+        _ => StoredInt::Other(described.to_owned()),
+    }
 }
 
 /// The integer a [`described`] column holds, or what is wrong with it: not an integer, or outside
@@ -80,6 +97,16 @@ mod tests {
             integer_in("next_value", None, 0..=9).unwrap_err(),
             "next_value is NULL, expected an integer"
         );
+    }
+
+    #[test]
+    fn described_values_are_stored_ints() {
+        assert_eq!(stored_int(Some("integer -3")), StoredInt::Integer(-3));
+        assert_eq!(
+            stored_int(Some("text 'abc'")),
+            StoredInt::Other("text 'abc'".into())
+        );
+        assert_eq!(stored_int(None), StoredInt::Missing);
     }
 
     #[test]

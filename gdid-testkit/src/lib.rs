@@ -1,4 +1,5 @@
-//! What the workspace's tests share (a dev-dependency only).
+//! What the workspace's tests share (a dev-dependency only), and the conformance suite every
+//! backend runs ([`conformance`]).
 //!
 //! Database tests read the server's address from an environment variable that
 //! `scripts/services.sh` sets (`GDID_MYSQL_URL`, `GDID_POSTGRES_URL`, `GDID_MONGODB_URI`). When it
@@ -10,6 +11,7 @@
 use std::io::Write;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+pub mod conformance;
 pub mod processes;
 mod sql;
 pub use sql::database;
@@ -67,7 +69,8 @@ pub fn sqlite_url(test: &str) -> String {
 ///
 /// # Examples
 ///
-/// ```
+/// ```no_run
+/// // Not run as a doc test: under scripts/test it would count as a test of SQLite.
 /// gdid_testkit::ran("SQLite"); // nothing happens unless GDID_TEST_TALLY is set
 /// ```
 pub fn ran(store: &str) {
@@ -83,7 +86,8 @@ pub fn ran(store: &str) {
 ///
 /// # Examples
 ///
-/// ```
+/// ```no_run
+/// // Not run as a doc test: under scripts/test it would count as a skipped test of MariaDB.
 /// if std::env::var("CI").as_deref() != Ok("true") {
 ///     gdid_testkit::unavailable("MariaDB", "mariadbd is not installed"); // prints "skipped: …"
 /// }
@@ -109,6 +113,10 @@ fn store_of(variable: &str) -> &str {
 /// Appends `outcome store binary test` (tab-separated) to the file `GDID_TEST_TALLY` names. One
 /// write of one short line in append mode: lines of tests running at once do not mix.
 fn tally(outcome: &str, store: &str) {
+    // A worker process of a test (see `processes`) is not a test of its own.
+    if std::env::var_os("GDID_WORKER_START").is_some() {
+        return;
+    }
     let Some(path) = std::env::var_os("GDID_TEST_TALLY").filter(|p| !p.is_empty()) else {
         return;
     };

@@ -10,7 +10,7 @@ use gdid_core::generator::windows::{Window, WindowShard};
 use sqlx::AssertSqlSafe;
 
 use crate::error::is_duplicate_key;
-use crate::statement::{create_table, sql, with_pool};
+use crate::statement::{create_tables, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_guard, integer_in};
 
@@ -127,6 +127,61 @@ fn to_i64(value: u64) -> Result<i64, sqlx::Error> {
         .map_err(|_| sqlx::Error::Encode(format!("{value} does not fit a BIGINT").into()))
 }
 
+/// The windows of each sequence, the claims that keep agents from overlapping, and the store's
+/// identity.
+const TABLES: [(&str, &str); 3] = [
+    (
+        "gdid_windows",
+        "sequence_name VARCHAR(80) NOT NULL, window_start BIGINT NOT NULL, \
+         window_end BIGINT NOT NULL, next_hi BIGINT NOT NULL, \
+         PRIMARY KEY (sequence_name, window_start)",
+    ),
+    (
+        "gdid_window_claims",
+        "sequence_name VARCHAR(80) NOT NULL, window_start BIGINT NOT NULL, \
+         window_end BIGINT NOT NULL, PRIMARY KEY (sequence_name, window_start)",
+    ),
+    (
+        "gdid_window_store",
+        "id SMALLINT NOT NULL PRIMARY KEY, identity VARCHAR(40) NOT NULL",
+    ),
+];
+
+/// The indexes of the high-water mark (`MAX(window_end)` of a sequence) on the windows and the
+/// claims: one index entry read, however many windows a sequence has had.
+const INDEXES: [(&str, &str); 2] = [
+    ("gdid_windows_end", "gdid_windows"),
+    ("gdid_window_claims_end", "gdid_window_claims"),
+];
+
+/// `CREATE INDEX IF NOT EXISTS name ON table (columns)`, idempotent on every dialect: MySQL has
+/// no `IF NOT EXISTS` there, so an index that exists already (1061, "Duplicate key name") is
+/// success.
+async fn create_index(
+    store: &SqlStore,
+    name: &str,
+    table: &str,
+    columns: &str,
+) -> Result<(), sqlx::Error> {
+    let if_not_exists = if store.dialect() == Dialect::MySql {
+        ""
+    } else {
+        " IF NOT EXISTS"
+    };
+    let ddl = format!("CREATE INDEX{if_not_exists} {name} ON {table} ({columns})");
+    let created =
+        with_pool!(store, pool => sqlx::query(AssertSqlSafe(ddl)).execute(pool).await.map(drop));
+    match created {
+        Err(sqlx::Error::Database(e))
+            if e.message().contains("Duplicate key name")
+                || matches!(e.code().as_deref(), Some("42P07" | "23505")) =>
+        {
+            Ok(())
+        }
+        other => other,
+    }
+}
+
 impl WindowShard for SqlStore {
     type Error = sqlx::Error;
 
@@ -139,27 +194,47 @@ impl WindowShard for SqlStore {
     }
 
     async fn prepare(&self) -> Result<(), sqlx::Error> {
-        create_table(
-            self,
-            "gdid_windows",
-            "sequence_name VARCHAR(80) NOT NULL, window_start BIGINT NOT NULL, \
-             window_end BIGINT NOT NULL, next_hi BIGINT NOT NULL, \
-             PRIMARY KEY (sequence_name, window_start)",
-        )
-        .await?;
-        create_table(
-            self,
-            "gdid_window_claims",
-            "sequence_name VARCHAR(80) NOT NULL, window_start BIGINT NOT NULL, \
-             window_end BIGINT NOT NULL, PRIMARY KEY (sequence_name, window_start)",
-        )
-        .await?;
-        create_table(
-            self,
-            "gdid_window_store",
-            "id SMALLINT NOT NULL PRIMARY KEY, identity VARCHAR(40) NOT NULL",
-        )
-        .await
+        create_tables(self, &TABLES).await?;
+        for (name, table) in INDEXES {
+            create_index(self, name, table, "sequence_name, window_end").await?;
+        }
+        Ok(())
+    }
+
+    /// Two statements: the start of the newest used-up window past the `keep` latest, then the
+    /// used-up windows up to it (a used-up window never opens again, so the two need no lock).
+    async fn prune(&self, sequence: &str, keep: u64) -> Result<u64, sqlx::Error> {
+        let dialect = self.dialect();
+        let used = format!(
+            "sequence_name = ? AND next_hi >= window_end{}",
+            integer_guard(dialect, &["window_start", "window_end", "next_hi"])
+        );
+        let cutoff = sql(
+            dialect,
+            &format!(
+                "SELECT window_start FROM gdid_windows WHERE {used} \
+                 ORDER BY window_start DESC LIMIT 1 OFFSET ?"
+            ),
+        );
+        let keep = to_i64(keep)?;
+        let start: Option<i64> = with_pool!(self, pool => sqlx::query_scalar(AssertSqlSafe(cutoff.0.clone()))
+            .bind(sequence)
+            .bind(keep)
+            .fetch_optional(pool)
+            .await)?;
+        let Some(start) = start else {
+            return Ok(0);
+        };
+        let delete = sql(
+            dialect,
+            &format!("DELETE FROM gdid_windows WHERE {used} AND window_start <= ?"),
+        );
+        with_pool!(self, pool => sqlx::query(AssertSqlSafe(delete.0.clone()))
+            .bind(sequence)
+            .bind(start)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))
     }
 
     /// The one row of `gdid_window_store` (id 1), inserted if absent, read back.

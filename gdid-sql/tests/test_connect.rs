@@ -1,0 +1,22 @@
+//! A MySQL/MariaDB or PostgreSQL server that refuses the connection is reported at once with the
+//! real cause, not after the pool's 5-second wait as "pool timed out".
+
+use std::time::{Duration, Instant};
+
+use gdid_sql::SqlStore;
+
+#[tokio::test]
+async fn a_refused_connection_is_reported_as_refused_at_once() {
+    for url in [
+        "postgres://postgres:hunter2@127.0.0.1:1/test",
+        "mysql://root:hunter2@127.0.0.1:1/test",
+    ] {
+        let started = Instant::now();
+        let err = SqlStore::connect(url).await.unwrap_err();
+        let text = err.to_string();
+        assert!(started.elapsed() < Duration::from_secs(2), "{url}: {text}");
+        assert!(text.contains("refused"), "{url}: {text}");
+        assert!(!text.contains("pool timed out"), "{url}: {text}");
+        assert!(!text.contains("hunter2"), "{url}: {text}");
+    }
+}

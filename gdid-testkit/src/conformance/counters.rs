@@ -1,0 +1,63 @@
+//! Stored counters written behind an authority's back: the era rolls over at `COUNTER_MAX`, and a
+//! counter no authority writes is a typed error naming it, never a block.
+
+use gdid_core::COUNTER_MAX;
+use gdid_core::generator::{Authority, AuthorityError};
+
+use super::{Counters, assert_fails_naming, fresh};
+
+/// A counter set 5 below `COUNTER_MAX` in era 7: a block of 6 ends the era at `COUNTER_MAX`, the
+/// next block starts era 8 at 0, and the one after follows it.
+pub async fn the_era_rolls_over_at_counter_max<B: Counters>(backend: &B) {
+    let store = backend.store();
+    let authority = backend.connect(&backend.place(2).await, 2).await;
+    let scope = fresh("rollover");
+    authority.allocate(&scope, "s", 1).await.unwrap(); // creates the counter
+    let near_max = i64::try_from(COUNTER_MAX - 5).unwrap();
+    backend
+        .set_counter(&authority, &scope, "s", 7, near_max)
+        .await;
+    let last_of_era = authority.allocate(&scope, "s", 6).await.unwrap();
+    assert_eq!(
+        (
+            last_of_era.era(),
+            last_of_era.start(),
+            last_of_era.last().counter()
+        ),
+        (7, COUNTER_MAX - 5, COUNTER_MAX),
+        "{store}"
+    );
+    let first_of_next = authority.allocate(&scope, "s", 10).await.unwrap();
+    assert_eq!(
+        (first_of_next.era(), first_of_next.start()),
+        (8, 0),
+        "{store}"
+    );
+    let then = authority.allocate(&scope, "s", 10).await.unwrap();
+    assert_eq!((then.era(), then.start()), (8, 10), "{store}");
+}
+
+/// A corrupt counter (negative, beyond the counter range, of another type, missing: each store
+/// says which it can hold) is a typed error naming its row or document and its field, however
+/// often it is asked, and is left as it is: the update used to move it toward valid-looking
+/// values (a counter of -1 became 0, then 1, and id 1 was issued again).
+pub async fn a_corrupt_counter_stays_corrupt_and_names_its_field<B: Counters>(backend: &B) {
+    let store = backend.store();
+    let authority = backend.connect(&backend.place(1).await, 1).await;
+    let scope = fresh("corrupt");
+    let cases = backend.counter_corruptions();
+    assert!(cases.len() >= 3, "{store}: {cases:?}");
+    for case in cases {
+        authority.allocate(&scope, case, 1).await.unwrap();
+        let names = backend
+            .corrupt_counter(&authority, &scope, case, case)
+            .await;
+        let before = backend.counter_text(&authority, &scope, case).await;
+        let what = format!("{store} {case}");
+        let is_corrupt = |e: &AuthorityError| matches!(e, AuthorityError::Corrupt(_));
+        let allocate = || authority.allocate(&scope, case, 5);
+        assert_fails_naming(&what, 3, &names, is_corrupt, allocate).await;
+        let after = backend.counter_text(&authority, &scope, case).await;
+        assert_eq!(after, before, "{store} {case}: the corrupt counter moved");
+    }
+}
