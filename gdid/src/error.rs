@@ -1,7 +1,10 @@
 //! [`StoreError`]: why [`Store::open`](crate::Store::open) or one of the strategies of a store
 //! could not be set up.
 
-use gdid_core::generator::AuthorityError;
+use gdid_core::generator::windows::AgentError;
+use gdid_core::generator::{AuthorityError, ErrorKind};
+
+use crate::shard::ShardError;
 
 /// The error of a driver or of a backend crate, kept as the source of a [`StoreError`].
 pub type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -12,10 +15,10 @@ pub type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
 #[non_exhaustive]
 pub enum StoreError {
     /// The URL's scheme is none of `sqlite:`, `mysql://`, `mariadb://`, `postgres://`,
-    /// `postgresql://`, `mongodb://`, `mongodb+srv://`.
+    /// `postgresql://`, `mongodb://`, `mongodb+srv://`, `memory:`.
     #[error(
         "unsupported store URL {url:?}: expected sqlite:PATH, mysql://, mariadb://, postgres://, \
-         postgresql://, mongodb:// or mongodb+srv://"
+         postgresql://, mongodb://, mongodb+srv:// or memory:"
     )]
     UnsupportedScheme {
         /// The URL, redacted.
@@ -64,6 +67,62 @@ pub enum StoreError {
         #[source]
         source: AuthorityError,
     },
+    /// The authority number asked for ([`OpenOptions::authority`](crate::OpenOptions::authority))
+    /// is above 15.
+    #[error("authority number {number} for {url}: expected 0 to 15")]
+    AuthorityNumber {
+        /// The URL, redacted.
+        url: String,
+        /// The number asked for.
+        number: u8,
+    },
+    /// The stores opened together ([`OpenOptions::open_all`](crate::OpenOptions::open_all))
+    /// cannot be given their authority numbers: a store is recorded as another number than
+    /// asked, two would share one, one with no record is listed with one that cannot be read
+    /// ([`AuthorityError::Number`]), or a record cannot be read or written.
+    #[error("the authority numbers of {}: {source}", urls.join(", "))]
+    Numbers {
+        /// The URLs, redacted, in the order given.
+        urls: Vec<String>,
+        /// Why.
+        #[source]
+        source: AuthorityError,
+    },
+    /// [`OpenOptions::authorities`](crate::OpenOptions::authorities) gives another count of
+    /// numbers than of stores.
+    #[error("{numbers} authority number(s) for {stores} store(s): give one per store, or none")]
+    AuthorityCount {
+        /// The numbers given.
+        numbers: usize,
+        /// The stores given.
+        stores: usize,
+    },
+    /// [`OpenOptions::open_all`](crate::OpenOptions::open_all) was given no URL.
+    #[error("no store given: give one URL or more")]
+    NoStores,
+    /// The store cannot keep what the strategy needs: a `memory:` store keeps GDID blocks and
+    /// one-at-a-time counters only.
+    #[error("the {strategy} needs a database store: {url} keeps GDID blocks and counters only")]
+    Unsupported {
+        /// The strategy (`sharded counter`, `hi-lo window shard`).
+        strategy: &'static str,
+        /// The URL, redacted.
+        url: String,
+    },
+    /// A sequence of the store could not be read or its floor raised: a bad name, a floor below
+    /// the stored counter ([`AuthorityError::FloorBelow`]), a corrupt record, the store failing.
+    #[error("the sequences of {url}: {source}")]
+    Sequences {
+        /// The URL, redacted.
+        url: String,
+        /// Why.
+        #[source]
+        source: AuthorityError,
+    },
+    /// A window agent could not be set up: a window size of 0, a shard that cannot be prepared,
+    /// one store given twice.
+    #[error(transparent)]
+    Agent(#[from] AgentError<ShardError>),
     /// A strategy could not be set up on the store: a bad name, a sharded layout that disagrees
     /// with the one stored, a window batch of 0…
     #[error("cannot set up the {strategy} of {sequence:?} on {url}: {source}")]
@@ -79,3 +138,80 @@ pub enum StoreError {
         source: Source,
     },
 }
+
+impl StoreError {
+    /// The kind of the error, in the one vocabulary of every store
+    /// ([`ErrorKind`](gdid_core::generator::ErrorKind)): a URL, a feature, a number, a setting or
+    /// a strategy the store cannot keep is [`ErrorKind::Config`] (a URL the driver cannot use,
+    /// `postgres://h:notaport/db` say, too); a driver's or backend's error is sorted as its crate
+    /// sorts it (a store that cannot be reached is [`ErrorKind::Unavailable`]).
+    ///
+    /// ```
+    /// use gdid::engine::ErrorKind;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let refused = gdid::Store::open("redis://127.0.0.1").await.unwrap_err();
+    /// assert_eq!(refused.kind(), ErrorKind::Config);
+    /// # }
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            StoreError::Connect { source, .. }
+            | StoreError::Schema { source, .. }
+            | StoreError::Strategy { source, .. } => source_kind(source.as_ref()),
+            StoreError::Authority { source, .. }
+            | StoreError::Numbers { source, .. }
+            | StoreError::Sequences { source, .. } => source.kind(),
+            StoreError::Agent(AgentError::Config(_)) => ErrorKind::Config,
+            StoreError::Agent(AgentError::Exhausted(_)) => ErrorKind::Exhausted,
+            StoreError::Agent(_) => ErrorKind::Unavailable,
+            _ => ErrorKind::Config,
+        }
+    }
+}
+
+/// The kind of a [`Source`], as the crate it comes from sorts it (else unavailable).
+fn source_kind(source: &(dyn std::error::Error + 'static)) -> ErrorKind {
+    if let Some(e) = source.downcast_ref::<Redacted>() {
+        return e.kind;
+    }
+    if let Some(e) = source.downcast_ref::<AuthorityError>() {
+        return e.kind();
+    }
+    if let Some(e) = source.downcast_ref::<gdid_core::generator::Error>() {
+        return e.kind();
+    }
+    #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
+    {
+        if let Some(e) = source.downcast_ref::<gdid_sql::Error>() {
+            return e.kind();
+        }
+        if let Some(sqlx::Error::Configuration(_)) = source.downcast_ref::<sqlx::Error>() {
+            return ErrorKind::Config;
+        }
+    }
+    #[cfg(feature = "mongodb")]
+    if let Some(e) = source.downcast_ref::<gdid_mongo::Error>() {
+        return e.kind();
+    }
+    ErrorKind::Unavailable
+}
+
+/// A driver's error whose message had to be redacted (it may quote the URL), and its kind.
+#[derive(Debug)]
+#[cfg_attr(not(feature = "mongodb"), allow(dead_code))] // made by MongoDB stores only
+pub(crate) struct Redacted {
+    /// The message, redacted.
+    pub(crate) message: String,
+    /// The kind of the driver's error.
+    pub(crate) kind: ErrorKind,
+}
+
+impl std::fmt::Display for Redacted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Redacted {}

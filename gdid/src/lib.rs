@@ -8,6 +8,7 @@
 //! ```rust,standalone_crate
 //! use gdid::{Gdid, IdGenerator};
 //!
+//! # #[cfg(feature = "sqlite")]
 //! # #[tokio::main]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let folder = std::env::temp_dir().join(format!("gdid-doc-{}", std::process::id()));
@@ -19,6 +20,8 @@
 //! # assert_eq!(id.authority(), store.authority_number());
 //! # Ok(())
 //! # }
+//! # #[cfg(not(feature = "sqlite"))] // a build without SQLite runs none of it
+//! # fn main() {}
 //! ```
 //!
 //! ## Features
@@ -33,26 +36,46 @@
 //! | `random`   | `gdid::random` (gdid-random): random ids inserted with retry       |
 //! | `serde`    | serde for [`Gdid`] (`gdid::serde`)                                 |
 //! | `bson`     | BSON for [`Gdid`] (`gdid::bson`)                                   |
+//! | `blocking` | `gdid::blocking`: stores and generators without async              |
 //!
 //! A URL whose store's feature is off is refused with [`StoreError::FeatureDisabled`], naming
-//! the feature.
+//! the feature. `memory:` stores (in this process only: not durable, for tests and examples)
+//! need no feature.
 #![deny(missing_docs, missing_debug_implementations)]
 
+mod backend;
+#[cfg(feature = "blocking")]
+pub mod blocking;
+#[cfg(any(
+    feature = "sqlite",
+    feature = "mysql",
+    feature = "postgres",
+    feature = "mongodb"
+))]
+mod database;
 mod error;
+mod memory;
 #[cfg(feature = "mongodb")]
 mod open_mongo;
 #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
 mod open_sql;
+mod options;
+mod sequences;
+mod shard;
 pub mod store;
+mod stores;
 mod url;
 
 pub use error::{Source, StoreError};
+pub use shard::{ShardError, StoreShard};
 pub use store::{OpenOptions, Store};
+pub use stores::Stores;
+pub use url::StoreKind;
 
 // The value type and its errors.
 pub use gdid_core::{
-    AUTHORITY_MAX, BufferTooSmall, COUNTER_MAX, DecodeError, Field, Gdid, InvalidLength,
-    InvalidParts, ParseError,
+    AUTHORITY_MAX, BufferTooSmall, COUNTER_MAX, DecodeError, ELink, ELinkError, Field, Gdid,
+    GdidSymbol, InvalidLength, InvalidParts, ParseAnyError, ParseError,
 };
 // The traits and the engine.
 pub use gdid_core::generator::{

@@ -1,42 +1,51 @@
-//! Opening a MongoDB store (gdid-mongo).
+//! A MongoDB store (gdid-mongo), a [`Store`] of the [`Database`](crate::database::Database)
+//! backend.
 
 use std::time::Duration;
 
-use gdid_core::generator::redact;
-use gdid_mongo::MongoAuthority;
+use gdid_core::generator::numbering::NumberRecord;
+use gdid_core::generator::{Pick, RangeLayout, redact};
+use gdid_mongo::{MongoAuthority, MongoNumberRecord, MongoShardedCounter, MongoWindowShard};
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
 
-use crate::error::StoreError;
+use crate::database::Store;
+use crate::error::{Redacted, Source, StoreError};
 
 /// The database used when the URL names none.
 pub(crate) const DEFAULT_DATABASE: &str = "gdid";
 /// The collection of counter documents (and of the store's authority number).
 pub(crate) const COUNTERS: &str = "gdid_counters";
 /// The collection of the sharded counters' ranges.
-pub(crate) const RANGES: &str = "gdid_ranges";
+const RANGES: &str = "gdid_ranges";
 /// How long a server is looked for when the URL does not say (`serverSelectionTimeoutMS`).
 const SERVER_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// A MongoDB database and its authority.
-#[derive(Debug, Clone)]
-pub(crate) struct MongoStore {
-    pub(crate) database: Database,
-    pub(crate) authority: MongoAuthority,
+/// A MongoDB database, its counter collection and the collection's number record.
+#[derive(Debug)]
+pub(crate) struct MongoBackend {
+    database: Database,
+    counters: String,
+    record: MongoNumberRecord,
 }
 
-impl MongoStore {
-    /// Connects to `url`, pings the server, and settles the authority number of the counters
-    /// collection, in the database the URL names or else `default_database`.
+impl MongoBackend {
+    /// A client of `url` for the database the URL names or else `default_database`, the
+    /// counters in collection `counters`; unless `lazy`, the server is pinged.
     pub(crate) async fn open(
         url: &str,
         label: &str,
         default_database: &str,
-    ) -> Result<MongoStore, StoreError> {
+        counters: &str,
+        lazy: bool,
+    ) -> Result<MongoBackend, StoreError> {
         let connect = |error: mongodb::error::Error| StoreError::Connect {
             url: label.to_owned(),
-            // The driver may quote the URI: its message is redacted too.
-            source: redact(&error.to_string()).into(),
+            // The driver may quote the URI: its message is redacted too, its kind kept.
+            source: Box::new(Redacted {
+                message: redact(&error.to_string()),
+                kind: gdid_mongo::Error::Server(error).kind(),
+            }),
         };
         let mut options = ClientOptions::parse(url).await.map_err(connect)?;
         options
@@ -49,19 +58,52 @@ impl MongoStore {
         let database = Client::with_options(options)
             .map_err(connect)?
             .database(&name);
-        database
-            .run_command(bson::doc! { "ping": 1 })
-            .await
-            .map_err(connect)?;
-        let authority = MongoAuthority::open(&database, COUNTERS)
-            .await
-            .map_err(|source| StoreError::Authority {
-                url: label.to_owned(),
-                source,
-            })?;
-        Ok(MongoStore {
+        if !lazy {
+            database
+                .run_command(bson::doc! { "ping": 1 })
+                .await
+                .map_err(connect)?;
+        }
+        Ok(MongoBackend {
+            record: MongoNumberRecord::new(&database, counters, label),
+            counters: counters.to_owned(),
             database,
-            authority,
         })
+    }
+}
+
+impl Store for MongoBackend {
+    type Authority = MongoAuthority;
+    type Sharded = MongoShardedCounter;
+    type Shard = MongoWindowShard;
+
+    fn record(&self) -> &dyn NumberRecord {
+        &self.record
+    }
+
+    /// The collection as authority `number`, checked against its record before the first block.
+    fn numbered(&self, number: u8) -> MongoAuthority {
+        // Numbers are checked before a backend is asked for an authority.
+        MongoAuthority::new(&self.database, &self.counters, number)
+            .unwrap_or_else(|_| unreachable!("authority number {number} was checked"))
+    }
+
+    async fn sharded(
+        &self,
+        sequence: &str,
+        layout: RangeLayout,
+        pick: Pick,
+    ) -> Result<MongoShardedCounter, Source> {
+        Ok(MongoShardedCounter::create(&self.database, RANGES, sequence, layout, pick).await?)
+    }
+
+    fn shard(&self) -> (String, MongoWindowShard) {
+        (self.record.store(), MongoWindowShard::new(&self.database))
+    }
+
+    fn is_duplicate_key(error: &(dyn std::error::Error + 'static)) -> bool {
+        error
+            .downcast_ref::<mongodb::error::Error>()
+            .is_some_and(gdid_mongo::is_duplicate_key)
     }
 }

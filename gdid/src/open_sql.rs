@@ -1,35 +1,85 @@
-//! Opening a MySQL/MariaDB, PostgreSQL or SQLite store (gdid-sql).
+//! A MySQL/MariaDB, PostgreSQL or SQLite store (gdid-sql), a [`Store`] of the
+//! [`Database`](crate::database::Database) backend.
 
-use gdid_sql::{Error, SqlAuthority, SqlStore};
+use gdid_core::generator::numbering::NumberRecord;
+use gdid_core::generator::{Pick, RangeLayout};
+use gdid_sql::{Error, SqlAuthority, SqlNumberRecord, SqlShardedCounter, SqlStore};
 
-use crate::error::StoreError;
+use crate::database::Store;
+use crate::error::{Source, StoreError};
 
-/// Connects to `url`, creates the schema and settles the store's authority number.
-pub(crate) async fn open(url: &str, label: &str) -> Result<SqlAuthority, StoreError> {
-    let store = SqlStore::connect(url).await.map_err(|error| match error {
-        Error::Connect { source, .. } => StoreError::Connect {
+/// A SQL store and its number record.
+#[derive(Debug)]
+pub(crate) struct SqlBackend {
+    store: SqlStore,
+    record: SqlNumberRecord,
+    label: String,
+}
+
+impl SqlBackend {
+    /// Connects to `url` and creates the schema; `lazy`: a store that connects on first use,
+    /// whose schema is created when it can be (a failover store that may be down now).
+    pub(crate) async fn open(url: &str, label: &str, lazy: bool) -> Result<Self, StoreError> {
+        let connect = |error: Error| StoreError::Connect {
             url: label.to_owned(),
-            source: source.into(),
-        },
-        other => StoreError::Connect {
-            url: label.to_owned(),
-            source: other.into(),
-        },
-    })?;
-    SqlAuthority::of_store(store, label)
-        .await
-        .map_err(|error| match error {
-            Error::Authority(source) => StoreError::Authority {
-                url: label.to_owned(),
-                source,
+            source: match error {
+                Error::Connect { source, .. } => source.into(),
+                other => other.into(),
             },
-            Error::Schema(source) => StoreError::Schema {
+        };
+        let store = if lazy {
+            SqlStore::connect_lazy(url).map_err(connect)?
+        } else {
+            SqlStore::connect(url).await.map_err(connect)?
+        };
+        let record = SqlNumberRecord::new(store.clone(), label);
+        let schema = record.ensure_schema().await;
+        if !lazy {
+            schema.map_err(|source| StoreError::Schema {
                 url: label.to_owned(),
                 source: source.into(),
-            },
-            other => StoreError::Schema {
-                url: label.to_owned(),
-                source: other.into(),
-            },
+            })?;
+        }
+        Ok(SqlBackend {
+            store,
+            record,
+            label: label.to_owned(),
         })
+    }
+}
+
+impl Store for SqlBackend {
+    type Authority = SqlAuthority;
+    type Sharded = SqlShardedCounter;
+    type Shard = SqlStore;
+
+    fn record(&self) -> &dyn NumberRecord {
+        &self.record
+    }
+
+    /// The store as authority `number`, checked against its record before the first block.
+    fn numbered(&self, number: u8) -> SqlAuthority {
+        // Numbers are checked before a backend is asked for an authority.
+        SqlAuthority::new(self.store.clone(), number, &self.label)
+            .unwrap_or_else(|_| unreachable!("authority number {number} was checked"))
+    }
+
+    async fn sharded(
+        &self,
+        sequence: &str,
+        layout: RangeLayout,
+        pick: Pick,
+    ) -> Result<SqlShardedCounter, Source> {
+        Ok(SqlShardedCounter::create(self.store.clone(), sequence, layout, pick).await?)
+    }
+
+    fn shard(&self) -> (String, SqlStore) {
+        (self.label.clone(), self.store.clone())
+    }
+
+    fn is_duplicate_key(error: &(dyn std::error::Error + 'static)) -> bool {
+        error
+            .downcast_ref::<sqlx::Error>()
+            .is_some_and(gdid_sql::is_duplicate_key)
+    }
 }

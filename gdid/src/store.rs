@@ -1,24 +1,17 @@
-//! [`Store`]: any store opened from its URL, and every strategy it hands out.
-// A build without any store feature opens nothing: what it would do with a store goes unused.
-#![cfg_attr(
-    not(any(
-        feature = "sqlite",
-        feature = "mysql",
-        feature = "postgres",
-        feature = "mongodb"
-    )),
-    allow(unused_imports, unused_variables, unreachable_code, dead_code)
-)]
-
+//! [`Store`]: any store opened from its URL, and every strategy it hands out. How to open one, or
+//! several as one generator's authorities, is [`OpenOptions`](crate::OpenOptions).
 use std::sync::Arc;
 
+use gdid_core::generator::windows::{WindowAgent, WindowGenerator};
 use gdid_core::generator::{
     BlockGenerator, BlockGeneratorBuilder, DynAuthority, Pick, RangeLayout, SharedIdGenerator,
-    redact,
 };
 
-use crate::error::StoreError;
-use crate::url::Scheme;
+use crate::backend::Backend;
+use crate::error::{Source, StoreError};
+use crate::shard::StoreShard;
+
+pub use crate::options::OpenOptions;
 
 /// One store opened from its URL: the pool or client, its schema, and the authority number
 /// recorded in it. Cheap to clone.
@@ -35,35 +28,39 @@ use crate::url::Scheme;
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Store {
     label: String,
-    backend: Backend,
-}
-
-/// The store's own kind, with its authority.
-#[derive(Debug, Clone)]
-enum Backend {
-    #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
-    Sql(gdid_sql::SqlAuthority),
-    #[cfg(feature = "mongodb")]
-    Mongo(crate::open_mongo::MongoStore),
-    /// A build without any store feature: [`Store::open`] refuses every URL.
-    #[cfg(not(any(
-        feature = "sqlite",
-        feature = "mysql",
-        feature = "postgres",
-        feature = "mongodb"
-    )))]
-    None(std::convert::Infallible),
+    number: u8,
+    backend: Arc<dyn Backend>,
+    authority: Arc<dyn DynAuthority>,
 }
 
 impl Store {
     /// Opens the store of `url`: `sqlite:PATH` (the file is created), `mysql://…` or
     /// `mariadb://…`, `postgres://…` or `postgresql://…`, `mongodb://…` or `mongodb+srv://…`
-    /// (database `gdid` unless the URL names one; the server is pinged). Creates the schema and
-    /// settles the store's authority number: the one recorded in it, or the one its counters
-    /// already use, or 1 (recorded before this returns).
+    /// (database `gdid` unless the URL names one; the server is pinged), or `memory:` /
+    /// `memory:NAME` (in this process only, for tests and examples: not durable, its ids start
+    /// again with every run; one `NAME` is one store within the process). Creates the schema
+    /// and settles the store's authority number: the one recorded in it, or the one its
+    /// counters already use, or 1 (recorded before this returns).
+    ///
+    /// Only GDIDs carry the number. To use a store for one-at-a-time or sharded counters or
+    /// hi-lo windows alone, open it with [`OpenOptions::one_at_a_time`],
+    /// [`OpenOptions::sharded`] or [`OpenOptions::window_generator`]: they read and record no
+    /// number, so the store stays free to become any authority later.
+    ///
+    /// ```
+    /// use gdid::IdGenerator;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = gdid::Store::open("memory:").await?;
+    /// let ids = store.block_generator("shop", "orders").build()?;
+    /// assert_eq!(ids.next_id().await?.to_string(), "0:1:1");
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Errors
     ///
@@ -72,6 +69,25 @@ impl Store {
     /// [`StoreError::Authority`]. No message holds the URL's password.
     pub async fn open(url: &str) -> Result<Store, StoreError> {
         Store::options().open(url).await
+    }
+
+    /// Opens the stores of `urls` as the authorities of one generator, in preference order:
+    /// [`OpenOptions::open_all`] with the default options.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let stores = gdid::Store::open_all(&["memory:", "memory:"]).await?;
+    /// assert_eq!(stores.numbers(), [Some(1), Some(2)]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`OpenOptions::open_all`].
+    pub async fn open_all<U: AsRef<str>>(urls: &[U]) -> Result<crate::Stores, StoreError> {
+        Store::options().open_all(urls).await
     }
 
     /// How to open a store, when the defaults of [`open`](Self::open) do not fit:
@@ -99,231 +115,250 @@ impl Store {
     /// The store's authority, to share among generators or to add to another store's generator
     /// as its failover (`BlockGeneratorBuilder::shared_authority`).
     pub fn authority(&self) -> Arc<dyn DynAuthority> {
-        match &self.backend {
-            #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
-            Backend::Sql(authority) => Arc::new(authority.clone()),
-            #[cfg(feature = "mongodb")]
-            Backend::Mongo(mongo) => Arc::new(mongo.authority.clone()),
-            #[cfg(not(any(
-                feature = "sqlite",
-                feature = "mysql",
-                feature = "postgres",
-                feature = "mongodb"
-            )))]
-            Backend::None(never) => match *never {},
-        }
+        self.authority.clone()
     }
 
     /// The authority number recorded in the store (0 to 15).
     pub fn authority_number(&self) -> u8 {
-        use gdid_core::generator::Authority;
-        match &self.backend {
-            #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
-            Backend::Sql(authority) => Authority::number(authority),
-            #[cfg(feature = "mongodb")]
-            Backend::Mongo(mongo) => Authority::number(&mongo.authority),
-            #[cfg(not(any(
-                feature = "sqlite",
-                feature = "mysql",
-                feature = "postgres",
-                feature = "mongodb"
-            )))]
-            Backend::None(never) => match *never {},
-        }
+        self.number
     }
 
     /// A GDID generator of (`scope`, `sequence`) with this store as its authority; add other
     /// stores' authorities for failover, tune it, then `.build()?`.
     pub fn block_generator(&self, scope: &str, sequence: &str) -> BlockGeneratorBuilder {
-        let builder = BlockGenerator::builder(scope, sequence);
-        match &self.backend {
-            #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
-            Backend::Sql(authority) => builder.authority(authority.clone()),
-            #[cfg(feature = "mongodb")]
-            Backend::Mongo(mongo) => builder.authority(mongo.authority.clone()),
-            #[cfg(not(any(
-                feature = "sqlite",
-                feature = "mysql",
-                feature = "postgres",
-                feature = "mongodb"
-            )))]
-            Backend::None(never) => match *never {},
-        }
+        BlockGenerator::builder(scope, sequence).shared_authority(self.authority())
     }
 
     /// The one-at-a-time counter of (`scope`, `sequence`): `u64` ids 1, 2, 3, … with one round
-    /// trip to the store each.
+    /// trip to the store each. The counter is the store's, whatever its authority number
+    /// ([`OpenOptions::one_at_a_time`] reaches the same one without settling a number).
     pub fn one_at_a_time(&self, scope: &str, sequence: &str) -> SharedIdGenerator<u64> {
-        match &self.backend {
-            #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
-            Backend::Sql(authority) => std::sync::Arc::new(gdid_sql::SqlCounter::new(
-                authority.clone(),
-                scope,
-                sequence,
-            )),
-            #[cfg(feature = "mongodb")]
-            Backend::Mongo(mongo) => std::sync::Arc::new(gdid_mongo::MongoCounter::new(
-                mongo.authority.clone(),
-                scope,
-                sequence,
-            )),
-            #[cfg(not(any(
-                feature = "sqlite",
-                feature = "mysql",
-                feature = "postgres",
-                feature = "mongodb"
-            )))]
-            Backend::None(never) => match *never {},
-        }
+        self.backend.one_at_a_time(scope, sequence)
     }
 
     /// The sharded counter of `sequence`: `u64` ids from the fixed ranges of `layout`, one
     /// picked per id by `pick`. The first layout created for a sequence is its layout for good.
+    /// Its ids carry no authority number ([`OpenOptions::sharded`] opens a store for it without
+    /// settling one).
     ///
     /// # Errors
     ///
     /// [`StoreError::Strategy`] for a bad sequence name, a layout other than the stored one, or
-    /// a store that fails.
+    /// a store that fails; [`StoreError::Unsupported`] on a `memory:` store.
     pub async fn sharded(
         &self,
         sequence: &str,
         layout: RangeLayout,
         pick: Pick,
     ) -> Result<SharedIdGenerator<u64>, StoreError> {
-        let failed =
-            |source: crate::error::Source| self.strategy_error("sharded counter", sequence, source);
-        match &self.backend {
-            #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
-            Backend::Sql(authority) => gdid_sql::SqlShardedCounter::create(
-                authority.store().clone(),
-                sequence,
-                layout,
-                pick,
-            )
-            .await
-            .map(|ids| std::sync::Arc::new(ids) as SharedIdGenerator<u64>)
-            .map_err(|e| failed(e.into())),
-            #[cfg(feature = "mongodb")]
-            Backend::Mongo(mongo) => gdid_mongo::MongoShardedCounter::create(
-                &mongo.database,
-                crate::open_mongo::RANGES,
-                sequence,
-                layout,
-                pick,
-            )
-            .await
-            .map(|ids| std::sync::Arc::new(ids) as SharedIdGenerator<u64>)
-            .map_err(|e| failed(e.into())),
-            #[cfg(not(any(
-                feature = "sqlite",
-                feature = "mysql",
-                feature = "postgres",
-                feature = "mongodb"
-            )))]
-            Backend::None(never) => match *never {},
-        }
+        sharded(&*self.backend, &self.label, sequence, layout, pick).await
     }
 
     /// `u64` ids of `sequence` from the open windows of this store as the one shard, `batch`
-    /// values per round trip. A window agent (`gdid_sql::WindowAgent`,
-    /// `gdid_mongo::MongoWindowAgent`) opens the windows.
+    /// values per round trip. A window agent ([`window_agent`](Self::window_agent)) opens the
+    /// windows.
     ///
     /// # Errors
     ///
-    /// [`StoreError::Strategy`] for a bad sequence name or a `batch` of 0.
+    /// [`StoreError::Strategy`] for a bad sequence name or a `batch` of 0;
+    /// [`StoreError::Unsupported`] on a `memory:` store.
     pub fn window_generator(
         &self,
         sequence: &str,
         batch: u64,
     ) -> Result<SharedIdGenerator<u64>, StoreError> {
-        let failed = |source: crate::error::Source| {
-            self.strategy_error("window generator", sequence, source)
-        };
-        let shard = self.label.clone();
-        match &self.backend {
-            #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
-            Backend::Sql(authority) => gdid_sql::SqlWindowGenerator::new(
-                vec![(shard, authority.store().clone())],
-                sequence,
-                batch,
-            )
-            .map(|ids| std::sync::Arc::new(ids) as SharedIdGenerator<u64>)
-            .map_err(|e| failed(e.into())),
-            #[cfg(feature = "mongodb")]
-            Backend::Mongo(mongo) => gdid_mongo::MongoWindowGenerator::new(
-                vec![(shard, gdid_mongo::MongoWindowShard::new(&mongo.database))],
-                sequence,
-                batch,
-            )
-            .map(|ids| std::sync::Arc::new(ids) as SharedIdGenerator<u64>)
-            .map_err(|e| failed(e.into())),
-            #[cfg(not(any(
-                feature = "sqlite",
-                feature = "mysql",
-                feature = "postgres",
-                feature = "mongodb"
-            )))]
-            Backend::None(never) => match *never {},
-        }
+        window_generator(vec![self.window_shard()?], sequence, batch)
     }
 
-    fn strategy_error(
-        &self,
-        strategy: &'static str,
-        sequence: &str,
-        source: crate::error::Source,
-    ) -> StoreError {
-        StoreError::Strategy {
-            strategy,
-            sequence: sequence.to_owned(),
-            url: self.label.clone(),
-            source,
-        }
-    }
-}
-
-/// How [`Store::options`] opens a store.
-#[derive(Debug, Clone, Default)]
-pub struct OpenOptions {
-    default_mongodb_database: Option<String>,
-}
-
-impl OpenOptions {
-    /// The MongoDB database used when the URL names none (`gdid` unless set).
-    pub fn default_mongodb_database(mut self, name: &str) -> Self {
-        self.default_mongodb_database = Some(name.to_owned());
-        self
-    }
-
-    /// Opens the store of `url`, as [`Store::open`] does.
+    /// This store as a shard of hi-lo windows, to give a window agent or generator of your own.
     ///
     /// # Errors
     ///
-    /// As [`Store::open`].
-    pub async fn open(&self, url: &str) -> Result<Store, StoreError> {
-        let url = url.trim();
-        let label = redact(url);
-        let backend = match Scheme::of(url)? {
-            #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
-            Scheme::Sqlite | Scheme::MySql | Scheme::Postgres => {
-                Backend::Sql(crate::open_sql::open(url, &label).await?)
-            }
-            #[cfg(feature = "mongodb")]
-            Scheme::MongoDb => {
-                let database = self
-                    .default_mongodb_database
-                    .as_deref()
-                    .unwrap_or(crate::open_mongo::DEFAULT_DATABASE);
-                Backend::Mongo(crate::open_mongo::MongoStore::open(url, &label, database).await?)
-            }
-            #[allow(unreachable_patterns)] // only schemes of enabled features get here
-            scheme => {
-                return Err(StoreError::FeatureDisabled {
-                    url: label,
-                    feature: scheme.feature(),
-                });
-            }
-        };
-        Ok(Store { label, backend })
+    /// [`StoreError::Unsupported`] on a `memory:` store.
+    pub fn window_shard(&self) -> Result<StoreShard, StoreError> {
+        self.backend.shard().ok_or_else(|| StoreError::Unsupported {
+            strategy: "hi-lo window shard",
+            url: self.label.clone(),
+        })
+    }
+
+    /// A window agent with this store as its one shard (prepared): each
+    /// [`run_once`](WindowAgent::run_once) keeps `min_open_windows` windows of `window_size`
+    /// values open for every sequence. For several shards, see [`OpenOptions::window_agent`].
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = gdid::Store::open("sqlite:ids.sqlite").await?;
+    /// let agent = store.window_agent(100_000, 2).await?;
+    /// agent.run_once(&["orders"]).await?;
+    /// let orders = store.window_generator("orders", 100)?;
+    /// # let _ = orders;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Agent`] for a window size of 0 or a store that cannot be prepared;
+    /// [`StoreError::Unsupported`] on a `memory:` store.
+    pub async fn window_agent(
+        &self,
+        window_size: u64,
+        min_open_windows: u64,
+    ) -> Result<WindowAgent<StoreShard>, StoreError> {
+        let mut agent = WindowAgent::new(window_size, min_open_windows)?;
+        let shard = self.window_shard()?;
+        agent.add_shard(&self.label, shard).await?;
+        Ok(agent)
+    }
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("label", &self.label)
+            .field("number", &self.number)
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Whether `error` (or an error it comes from) is this kind of store's duplicate key: a
+    /// unique index refused an insert (MySQL/MariaDB 1062, PostgreSQL 23505, SQLite's unique
+    /// constraints, MongoDB 11000). Never for a `memory:` store.
+    ///
+    /// ```no_run
+    /// # async fn insert(store: &gdid::Store, error: sqlx::Error) {
+    /// if store.is_duplicate_key(&error) {
+    ///     // taken: draw another id
+    /// }
+    /// # }
+    /// ```
+    pub fn is_duplicate_key(&self, error: &(dyn std::error::Error + 'static)) -> bool {
+        self.backend.is_duplicate_key(error)
+    }
+
+    /// Random ids inserted with retry, on this store's tables: calls `insert(id)` with a new id
+    /// from `ids` (a `gdid::random::RandomIdGenerator`, say) until it succeeds, at most
+    /// `attempts` times; an error that is this store's duplicate key
+    /// ([`is_duplicate_key`](Self::is_duplicate_key)) means "taken, draw again", any other is
+    /// returned at once. Returns the id stored and what `insert` returned.
+    ///
+    /// ```no_run
+    /// use gdid::random::{IdRange, RandomIdGenerator};
+    ///
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = gdid::Store::open("sqlite:shop.sqlite").await?;
+    /// let pool = sqlx::SqlitePool::connect("sqlite:shop.sqlite").await?; // the service's own
+    /// let ids = RandomIdGenerator::new(IdRange::decimal_digits(9)?);
+    /// let (id, _) = store
+    ///     .insert_with_retry(&ids, 10, |id: u64| {
+    ///         sqlx::query("INSERT INTO accounts (id) VALUES (?)")
+    ///             .bind(i64::try_from(id).unwrap())
+    ///             .execute(&pool)
+    ///     })
+    ///     .await?;
+    /// println!("account {id}");
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// `gdid::random::RetryError`: `Exhausted` with every id tried, `Insert` for any other
+    /// insert error, `Generator` when `ids` fails.
+    #[cfg(feature = "random")]
+    pub async fn insert_with_retry<G, T, E, F, Fut>(
+        &self,
+        ids: &G,
+        attempts: usize,
+        insert: F,
+    ) -> Result<(G::Id, T), gdid_random::RetryError<G::Id, E>>
+    where
+        G: gdid_core::generator::IdGenerator + ?Sized,
+        G::Id: Clone + std::fmt::Debug,
+        E: std::error::Error + 'static,
+        F: FnMut(G::Id) -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        gdid_random::insert_with_retry(ids, attempts, insert, |error: &E| {
+            self.is_duplicate_key(error)
+        })
+        .await
+    }
+}
+
+/// A [`StoreError::Strategy`].
+pub(crate) fn strategy_error(
+    strategy: &'static str,
+    sequence: &str,
+    url: &str,
+    source: Source,
+) -> StoreError {
+    StoreError::Strategy {
+        strategy,
+        sequence: sequence.to_owned(),
+        url: url.to_owned(),
+        source,
+    }
+}
+
+/// The sharded counter of `sequence` on the store of `backend` (labelled `label`).
+pub(crate) async fn sharded(
+    backend: &dyn Backend,
+    label: &str,
+    sequence: &str,
+    layout: RangeLayout,
+    pick: Pick,
+) -> Result<SharedIdGenerator<u64>, StoreError> {
+    const STRATEGY: &str = "sharded counter";
+    let Some(created) = backend.sharded(sequence, layout, pick) else {
+        return Err(StoreError::Unsupported {
+            strategy: STRATEGY,
+            url: label.to_owned(),
+        });
+    };
+    created
+        .await
+        .map_err(|source| strategy_error(STRATEGY, sequence, label, source))
+}
+
+/// `u64` ids of `sequence` from the windows of `shards`, in order.
+pub(crate) fn window_generator(
+    shards: Vec<StoreShard>,
+    sequence: &str,
+    batch: u64,
+) -> Result<SharedIdGenerator<u64>, StoreError> {
+    let url = shards
+        .iter()
+        .map(StoreShard::label)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let shards = shards
+        .into_iter()
+        .map(|shard| (shard.label().to_owned(), shard))
+        .collect();
+    WindowGenerator::new(shards, sequence, batch)
+        .map(|ids| Arc::new(ids) as SharedIdGenerator<u64>)
+        .map_err(|e| strategy_error("window generator", sequence, &url, e.into()))
+}
+
+impl Store {
+    /// The store's backend.
+    pub(crate) fn backend(&self) -> &dyn Backend {
+        &*self.backend
+    }
+
+    /// The store of `backend` as authority `number`.
+    pub(crate) fn numbered(label: String, backend: Arc<dyn Backend>, number: u8) -> Store {
+        Store {
+            authority: backend.authority(number),
+            label,
+            number,
+            backend,
+        }
     }
 }

@@ -3,9 +3,20 @@
 use crate::error::StoreError;
 use gdid_core::generator::redact;
 
-/// The kind of store a URL names, from its scheme.
+/// The kind of store a URL names, from its scheme: what [`Store::open`](crate::Store::open)
+/// would open, found without opening it.
+///
+/// ```
+/// use gdid::StoreKind;
+///
+/// assert_eq!(StoreKind::of("memory:")?, StoreKind::Memory);
+/// assert!(StoreKind::Sqlite.is_sql() && !StoreKind::MongoDb.is_sql());
+/// assert!(StoreKind::of("redis://127.0.0.1").is_err());
+/// # Ok::<(), gdid::StoreError>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Scheme {
+#[non_exhaustive]
+pub enum StoreKind {
     /// `sqlite:PATH`.
     Sqlite,
     /// `mysql://…` or `mariadb://…`.
@@ -14,10 +25,15 @@ pub(crate) enum Scheme {
     Postgres,
     /// `mongodb://…` or `mongodb+srv://…`.
     MongoDb,
+    /// `memory:` or `memory:NAME` (or `memory`): in this process only, for tests and examples.
+    Memory,
 }
 
+/// The scheme of a URL, as the crate calls it inside.
+pub(crate) type Scheme = StoreKind;
+
 /// Every scheme prefix and the store it names: the one scheme list of the workspace.
-const PREFIXES: [(&str, Scheme); 7] = [
+const PREFIXES: [(&str, Scheme); 8] = [
     ("sqlite:", Scheme::Sqlite),
     ("mysql://", Scheme::MySql),
     ("mariadb://", Scheme::MySql),
@@ -25,7 +41,11 @@ const PREFIXES: [(&str, Scheme); 7] = [
     ("postgresql://", Scheme::Postgres),
     ("mongodb://", Scheme::MongoDb),
     ("mongodb+srv://", Scheme::MongoDb),
+    ("memory:", Scheme::Memory),
 ];
+
+/// `memory` alone: the same as `memory:` (the `gdid` command's spelling).
+const MEMORY: &str = "memory";
 
 impl Scheme {
     /// The scheme of `url`, checked against the features of this build.
@@ -34,7 +54,11 @@ impl Scheme {
     ///
     /// [`StoreError::UnsupportedScheme`], [`StoreError::FeatureDisabled`], or
     /// [`StoreError::InvalidUrl`] for `sqlite:` without a path.
-    pub(crate) fn of(url: &str) -> Result<Scheme, StoreError> {
+    pub fn of(url: &str) -> Result<StoreKind, StoreError> {
+        let url = url.trim();
+        if url == MEMORY {
+            return Ok(StoreKind::Memory);
+        }
         let (prefix, scheme) = PREFIXES
             .iter()
             .find(|(prefix, _)| url.starts_with(prefix))
@@ -55,9 +79,18 @@ impl Scheme {
         Ok(scheme)
     }
 
-    /// The `gdid` feature that opens this kind of store.
+    /// Whether it is a SQL store (SQLite, MySQL/MariaDB or PostgreSQL).
+    pub fn is_sql(self) -> bool {
+        matches!(
+            self,
+            StoreKind::Sqlite | StoreKind::MySql | StoreKind::Postgres
+        )
+    }
+
+    /// The `gdid` feature that opens this kind of store (none for `memory:`).
     pub(crate) fn feature(self) -> &'static str {
         match self {
+            Scheme::Memory => "",
             Scheme::Sqlite => "sqlite",
             Scheme::MySql => "mysql",
             Scheme::Postgres => "postgres",
@@ -72,6 +105,7 @@ impl Scheme {
             Scheme::MySql => cfg!(feature = "mysql"),
             Scheme::Postgres => cfg!(feature = "postgres"),
             Scheme::MongoDb => cfg!(feature = "mongodb"),
+            Scheme::Memory => true,
         }
     }
 }
@@ -87,6 +121,7 @@ mod tests {
             "http://u:hunter2@h",
             "ids.sqlite",
             "",
+            "memoryx",
         ] {
             let error = Scheme::of(url).unwrap_err();
             assert!(
@@ -105,10 +140,16 @@ mod tests {
                 Ok(found) => assert_eq!(found, scheme),
                 Err(StoreError::FeatureDisabled { feature, url }) => {
                     assert_eq!(feature, scheme.feature());
-                    assert!(!url.contains("hunter2"), "{url}");
+                    // A file path has no password to hide.
+                    if scheme != Scheme::Sqlite {
+                        assert!(!url.contains("hunter2"), "{url}");
+                    }
                 }
                 Err(other) => panic!("{prefix}: {other:?}"),
             }
+        }
+        for memory in ["memory", "memory:", "memory:tests", " memory "] {
+            assert_eq!(Scheme::of(memory).unwrap(), Scheme::Memory, "{memory:?}");
         }
     }
 }

@@ -40,30 +40,6 @@ async fn two_runs_differ(url: &str) {
     assert!(second > first, "{url}: {second} after {first}");
 }
 
-#[cfg(feature = "sqlite")]
-#[tokio::test]
-async fn example_on_sqlite() {
-    two_runs_differ(&sqlite_url("gdid_front_door")).await;
-}
-
-#[cfg(feature = "mysql")]
-#[tokio::test]
-async fn example_on_mariadb() {
-    let Some(url) = server("GDID_MYSQL_URL") else {
-        return;
-    };
-    two_runs_differ(&database(&url, "gdid_front_door").await).await;
-}
-
-#[cfg(feature = "postgres")]
-#[tokio::test]
-async fn example_on_postgres() {
-    let Some(url) = server("GDID_POSTGRES_URL") else {
-        return;
-    };
-    two_runs_differ(&database(&url, "gdid_front_door").await).await;
-}
-
 /// `uri` with its database set to `name` (the test server's URI names none).
 #[cfg(feature = "mongodb")]
 fn mongo_database(uri: &str, name: &str) -> String {
@@ -72,14 +48,44 @@ fn mongo_database(uri: &str, name: &str) -> String {
     format!("{server}/{name}?{query}")
 }
 
-#[cfg(feature = "mongodb")]
-#[tokio::test]
-async fn example_on_mongodb() {
-    let Some(uri) = server("GDID_MONGODB_URI") else {
-        return;
+/// One test of `$check` per store: a SQLite file, the database `$name` on the MariaDB and the
+/// PostgreSQL servers, and on the MongoDB server (a server that is not configured: skipped).
+macro_rules! on_every_store {
+    ($check:ident($name:literal): $sqlite:ident, $mariadb:ident, $postgres:ident, $mongodb:ident) => {
+        #[cfg(feature = "sqlite")]
+        #[tokio::test]
+        async fn $sqlite() {
+            $check(&sqlite_url($name)).await;
+        }
+
+        #[cfg(feature = "mysql")]
+        #[tokio::test]
+        async fn $mariadb() {
+            if let Some(url) = server("GDID_MYSQL_URL") {
+                $check(&database(&url, $name).await).await;
+            }
+        }
+
+        #[cfg(feature = "postgres")]
+        #[tokio::test]
+        async fn $postgres() {
+            if let Some(url) = server("GDID_POSTGRES_URL") {
+                $check(&database(&url, $name).await).await;
+            }
+        }
+
+        #[cfg(feature = "mongodb")]
+        #[tokio::test]
+        async fn $mongodb() {
+            if let Some(uri) = server("GDID_MONGODB_URI") {
+                $check(&mongo_database(&uri, $name)).await;
+            }
+        }
     };
-    two_runs_differ(&mongo_database(&uri, "gdid_front_door")).await;
 }
+
+on_every_store!(two_runs_differ("gdid_front_door"):
+    example_on_sqlite, example_on_mariadb, example_on_postgres, example_on_mongodb);
 
 /// The other strategies of a store: a one-at-a-time counter counts 1, 2, 3; a sharded counter
 /// serves ids of its layout; a window generator refuses a batch of 0.
@@ -121,37 +127,115 @@ async fn strategies(url: &str) {
     assert!(store.window_generator(&sequence, 100).is_ok());
 }
 
-#[cfg(feature = "sqlite")]
-#[tokio::test]
-async fn strategies_on_sqlite() {
-    strategies(&sqlite_url("gdid_front_door_strategies")).await;
+on_every_store!(strategies("gdid_front_door"):
+    strategies_on_sqlite, strategies_on_mariadb, strategies_on_postgres, strategies_on_mongodb);
+
+/// Counters that carry no authority number, opened through the options, record none: the
+/// store, fresh, later takes the number asked for (7: the databases are kept between runs, so
+/// one number for all), and its one-at-a-time counter goes on from where it was.
+async fn counters_record_no_number(url: &str) {
+    let sequence = fresh("unnumbered");
+    let counter = Store::options()
+        .one_at_a_time(url, "shop", &sequence)
+        .await
+        .expect("one-at-a-time");
+    assert_eq!(counter.next_id().await.unwrap(), 1, "{url}");
+    let layout = RangeLayout::new(1_000_000, 1_000_000, 4).expect("layout");
+    let sharded = Store::options()
+        .sharded(url, &sequence, layout, Pick::RoundRobin)
+        .await
+        .expect("sharded");
+    sharded.next_id().await.unwrap();
+
+    let store = Store::options()
+        .authority(7)
+        .open(url)
+        .await
+        .expect("no number was recorded");
+    assert_eq!(store.authority_number(), 7, "{url}");
+    let counter = store.one_at_a_time("shop", &sequence);
+    assert_eq!(counter.next_id().await.unwrap(), 2, "{url}: one counter");
 }
 
-#[cfg(feature = "mysql")]
+on_every_store!(counters_record_no_number("gdid_front_door_unnumbered"):
+    unnumbered_counters_on_sqlite, unnumbered_counters_on_mariadb,
+    unnumbered_counters_on_postgres, unnumbered_counters_on_mongodb);
+
 #[tokio::test]
-async fn strategies_on_mariadb() {
-    let Some(url) = server("GDID_MYSQL_URL") else {
-        return;
+async fn unnumbered_counters_on_memory_and_sharded_is_unsupported() {
+    let counter = Store::options()
+        .one_at_a_time("memory:unnumbered", "shop", "orders")
+        .await
+        .unwrap();
+    assert_eq!(counter.next_id().await.unwrap(), 1);
+    let layout = RangeLayout::new(1_000_000, 1_000_000, 4).expect("layout");
+    let Err(refused) = Store::options()
+        .sharded("memory:", "orders", layout, Pick::RoundRobin)
+        .await
+    else {
+        panic!("a memory store kept ranges");
     };
-    strategies(&database(&url, "gdid_front_door").await).await;
+    assert!(
+        matches!(refused, StoreError::Unsupported { .. }),
+        "{refused:?}"
+    );
+    let store = Store::options()
+        .authority(4)
+        .open("memory:unnumbered")
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .one_at_a_time("shop", "orders")
+            .next_id()
+            .await
+            .unwrap(),
+        2
+    );
 }
 
-#[cfg(feature = "postgres")]
+/// Every error has its kind: a URL to fix is a configuration error, even one only the driver
+/// refuses; a server that does not answer is unavailable.
 #[tokio::test]
-async fn strategies_on_postgres() {
-    let Some(url) = server("GDID_POSTGRES_URL") else {
-        return;
-    };
-    strategies(&database(&url, "gdid_front_door").await).await;
-}
+async fn store_errors_have_their_kind() {
+    use gdid::engine::ErrorKind;
 
-#[cfg(feature = "mongodb")]
-#[tokio::test]
-async fn strategies_on_mongodb() {
-    let Some(uri) = server("GDID_MONGODB_URI") else {
-        return;
-    };
-    strategies(&mongo_database(&uri, "gdid_front_door")).await;
+    #[allow(unused_mut)] // the store features add theirs
+    let mut urls = vec![("redis://127.0.0.1", ErrorKind::Config)];
+    #[cfg(feature = "sqlite")]
+    urls.push(("sqlite:", ErrorKind::Config));
+    #[cfg(feature = "postgres")]
+    urls.extend([
+        (
+            "postgres://u:hunter2@127.0.0.1:notaport/db",
+            ErrorKind::Config,
+        ),
+        (
+            "postgres://u:hunter2@127.0.0.1:1/db",
+            ErrorKind::Unavailable,
+        ),
+    ]);
+    #[cfg(feature = "mysql")]
+    urls.push((
+        "mysql://u:hunter2@127.0.0.1:3306/db?sslmode=bogus",
+        ErrorKind::Config,
+    ));
+    #[cfg(feature = "mongodb")]
+    urls.extend([
+        ("mongodb://u:hunter2@127.0.0.1:99999/", ErrorKind::Config),
+        (
+            "mongodb://u:hunter2@127.0.0.1:1/?serverSelectionTimeoutMS=200",
+            ErrorKind::Unavailable,
+        ),
+    ]);
+    for (url, kind) in urls {
+        let refused = Store::open(url).await.unwrap_err();
+        assert_eq!(refused.kind(), kind, "{url}: {refused}");
+        assert!(
+            !everything_said(&refused).contains("hunter2"),
+            "{refused:?}"
+        );
+    }
 }
 
 /// Everything an error says: its message, its sources' and its debug form.
@@ -284,4 +368,323 @@ async fn the_default_mongodb_database_is_the_options_one() {
         .await
         .unwrap();
     assert_eq!((first, second), (1, 2), "one counter, one database");
+}
+
+/// `authority(number)` on the store of `url` (which records `number`, or is fresh): the store is
+/// that authority and its ids carry it; reopened without a number it stays so; asked for
+/// another number it is refused with the typed conflict, naming the store and no password.
+async fn an_asked_number_is_recorded_and_never_contradicted(
+    url: &str,
+    options: impl Fn() -> gdid::OpenOptions,
+    number: u8,
+) {
+    use gdid::engine::numbering::NumberConflict;
+
+    let store = options().authority(number).open(url).await.expect("open");
+    assert_eq!(store.authority_number(), number, "{url}");
+    let orders = store
+        .block_generator("shop", &fresh("asked"))
+        .build()
+        .unwrap();
+    assert_eq!(orders.next_id().await.unwrap().authority(), number, "{url}");
+
+    let again = options().open(url).await.expect("reopen");
+    assert_eq!(again.authority_number(), number, "{url}: the record holds");
+
+    let other = (number + 1) % 16;
+    let refused = options().authority(other).open(url).await.unwrap_err();
+    match &refused {
+        StoreError::Authority {
+            source:
+                gdid::AuthorityError::Number(NumberConflict::Recorded {
+                    recorded, asked, ..
+                }),
+            ..
+        } => assert_eq!((*recorded, *asked), (number, other), "{url}"),
+        other => panic!("{url}: {other:?}"),
+    }
+    assert!(
+        !everything_said(&refused).contains("hunter2"),
+        "{refused:?}"
+    );
+
+    let too_big = options().authority(16).open(url).await.unwrap_err();
+    assert!(
+        matches!(too_big, StoreError::AuthorityNumber { number: 16, .. }),
+        "{too_big:?}"
+    );
+}
+
+/// Authority 9 asked for on the store of `url`: one database per number on the servers, so that
+/// what it records stays true across runs.
+async fn asked_nine(url: &str) {
+    an_asked_number_is_recorded_and_never_contradicted(url, Store::options, 9).await;
+}
+
+on_every_store!(asked_nine("gdid_front_door_asked9"):
+    an_asked_number_on_sqlite, an_asked_number_on_mariadb, an_asked_number_on_postgres,
+    an_asked_number_on_mongodb);
+
+/// On MongoDB each counter collection is a store: a fresh one takes the number asked for, and
+/// the default collection is not touched.
+#[cfg(feature = "mongodb")]
+#[tokio::test]
+async fn an_asked_number_on_mongodb_in_a_counter_collection_of_its_own() {
+    let Some(uri) = server("GDID_MONGODB_URI") else {
+        return;
+    };
+    let url = mongo_database(&uri, "gdid_front_door");
+    let collection = fresh("counters");
+    let options = || Store::options().mongodb_collection(&collection);
+    an_asked_number_is_recorded_and_never_contradicted(&url, options, 12).await;
+    // Another collection of the same database is another store, with its own number.
+    let other = Store::options()
+        .mongodb_collection(&fresh("counters"))
+        .authority(4)
+        .open(&url)
+        .await
+        .expect("another collection");
+    assert_eq!(other.authority_number(), 4);
+}
+
+/// `memory:` stores: each unnamed one is fresh, one name is one store within the process, and
+/// what needs a database is refused with a typed error.
+#[tokio::test]
+async fn memory_stores_are_in_process_and_named_ones_are_shared() {
+    for url in ["memory:", "memory"] {
+        let store = Store::open(url).await.expect("open");
+        let ids = store.block_generator("shop", "orders").build().unwrap();
+        assert_eq!(ids.next_id().await.unwrap().to_string(), "0:1:1", "{url}");
+    }
+    let name = format!("memory:{}", fresh("named"));
+    let first = Store::open(&name).await.unwrap();
+    let a = first.block_generator("shop", "orders").build().unwrap();
+    let a = a.next_id().await.unwrap();
+    let again = Store::open(&name).await.unwrap();
+    let b = again.block_generator("shop", "orders").build().unwrap();
+    let b = b.next_id().await.unwrap();
+    assert!(b > a, "{b} after {a}: one name, one store");
+    let counter = again.one_at_a_time("shop", "invoices");
+    assert_eq!(counter.next_id().await.unwrap(), 1);
+    assert_eq!(
+        first
+            .one_at_a_time("shop", "invoices")
+            .next_id()
+            .await
+            .unwrap(),
+        2
+    );
+
+    let layout = RangeLayout::new(1_000_000, 1_000_000, 4).unwrap();
+    let Err(refused) = first.sharded("s", layout, Pick::RoundRobin).await else {
+        panic!("a memory store kept ranges");
+    };
+    assert!(
+        matches!(refused, StoreError::Unsupported { .. }),
+        "{refused:?}"
+    );
+    assert!(
+        refused.to_string().contains("needs a database store"),
+        "{refused}"
+    );
+    let Err(refused) = first.window_generator("s", 10) else {
+        panic!("a memory store kept windows");
+    };
+    assert!(
+        matches!(refused, StoreError::Unsupported { .. }),
+        "{refused:?}"
+    );
+    let asked = Store::options().authority(9).open("memory:").await.unwrap();
+    assert_eq!(asked.authority_number(), 9);
+}
+
+/// `open_all`: a fresh store listed in front of a numbered one takes a number of its own, the
+/// numbered one keeps its own in any order, a number its record contradicts is the typed
+/// conflict, and one store under two spellings cannot be two authorities.
+#[cfg(feature = "sqlite")]
+#[tokio::test]
+async fn open_all_gives_each_store_its_own_number() {
+    use gdid::engine::numbering::NumberConflict;
+
+    let a = sqlite_url("gdid_open_all_a");
+    let b = sqlite_url("gdid_open_all_b");
+    let alone = Store::open_all(&[&a]).await.unwrap();
+    assert_eq!(alone.numbers(), [Some(1)]);
+    let b_in_front = Store::open_all(&[&b, &a]).await.unwrap();
+    assert_eq!(b_in_front.numbers(), [Some(2), Some(1)]);
+    let a_in_front = Store::open_all(&[&a, &b]).await.unwrap();
+    assert_eq!(a_in_front.numbers(), [Some(1), Some(2)]);
+    let ids = a_in_front.block_generator("shop", "o").build().unwrap();
+    assert_eq!(ids.next_id().await.unwrap().authority(), 1);
+
+    let refused = Store::options()
+        .authorities(&[3, 2])
+        .open_all(&[&a, &b])
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            &refused,
+            StoreError::Numbers {
+                source: gdid::AuthorityError::Number(NumberConflict::Recorded { .. }),
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
+    // One number for two stores, by either option, is refused, never dropped.
+    for options in [
+        Store::options().authorities(&[1]),
+        Store::options().authority(3),
+    ] {
+        let refused = options.open_all(&[&a, &b]).await.unwrap_err();
+        assert!(
+            matches!(
+                refused,
+                StoreError::AuthorityCount {
+                    numbers: 1,
+                    stores: 2
+                }
+            ),
+            "{refused:?}"
+        );
+    }
+    let (folder, file) = a.rsplit_once('/').expect("a path");
+    let twice = format!("{folder}/./{file}");
+    let refused = Store::open_all(&[&a, &twice]).await.unwrap_err();
+    assert!(matches!(refused, StoreError::Numbers { .. }), "{refused:?}");
+    assert!(matches!(
+        Store::open_all::<&str>(&[]).await.unwrap_err(),
+        StoreError::NoStores
+    ));
+}
+
+/// Fresh stores are numbered in the order of their URLs, not the order given: processes that
+/// list them in other orders agree (the failover order stays the one given).
+#[tokio::test]
+async fn open_all_numbers_fresh_stores_in_the_order_of_their_urls() {
+    let stores = Store::open_all(&["memory:order_b", "memory:order_a"])
+        .await
+        .unwrap();
+    assert_eq!(stores.numbers(), [Some(2), Some(1)]);
+    let ids = stores.block_generator("shop", "orders").build().unwrap();
+    assert_eq!(ids.next_id().await.unwrap().authority(), 2, "b first");
+    let again = Store::open_all(&["memory:order_a", "memory:order_b"])
+        .await
+        .unwrap();
+    assert_eq!(again.numbers(), [Some(1), Some(2)]);
+}
+
+/// A failover store that is down when `open_all` runs: it serves only with its number given,
+/// and until then a fresh store listed with it gets no number.
+#[cfg(all(feature = "sqlite", feature = "mysql"))]
+#[tokio::test]
+async fn open_all_with_a_store_that_is_down() {
+    use gdid::engine::numbering::NumberConflict;
+
+    let dead = "mysql://root:hunter2@127.0.0.1:1/test";
+    let fresh_store = sqlite_url("gdid_open_all_down");
+    let refused = Store::open_all(&[dead, &fresh_store]).await.unwrap_err();
+    assert!(
+        matches!(
+            &refused,
+            StoreError::Numbers {
+                source: gdid::AuthorityError::Number(NumberConflict::Unseen { .. }),
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
+    assert!(
+        !everything_said(&refused).contains("hunter2"),
+        "{refused:?}"
+    );
+
+    let served = Store::options()
+        .authorities(&[1, 2])
+        .open_all(&[dead, &fresh_store])
+        .await
+        .unwrap();
+    assert_eq!(served.numbers(), [Some(1), Some(2)]);
+    let ids = served.block_generator("shop", "o").build().unwrap();
+    assert_eq!(ids.next_id().await.unwrap().authority(), 2, "failed over");
+
+    // Now the fresh store has its number: the dead one is left out.
+    let left = Store::open_all(&[dead, &fresh_store]).await.unwrap();
+    assert_eq!(left.numbers(), [None, Some(2)]);
+    assert_eq!(left.left_out(), ["mysql://root:***@127.0.0.1:1/test"]);
+}
+
+/// A window agent over two SQLite shards opens windows a window generator then issues from;
+/// a memory store is no shard.
+#[cfg(feature = "sqlite")]
+#[tokio::test]
+async fn a_window_agent_supplies_the_window_generator() {
+    let shards = [sqlite_url("gdid_windows_a"), sqlite_url("gdid_windows_b")];
+    let options = Store::options();
+    let agent = options.window_agent(&shards, 100, 1).await.expect("agent");
+    let report = agent.run_once(&["orders"]).await.expect("round");
+    assert_eq!(report.created.len(), 2);
+    let ids = options
+        .window_generator(&shards, "orders", 10)
+        .await
+        .expect("generator");
+    let (a, b) = (ids.next_id().await.unwrap(), ids.next_id().await.unwrap());
+    assert_ne!(a, b);
+    let refused = options
+        .window_agent(&["memory:"], 100, 1)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, StoreError::Unsupported { .. }),
+        "{refused:?}"
+    );
+    let refused = options.window_agent(&shards, 0, 1).await.unwrap_err();
+    assert!(matches!(refused, StoreError::Agent(_)), "{refused:?}");
+}
+
+/// Random ids inserted with retry into a table of the store: a full range ends with every id
+/// tried, each refused as this store's duplicate key.
+#[cfg(all(feature = "sqlite", feature = "random"))]
+#[tokio::test]
+async fn random_ids_are_inserted_with_retry_until_the_range_is_full() {
+    use gdid::random::{IdRange, RandomIdGenerator, RetryError};
+
+    let url = sqlite_url("gdid_random_retry");
+    let store = Store::open(&url).await.unwrap();
+    let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
+    sqlx::query("CREATE TABLE accounts (id INTEGER PRIMARY KEY)")
+        .execute(&pool)
+        .await
+        .unwrap();
+    let ids = RandomIdGenerator::new(IdRange::new(0..3).unwrap());
+    let insert = |id: u64| {
+        sqlx::query("INSERT INTO accounts (id) VALUES (?)")
+            .bind(i64::try_from(id).unwrap())
+            .execute(&pool)
+    };
+    let mut stored = Vec::new();
+    for _ in 0..3 {
+        stored.push(
+            store
+                .insert_with_retry(&ids, 1_000, insert)
+                .await
+                .unwrap()
+                .0,
+        );
+    }
+    stored.sort_unstable();
+    assert_eq!(stored, [0, 1, 2]);
+    let full = store.insert_with_retry(&ids, 10, insert).await.unwrap_err();
+    assert!(
+        matches!(&full, RetryError::Exhausted { tried } if tried.len() == 10),
+        "{full:?}"
+    );
+    let memory = Store::open("memory:").await.unwrap();
+    let taken = sqlx::query("INSERT INTO accounts (id) VALUES (0)")
+        .execute(&pool)
+        .await
+        .unwrap_err();
+    assert!(store.is_duplicate_key(&taken));
+    assert!(!memory.is_duplicate_key(&taken));
 }

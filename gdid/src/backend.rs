@@ -1,0 +1,58 @@
+//! [`Backend`]: what each kind of store does for a [`Store`](crate::Store), implemented once per
+//! kind (`database.rs` for SQL and MongoDB stores, `memory.rs`) and held as `Arc<dyn Backend>`,
+//! so that the store's methods never ask which kind it is.
+
+use std::fmt;
+use std::sync::Arc;
+
+use gdid_core::generator::numbering::NumberRecord;
+use gdid_core::generator::sequences::Sequence;
+use gdid_core::generator::{
+    AuthorityError, BoxFuture, CounterState, DynAuthority, Pick, RangeLayout, SharedIdGenerator,
+};
+
+use crate::error::Source;
+use crate::shard::StoreShard;
+
+/// A store connected (or, for a failover store that is down, set up to connect on first use),
+/// its schema created where it could be: every strategy it hands out.
+pub(crate) trait Backend: Send + Sync + fmt::Debug {
+    /// Where the store records its authority number.
+    fn record(&self) -> &dyn NumberRecord;
+
+    /// The store as authority `number` (at most 15), claimed in the store before its first
+    /// block.
+    fn authority(&self, number: u8) -> Arc<dyn DynAuthority>;
+
+    /// The one-at-a-time counter of (`scope`, `sequence`): the store's, whatever its authority
+    /// number, and claiming none.
+    fn one_at_a_time(&self, scope: &str, sequence: &str) -> SharedIdGenerator<u64>;
+
+    /// The sharded counter of `sequence`, its layout created if missing; `None` when the store
+    /// keeps no ranges.
+    fn sharded<'a>(
+        &'a self,
+        sequence: &'a str,
+        layout: RangeLayout,
+        pick: Pick,
+    ) -> Option<BoxFuture<'a, Result<SharedIdGenerator<u64>, Source>>>;
+
+    /// The store as a shard of hi-lo windows; `None` when it keeps no windows.
+    fn shard(&self) -> Option<StoreShard>;
+
+    /// Raises the floor of the counter record of `key` (an authority number, or `COUNTER_KEY`
+    /// for the one-at-a-time counter) to `floor` (`gdid_core::generator::raise_floor`).
+    fn raise_floor<'a>(
+        &'a self,
+        key: u8,
+        scope: &'a str,
+        sequence: &'a str,
+        floor: CounterState,
+    ) -> BoxFuture<'a, Result<bool, AuthorityError>>;
+
+    /// Every counter record of the store (`gdid_core::generator::sequences::list`).
+    fn sequences(&self) -> BoxFuture<'_, Result<Vec<Sequence>, AuthorityError>>;
+
+    /// Whether `error`, or an error it comes from, is this kind of store's duplicate key.
+    fn is_duplicate_key(&self, error: &(dyn std::error::Error + 'static)) -> bool;
+}

@@ -1,0 +1,250 @@
+//! Ids for code without async (diesel, command-line tools, build scripts): a [`Store`] that
+//! owns a small tokio runtime, and [`Generator`]s whose `next_id()` returns the id. The caller
+//! needs no runtime of its own.
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # let folder = std::env::temp_dir().join(format!("gdid-blocking-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&folder)?;
+//! # let url = format!("sqlite:{}", folder.join("ids.sqlite").display());
+//! # #[cfg(not(feature = "sqlite"))]
+//! # let url = "memory:";
+//! let store = gdid::blocking::Store::open(&url)?; // sqlite:ids.sqlite, mysql://, postgres://, …
+//! let orders = store.block_generator("shop", "orders").build()?;
+//! let id: gdid::Gdid = orders.next_id()?;
+//! assert_eq!(id.authority(), store.authority_number());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # The runtime
+//!
+//! Each store opened here starts a tokio runtime with one worker thread of its own (named
+//! `gdid-blocking`). That thread runs the background work (a block generator's prefetch of its
+//! next block, retries, the pool's upkeep) and drives the sockets and timers, between calls as
+//! during them. A call runs on the calling thread, with the runtime entered, and parks the
+//! thread while it waits for the store; in the steady state a GDID comes from memory without
+//! waiting at all. The store, its generators and their clones share the runtime; it is shut
+//! down when the last of them is dropped (from plain code, waiting up to 5 s for its threads
+//! to end; inside an async context, where waiting is not allowed, telling them to end).
+//!
+//! Calling from inside another tokio runtime (a `#[tokio::main]`, say) **works**: nothing here
+//! uses tokio's `block_on`, which panics there. It blocks that runtime's thread while it waits,
+//! as any blocking call does, so async code should use [`gdid::Store`](crate::Store) instead
+//! (or [`Generator::get_ref`] and `.await`). The one place it cannot work is a thread of a
+//! blocking store's own runtime (a future passed to [`Store::block_on`], say): the call would
+//! wait for the thread it blocks, and panics instead.
+
+mod generator;
+mod runtime;
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use gdid_core::generator::{DynAuthority, SharedIdGenerator, redact};
+
+pub use generator::{BlockGenerator, BlockGeneratorBuilder, Generator};
+use runtime::{InRuntime, Runtime};
+
+use crate::StoreError;
+
+/// A store opened from its URL, for code without async: [`gdid::Store`](crate::Store) with a
+/// runtime of its own (see [the module docs](self)). Cheap to clone.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = gdid::blocking::Store::open("memory:")?;
+/// let ids = store.block_generator("shop", "orders").build()?;
+/// assert_eq!(ids.next_id()?.to_string(), "0:1:1");
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Store {
+    store: InRuntime<crate::Store>,
+}
+
+impl Store {
+    /// Opens the store of `url` as [`gdid::Store::open`](crate::Store::open) does, on a
+    /// runtime of its own.
+    ///
+    /// # Errors
+    ///
+    /// As [`gdid::Store::open`](crate::Store::open); [`StoreError::Connect`] when the
+    /// runtime's thread cannot be started.
+    ///
+    /// # Panics
+    ///
+    /// On a thread of a blocking store's runtime.
+    pub fn open(url: &str) -> Result<Store, StoreError> {
+        Store::options().open(url)
+    }
+
+    /// How to open a store ([`gdid::OpenOptions`](crate::OpenOptions), without async).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), gdid::StoreError> {
+    /// let store = gdid::blocking::Store::options().authority(3).open("memory:")?;
+    /// assert_eq!(store.authority_number(), 3);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn options() -> OpenOptions {
+        OpenOptions::default()
+    }
+
+    /// A GDID generator of (`scope`, `sequence`) with this store as its authority; tune it
+    /// ([`configure`](BlockGeneratorBuilder::configure)), then `.build()?`.
+    pub fn block_generator(&self, scope: &str, sequence: &str) -> BlockGeneratorBuilder {
+        BlockGeneratorBuilder::new(
+            self.store.get().block_generator(scope, sequence),
+            self.store.runtime().clone(),
+        )
+    }
+
+    /// The one-at-a-time counter of (`scope`, `sequence`): `u64` ids 1, 2, 3, … with one round
+    /// trip to the store each ([`gdid::Store::one_at_a_time`](crate::Store::one_at_a_time)).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = gdid::blocking::Store::open("memory:")?;
+    /// let invoices = store.one_at_a_time("billing", "invoices");
+    /// assert_eq!(invoices.next_id()?, 1);
+    /// assert_eq!(invoices.next_id()?, 2);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn one_at_a_time(&self, scope: &str, sequence: &str) -> Generator<SharedIdGenerator<u64>> {
+        self.generator(self.store.get().one_at_a_time(scope, sequence))
+    }
+
+    /// `ids`, any generator made from this store's [async side](Self::as_async) (a sharded
+    /// counter, a window generator, a block generator with another store's authority as its
+    /// failover), called without async on this store's runtime.
+    ///
+    /// ```
+    /// use gdid::{Pick, RangeLayout};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let folder = std::env::temp_dir().join(format!("gdid-blocking-sharded-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&folder)?;
+    /// # let url = format!("sqlite:{}", folder.join("ids.sqlite").display());
+    /// # #[cfg(feature = "sqlite")] {
+    /// let store = gdid::blocking::Store::open(&url)?;
+    /// let layout = RangeLayout::new(1_000_000, 1_000_000, 4)?;
+    /// let sharded = store.block_on(store.as_async().sharded("accounts", layout, Pick::RoundRobin))?;
+    /// let accounts = store.generator(sharded);
+    /// assert!(accounts.next_id()? >= 1_000_000);
+    /// # }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn generator<G: gdid_core::generator::IdGenerator>(&self, ids: G) -> Generator<G> {
+        Generator::new(ids, self.store.runtime().clone())
+    }
+
+    /// Runs `future` (the store's [async side](Self::as_async), say) to completion on this
+    /// thread, with the store's runtime entered: what it spawns, and its sockets and timers,
+    /// are the runtime's.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use gdid::IdGenerator;
+    ///
+    /// let store = gdid::blocking::Store::open("memory:")?;
+    /// let invoices = store.as_async().one_at_a_time("billing", "invoices");
+    /// let first = store.block_on(async { invoices.next_id().await })?;
+    /// assert_eq!(first, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// When `future` panics; on a thread of a blocking store's runtime (the call would wait
+    /// for the thread it blocks: inside a future given here, use `.await`).
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.store.runtime().block_on(future)
+    }
+
+    /// The async store: every strategy and administration call, to run with
+    /// [`block_on`](Self::block_on).
+    pub fn as_async(&self) -> &crate::Store {
+        self.store.get()
+    }
+
+    /// The store's URL without its password.
+    pub fn label(&self) -> &str {
+        self.store.get().label()
+    }
+
+    /// The authority number recorded in the store (0 to 15).
+    pub fn authority_number(&self) -> u8 {
+        self.store.get().authority_number()
+    }
+
+    /// The store's authority, to add to another generator as its failover
+    /// (`configure(|ids| ids.shared_authority(…))`): a generator made here keeps this store's
+    /// runtime alive only through this store, so keep the store while the generator runs.
+    pub fn authority(&self) -> Arc<dyn DynAuthority> {
+        self.store.get().authority()
+    }
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Store").field(self.store.get()).finish()
+    }
+}
+
+/// How [`Store::options`] opens a store: [`gdid::OpenOptions`](crate::OpenOptions) without
+/// async. Options that have no method here: `OpenOptions::from(gdid::Store::options()…)`.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    options: crate::OpenOptions,
+}
+
+impl OpenOptions {
+    /// The MongoDB database used when the URL names none (`gdid` unless set).
+    pub fn default_mongodb_database(self, name: &str) -> Self {
+        self.options.default_mongodb_database(name).into()
+    }
+
+    /// The MongoDB collection of the counter documents (`gdid_counters` unless set).
+    pub fn mongodb_collection(self, name: &str) -> Self {
+        self.options.mongodb_collection(name).into()
+    }
+
+    /// Opens the store as authority `number` (0 to 15), as
+    /// [`gdid::OpenOptions::authority`](crate::OpenOptions::authority).
+    pub fn authority(self, number: u8) -> Self {
+        self.options.authority(number).into()
+    }
+
+    /// Opens the store of `url` on a runtime of its own, as [`Store::open`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::open`].
+    ///
+    /// # Panics
+    ///
+    /// On a thread of a blocking store's runtime.
+    pub fn open(&self, url: &str) -> Result<Store, StoreError> {
+        let runtime = Runtime::start().map_err(|e| StoreError::Connect {
+            url: redact(url.trim()),
+            source: format!("cannot start the gdid::blocking runtime: {e}").into(),
+        })?;
+        let store = runtime.block_on(self.options.open(url))?;
+        Ok(Store {
+            store: InRuntime::new(store, runtime),
+        })
+    }
+}
+
+impl From<crate::OpenOptions> for OpenOptions {
+    fn from(options: crate::OpenOptions) -> Self {
+        OpenOptions { options }
+    }
+}

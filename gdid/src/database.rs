@@ -1,0 +1,139 @@
+//! [`Database`]: the one [`Backend`] of every database store (SQL or MongoDB), made of what each
+//! supplies ([`Store`]).
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use gdid_core::generator::numbering::{COUNTER_KEY, NumberRecord};
+use gdid_core::generator::sequences::{self, Sequence};
+use gdid_core::generator::windows::WindowShard;
+use gdid_core::generator::{
+    Authority, AuthorityError, BoxFuture, CounterKey, CounterRow, CounterState, CounterStore,
+    DynAuthority, IdGenerator, OneAtATime, Pick, RangeLayout, SharedIdGenerator, raise_floor,
+};
+
+use crate::backend::Backend;
+use crate::error::Source;
+use crate::shard::StoreShard;
+
+/// What a database store (SQL or MongoDB) supplies: a [`Backend`] is made of it once, by
+/// [`Database`].
+pub(crate) trait Store: Send + Sync + fmt::Debug + 'static {
+    /// The store's authority, which is also its one-at-a-time counters' row.
+    type Authority: Authority + CounterRow + CounterStore + Clone + fmt::Debug + 'static;
+    /// The sharded counter.
+    type Sharded: IdGenerator<Id = u64> + 'static;
+    /// The store as a shard of hi-lo windows.
+    type Shard: WindowShard + 'static;
+
+    /// Where the store records its authority number.
+    fn record(&self) -> &dyn NumberRecord;
+
+    /// The store as authority `number` (at most 15).
+    fn numbered(&self, number: u8) -> Self::Authority;
+
+    /// The sharded counter of `sequence`, its layout created if missing.
+    fn sharded(
+        &self,
+        sequence: &str,
+        layout: RangeLayout,
+        pick: Pick,
+    ) -> impl Future<Output = Result<Self::Sharded, Source>> + Send;
+
+    /// The store as a shard, and its label.
+    fn shard(&self) -> (String, Self::Shard);
+
+    /// Whether `error` is this kind of store's duplicate key (its driver's error).
+    fn is_duplicate_key(error: &(dyn std::error::Error + 'static)) -> bool;
+}
+
+/// A database store as a [`Backend`], with its authority of each number asked for: one
+/// authority (and its clones) claims its number in the store once, before its first block.
+#[derive(Debug)]
+pub(crate) struct Database<S: Store> {
+    store: S,
+    authorities: Mutex<HashMap<u8, S::Authority>>,
+}
+
+impl<S: Store> Database<S> {
+    /// `store` as a backend.
+    pub(crate) fn new(store: S) -> Self {
+        Database {
+            store,
+            authorities: Mutex::default(),
+        }
+    }
+
+    /// The store as authority `number`.
+    fn numbered(&self, number: u8) -> S::Authority {
+        self.authorities
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(number)
+            .or_insert_with(|| self.store.numbered(number))
+            .clone()
+    }
+}
+
+impl<S: Store> Backend for Database<S> {
+    fn record(&self) -> &dyn NumberRecord {
+        self.store.record()
+    }
+
+    fn authority(&self, number: u8) -> Arc<dyn DynAuthority> {
+        Arc::new(self.numbered(number))
+    }
+
+    fn one_at_a_time(&self, scope: &str, sequence: &str) -> SharedIdGenerator<u64> {
+        // The counters' row is keyed `COUNTER_KEY` whatever the store's number, and reserving
+        // it claims no number: an authority of that key only reaches the row.
+        let row = self.store.numbered(COUNTER_KEY);
+        Arc::new(OneAtATime::new(row, scope, sequence))
+    }
+
+    fn sharded<'a>(
+        &'a self,
+        sequence: &'a str,
+        layout: RangeLayout,
+        pick: Pick,
+    ) -> Option<BoxFuture<'a, Result<SharedIdGenerator<u64>, Source>>> {
+        Some(Box::pin(async move {
+            let ids = self.store.sharded(sequence, layout, pick).await?;
+            Ok(Arc::new(ids) as SharedIdGenerator<u64>)
+        }))
+    }
+
+    fn shard(&self) -> Option<StoreShard> {
+        let (label, shard) = self.store.shard();
+        Some(StoreShard::new(&label, shard))
+    }
+
+    fn raise_floor<'a>(
+        &'a self,
+        key: u8,
+        scope: &'a str,
+        sequence: &'a str,
+        floor: CounterState,
+    ) -> BoxFuture<'a, Result<bool, AuthorityError>> {
+        Box::pin(async move {
+            // The record of `key` is reached without claiming a number: the store's number was
+            // settled when it was opened, and `COUNTER_KEY` is the counters' row.
+            let record = self.store.numbered(key);
+            let key = CounterKey {
+                key,
+                scope,
+                sequence,
+            };
+            raise_floor(&record, key, floor).await
+        })
+    }
+
+    fn sequences(&self) -> BoxFuture<'_, Result<Vec<Sequence>, AuthorityError>> {
+        Box::pin(async move { sequences::list(&self.store.numbered(COUNTER_KEY)).await })
+    }
+
+    fn is_duplicate_key(&self, error: &(dyn std::error::Error + 'static)) -> bool {
+        std::iter::successors(Some(error), |e| e.source()).any(S::is_duplicate_key)
+    }
+}

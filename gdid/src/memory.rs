@@ -1,0 +1,163 @@
+//! `memory:` stores: in this process only, for tests and examples, as a [`Backend`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
+use gdid_core::generator::numbering::{COUNTER_KEY, MemoryRecord, NumberRecord};
+use gdid_core::generator::sequences::Sequence;
+use gdid_core::generator::{
+    Authority, AuthorityError, Block, BoxFuture, CounterFields, CounterRow, CounterState,
+    DynAuthority, MemoryAuthority, OneAtATime, Pick, RangeLayout, SharedIdGenerator, StoredCounter,
+    StoredInt,
+};
+
+use crate::backend::Backend;
+use crate::error::Source;
+use crate::shard::StoreShard;
+
+/// The named memory stores of this process (`memory:NAME`): opening one name twice opens one
+/// store.
+static NAMED: LazyLock<Mutex<HashMap<String, Arc<MemoryBackend>>>> = LazyLock::new(Mutex::default);
+
+/// An in-process store: its number record, an authority per number, and its one-at-a-time
+/// counters (apart from every authority's blocks, as a database store keeps them).
+#[derive(Debug)]
+pub(crate) struct MemoryBackend {
+    record: MemoryRecord,
+    authorities: Mutex<HashMap<u8, Arc<MemoryAuthority>>>,
+    counters: Arc<MemoryAuthority>,
+}
+
+impl MemoryBackend {
+    /// The store of `url` (`memory`, `memory:` or `memory:NAME`): a new one, or for a name this
+    /// process opened before, that store. It is always reachable: `_lazy` changes nothing.
+    pub(crate) fn open(url: &str, label: &str, _lazy: bool) -> Arc<MemoryBackend> {
+        let fresh = || {
+            Arc::new(MemoryBackend {
+                record: MemoryRecord::new(label),
+                authorities: Mutex::default(),
+                counters: Arc::new(MemoryAuthority::new(COUNTER_KEY)),
+            })
+        };
+        match url.trim().strip_prefix("memory:").filter(|n| !n.is_empty()) {
+            None => fresh(),
+            Some(name) => NAMED
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entry(name.to_owned())
+                .or_insert_with(fresh)
+                .clone(),
+        }
+    }
+
+    /// The store's authority `number`, made on first use.
+    fn numbered(&self, number: u8) -> Arc<MemoryAuthority> {
+        self.authorities
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(number)
+            .or_insert_with(|| Arc::new(MemoryAuthority::new(number)))
+            .clone()
+    }
+}
+
+/// The one-at-a-time counters of a memory store.
+#[derive(Debug, Clone)]
+struct MemoryCounters(Arc<MemoryAuthority>);
+
+impl CounterRow for MemoryCounters {
+    async fn reserve_counter(
+        &self,
+        scope: &str,
+        sequence: &str,
+        n: u64,
+    ) -> Result<Block, AuthorityError> {
+        self.0.allocate(scope, sequence, n).await
+    }
+}
+
+impl Backend for MemoryBackend {
+    fn record(&self) -> &dyn NumberRecord {
+        &self.record
+    }
+
+    fn authority(&self, number: u8) -> Arc<dyn DynAuthority> {
+        self.numbered(number)
+    }
+
+    fn one_at_a_time(&self, scope: &str, sequence: &str) -> SharedIdGenerator<u64> {
+        Arc::new(OneAtATime::new(
+            MemoryCounters(self.counters.clone()),
+            scope,
+            sequence,
+        ))
+    }
+
+    fn sharded<'a>(
+        &'a self,
+        _sequence: &'a str,
+        _layout: RangeLayout,
+        _pick: Pick,
+    ) -> Option<BoxFuture<'a, Result<SharedIdGenerator<u64>, Source>>> {
+        None
+    }
+
+    fn shard(&self) -> Option<StoreShard> {
+        None
+    }
+
+    fn raise_floor<'a>(
+        &'a self,
+        key: u8,
+        scope: &'a str,
+        sequence: &'a str,
+        floor: CounterState,
+    ) -> BoxFuture<'a, Result<bool, AuthorityError>> {
+        let counters = if key == COUNTER_KEY {
+            self.counters.clone()
+        } else {
+            self.numbered(key)
+        };
+        Box::pin(async move { counters.raise_floor(scope, sequence, floor) })
+    }
+
+    fn sequences(&self) -> BoxFuture<'_, Result<Vec<Sequence>, AuthorityError>> {
+        let mut authorities: Vec<(u8, Arc<MemoryAuthority>)> = self
+            .authorities
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(number, authority)| (*number, authority.clone()))
+            .collect();
+        authorities.push((COUNTER_KEY, self.counters.clone()));
+        authorities.sort_by_key(|(number, _)| *number);
+        const FIELDS: CounterFields = CounterFields {
+            era: "era",
+            next: "next",
+        };
+        Box::pin(async move {
+            let mut sequences = Vec::new();
+            for (number, authority) in authorities {
+                for ((scope, sequence), state) in authority.states() {
+                    let record = format!("the memory counter ({scope:?}, {sequence:?})");
+                    let stored = StoredCounter {
+                        key: StoredInt::Integer(i64::from(number)),
+                        scope,
+                        sequence,
+                        values: [
+                            StoredInt::Integer(i64::from(state.era)),
+                            StoredInt::Integer(i64::try_from(state.next).unwrap_or(i64::MAX)),
+                        ],
+                        allocations: [StoredInt::Missing, StoredInt::Missing, StoredInt::Missing],
+                    };
+                    sequences.push(Sequence::of(&record, &FIELDS, stored)?);
+                }
+            }
+            Ok(sequences)
+        })
+    }
+
+    fn is_duplicate_key(&self, _error: &(dyn std::error::Error + 'static)) -> bool {
+        false
+    }
+}

@@ -1,0 +1,422 @@
+//! [`OpenOptions`]: how [`Store::options`](crate::Store::options) opens a store, or several as
+//! one generator's authorities ([`Stores`](crate::Stores)).
+
+use std::sync::Arc;
+
+use gdid_core::generator::numbering::claim;
+use gdid_core::generator::windows::{WindowAgent, WindowShard};
+use gdid_core::generator::{Pick, RangeLayout, SharedIdGenerator, redact};
+
+use crate::backend::Backend;
+use crate::error::{Source, StoreError};
+use crate::shard::StoreShard;
+use crate::store::{Store, sharded, window_generator};
+use crate::url::Scheme;
+
+/// How [`Store::options`] opens a store, or several.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    default_mongodb_database: Option<String>,
+    mongodb_collection: Option<String>,
+    authority: Option<u8>,
+    authorities: Option<Vec<u8>>,
+}
+
+impl OpenOptions {
+    /// The MongoDB database used when the URL names none (`gdid` unless set).
+    pub fn default_mongodb_database(mut self, name: &str) -> Self {
+        self.default_mongodb_database = Some(name.to_owned());
+        self
+    }
+
+    /// The MongoDB collection of the counter documents, which records the store's authority
+    /// number (`gdid_counters` unless set): each counter collection is a store of its own.
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), gdid::StoreError> {
+    /// let store = gdid::Store::options()
+    ///     .mongodb_collection("billing_counters")
+    ///     .open("mongodb://127.0.0.1:27017/ids")
+    ///     .await?;
+    /// # let _ = store;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn mongodb_collection(mut self, name: &str) -> Self {
+        self.mongodb_collection = Some(name.to_owned());
+        self
+    }
+
+    /// Opens the store as authority `number` (0 to 15) rather than the one it settles on by
+    /// itself: a fresh store records `number`; a store that has recorded another number is
+    /// refused with [`StoreError::Authority`] holding
+    /// [`NumberConflict::Recorded`](gdid_core::generator::numbering::NumberConflict::Recorded),
+    /// before any id is issued. A number above 15 is [`StoreError::AuthorityNumber`].
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), gdid::StoreError> {
+    /// let store = gdid::Store::options().authority(3).open("sqlite:ids.sqlite").await?;
+    /// assert_eq!(store.authority_number(), 3);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn authority(mut self, number: u8) -> Self {
+        self.authority = Some(number);
+        self
+    }
+
+    /// The authority number of each store [`open_all`](Self::open_all) opens, in the same
+    /// order: one per store (or, by default, none: each store's own). Each is refused, as
+    /// [`authority`](Self::authority) says, when its store has recorded another.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), gdid::StoreError> {
+    /// let stores = gdid::Store::options()
+    ///     .authorities(&[4, 2])
+    ///     .open_all(&["memory:", "memory:"])
+    ///     .await?;
+    /// assert_eq!(stores.numbers(), [Some(4), Some(2)]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn authorities(mut self, numbers: &[u8]) -> Self {
+        self.authorities = Some(numbers.to_vec());
+        self
+    }
+
+    /// Opens the store of `url`, as [`Store::open`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::open`]; [`StoreError::AuthorityNumber`] for an
+    /// [`authority`](Self::authority) above 15.
+    pub async fn open(&self, url: &str) -> Result<Store, StoreError> {
+        let asked = self.authority;
+        check_number(url, asked)?;
+        let (label, backend) = self.connect(url, false).await?;
+        let number =
+            claim(backend.record(), asked)
+                .await
+                .map_err(|source| StoreError::Authority {
+                    url: label.clone(),
+                    source,
+                })?;
+        Ok(Store::numbered(label, backend, number))
+    }
+
+    /// Opens the stores of `urls` as the authorities of one generator, in preference order
+    /// ([`Stores::block_generator`](crate::Stores::block_generator)), by the rules of
+    /// `gdid::engine::numbering`: each store is the authority recorded in it, or the one
+    /// [`authorities`](Self::authorities) asks for (refused when its record says otherwise); a
+    /// fresh store takes the lowest number, from 1, that no store listed with it holds (fresh
+    /// stores in the order of their URLs, whatever the order given, so that processes listing
+    /// them in other orders at once agree); two stores never share a number. With several URLs,
+    /// a store that cannot be reached now is opened to connect on first use: it serves when [`authorities`](Self::authorities) gives
+    /// its number (checked when it answers), and is left out otherwise
+    /// ([`Stores::left_out`](crate::Stores::left_out)), and then a store with no record is
+    /// given no number (it might take the unread store's). A single URL must be reachable.
+    ///
+    /// ```
+    /// use gdid::IdGenerator;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let stores = gdid::Store::open_all(&["memory:primary", "memory:standby"]).await?;
+    /// let ids = stores.block_generator("shop", "orders").build()?; // fails over in that order
+    /// assert_eq!(ids.next_id().await?.authority(), 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](Self::open) for each URL (a single URL: as [`open`](Self::open));
+    /// [`StoreError::NoStores`]; [`StoreError::AuthorityCount`] when
+    /// [`authorities`](Self::authorities) gives another count of numbers than of URLs;
+    /// [`StoreError::Numbers`] when the numbers cannot be settled (an
+    /// [`AuthorityError::Number`](crate::AuthorityError::Number) for a conflict).
+    pub async fn open_all<U: AsRef<str>>(&self, urls: &[U]) -> Result<crate::Stores, StoreError> {
+        // One number per store, or none: a single number given for several stores (`authority`)
+        // is refused, never dropped.
+        let asked: Vec<Option<u8>> = match (&self.authorities, self.authority) {
+            (Some(numbers), _) if numbers.len() == urls.len() => {
+                numbers.iter().copied().map(Some).collect()
+            }
+            (None, Some(number)) if urls.len() == 1 => vec![Some(number)],
+            (None, None) => vec![None; urls.len()],
+            (numbers, _) => {
+                return Err(StoreError::AuthorityCount {
+                    numbers: numbers.as_ref().map_or(1, Vec::len),
+                    stores: urls.len(),
+                });
+            }
+        };
+        if urls.len() <= 1 {
+            let url = urls.first().ok_or(StoreError::NoStores)?.as_ref();
+            let store = OpenOptions {
+                authority: asked[0],
+                ..self.clone()
+            }
+            .open(url)
+            .await?;
+            return Ok(crate::Stores::of(vec![(
+                store.label().to_owned(),
+                Some(store),
+            )]));
+        }
+        for (url, asked) in urls.iter().zip(&asked) {
+            check_number(url.as_ref(), *asked)?;
+        }
+        let mut opened = Vec::with_capacity(urls.len());
+        for url in urls {
+            opened.push(self.connect(url.as_ref(), true).await?);
+        }
+        // The stores are numbered in the order of their labels, not the order given: two
+        // processes listing the same fresh stores in other orders at once then give them the
+        // same numbers. (Each in the order given, the one would record 1 in one store and the
+        // other 1 in the other, and the two stores could never be listed together again.)
+        let mut by_label: Vec<usize> = (0..opened.len()).collect();
+        by_label.sort_by(|&i, &j| opened[i].0.cmp(&opened[j].0));
+        let records: Vec<_> = by_label
+            .iter()
+            .map(|&i| (opened[i].1.record(), asked[i]))
+            .collect();
+        let sorted = gdid_core::generator::numbering::assign(&records)
+            .await
+            .map_err(|source| StoreError::Numbers {
+                urls: opened.iter().map(|(label, _)| label.clone()).collect(),
+                source,
+            })?;
+        let mut numbers = vec![None; opened.len()];
+        for (&i, number) in by_label.iter().zip(sorted) {
+            numbers[i] = number;
+        }
+        Ok(crate::Stores::of(
+            opened
+                .into_iter()
+                .zip(numbers)
+                .map(|((label, backend), number)| {
+                    let store = number.map(|n| Store::numbered(label.clone(), backend, n));
+                    (label, store)
+                })
+                .collect(),
+        ))
+    }
+
+    /// A window agent over the stores of `urls`, one shard each (every one reached and
+    /// prepared; SQL and MongoDB stores alike): each [`run_once`](WindowAgent::run_once) keeps
+    /// `min_open_windows` windows of `window_size` values open on every shard. No authority
+    /// number is read or recorded: windows need none.
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let urls = ["mysql://root@127.0.0.1/a", "postgres://postgres@127.0.0.1/b"];
+    /// let agent = gdid::Store::options().window_agent(&urls, 1_000_000, 2).await?;
+    /// agent.run_once(&["orders"]).await?;
+    /// let orders = gdid::Store::options().window_generator(&urls, "orders", 100).await?;
+    /// # let _ = orders;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Agent`] for a window size of 0 (before any store is opened), a shard that
+    /// cannot be prepared, or one store given twice; as [`open`](Self::open) for a URL;
+    /// [`StoreError::Unsupported`] for a `memory:` store.
+    pub async fn window_agent<U: AsRef<str>>(
+        &self,
+        urls: &[U],
+        window_size: u64,
+        min_open_windows: u64,
+    ) -> Result<WindowAgent<StoreShard>, StoreError> {
+        let mut agent = WindowAgent::new(window_size, min_open_windows)?;
+        for url in urls {
+            let shard = self.shard(url.as_ref()).await?;
+            let label = shard.label().to_owned();
+            agent.add_shard(&label, shard).await?;
+        }
+        Ok(agent)
+    }
+
+    /// `u64` ids of `sequence` from the open windows of the stores of `urls` (every one
+    /// reached), taken from the first shard that has one, `batch` values per round trip. No
+    /// authority number is read or recorded. See [`window_agent`](Self::window_agent).
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](Self::open) for a URL; [`StoreError::Strategy`] for a bad sequence name or a
+    /// `batch` of 0; [`StoreError::Unsupported`] for a `memory:` store.
+    pub async fn window_generator<U: AsRef<str>>(
+        &self,
+        urls: &[U],
+        sequence: &str,
+        batch: u64,
+    ) -> Result<SharedIdGenerator<u64>, StoreError> {
+        let mut shards = Vec::with_capacity(urls.len());
+        for url in urls {
+            shards.push(self.shard(url.as_ref()).await?);
+        }
+        window_generator(shards, sequence, batch)
+    }
+
+    /// The one-at-a-time counter of (`scope`, `sequence`) on the store of `url` (reached, its
+    /// schema created), as [`Store::one_at_a_time`] but with no authority number read or
+    /// recorded: the counter is the store's whatever its number, so a store used only for
+    /// counters stays free to become any authority later.
+    ///
+    /// ```
+    /// use gdid::IdGenerator;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let invoices = gdid::Store::options()
+    ///     .one_at_a_time("memory:", "billing", "invoices")
+    ///     .await?;
+    /// assert_eq!(invoices.next_id().await?, 1);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](Self::open) for the URL, but no [`StoreError::Authority`].
+    pub async fn one_at_a_time(
+        &self,
+        url: &str,
+        scope: &str,
+        sequence: &str,
+    ) -> Result<SharedIdGenerator<u64>, StoreError> {
+        let (_, backend) = self.connect(url, false).await?;
+        Ok(backend.one_at_a_time(scope, sequence))
+    }
+
+    /// The sharded counter of `sequence` on the store of `url` (reached, its schema created), as
+    /// [`Store::sharded`] but with no authority number read or recorded (its ids carry none).
+    ///
+    /// ```no_run
+    /// use gdid::{Pick, RangeLayout};
+    ///
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let layout = RangeLayout::decimal_digits(12, 8)?; // 8 ranges of 12-digit numbers
+    /// let accounts = gdid::Store::options()
+    ///     .sharded("sqlite:ids.sqlite", "accounts", layout, Pick::Random)
+    ///     .await?;
+    /// # let _ = accounts;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](Self::open) for the URL, but no [`StoreError::Authority`]; as
+    /// [`Store::sharded`].
+    pub async fn sharded(
+        &self,
+        url: &str,
+        sequence: &str,
+        layout: RangeLayout,
+        pick: Pick,
+    ) -> Result<SharedIdGenerator<u64>, StoreError> {
+        let (label, backend) = self.connect(url, false).await?;
+        sharded(&*backend, &label, sequence, layout, pick).await
+    }
+
+    /// Deletes the used-up hi-lo windows of `sequence` on the store of `url` but the `keep`
+    /// latest (`WindowShard::prune`): open windows and claims (the high-water mark) are kept, so
+    /// nothing is ever issued twice, and a long-running shard does not slow down. The shard's
+    /// tables and indexes are created first if missing. How many windows were deleted. No
+    /// authority number is read or recorded.
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](Self::open) for a URL; [`StoreError::Strategy`] for a bad sequence name or
+    /// a store that fails; [`StoreError::Unsupported`] for a `memory:` store.
+    pub async fn prune_windows(
+        &self,
+        url: &str,
+        sequence: &str,
+        keep: u64,
+    ) -> Result<u64, StoreError> {
+        let shard = self.shard(url).await?;
+        let failed = |source: Source| {
+            crate::store::strategy_error("window pruning", sequence, shard.label(), source)
+        };
+        gdid_core::generator::validate_name(gdid_core::generator::NameKind::Sequence, sequence)
+            .map_err(|e| failed(e.into()))?;
+        WindowShard::prepare(&shard)
+            .await
+            .map_err(|e| failed(e.into()))?;
+        WindowShard::prune(&shard, sequence, keep)
+            .await
+            .map_err(|e| failed(e.into()))
+    }
+
+    /// The store of `url` as a shard of hi-lo windows.
+    async fn shard(&self, url: &str) -> Result<StoreShard, StoreError> {
+        let (label, backend) = self.connect(url, false).await?;
+        backend.shard().ok_or(StoreError::Unsupported {
+            strategy: "hi-lo window shard",
+            url: label,
+        })
+    }
+
+    /// The store of `url` (its label and backend), connected and its schema created; `lazy`:
+    /// set up to connect on first use when it cannot be reached now. The one place that asks
+    /// which kind of store a URL names.
+    async fn connect(
+        &self,
+        url: &str,
+        lazy: bool,
+    ) -> Result<(String, Arc<dyn Backend>), StoreError> {
+        let url = url.trim();
+        let label = redact(url);
+        let backend: Arc<dyn Backend> = match Scheme::of(url)? {
+            Scheme::Memory => crate::memory::MemoryBackend::open(url, &label, lazy),
+            #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
+            Scheme::Sqlite | Scheme::MySql | Scheme::Postgres => {
+                let store = crate::open_sql::SqlBackend::open(url, &label, lazy).await?;
+                Arc::new(crate::database::Database::new(store))
+            }
+            #[cfg(feature = "mongodb")]
+            Scheme::MongoDb => {
+                let database = self
+                    .default_mongodb_database
+                    .as_deref()
+                    .unwrap_or(crate::open_mongo::DEFAULT_DATABASE);
+                let collection = self
+                    .mongodb_collection
+                    .as_deref()
+                    .unwrap_or(crate::open_mongo::COUNTERS);
+                let store =
+                    crate::open_mongo::MongoBackend::open(url, &label, database, collection, lazy)
+                        .await?;
+                Arc::new(crate::database::Database::new(store))
+            }
+            #[allow(unreachable_patterns)] // only schemes of enabled features get here
+            scheme => {
+                return Err(StoreError::FeatureDisabled {
+                    url: label,
+                    feature: scheme.feature(),
+                });
+            }
+        };
+        Ok((label, backend))
+    }
+}
+
+/// Refuses an authority number above 15 for the store of `url`.
+fn check_number(url: &str, asked: Option<u8>) -> Result<(), StoreError> {
+    match asked {
+        Some(number) if number > gdid_core::AUTHORITY_MAX => Err(StoreError::AuthorityNumber {
+            url: redact(url.trim()),
+            number,
+        }),
+        _ => Ok(()),
+    }
+}

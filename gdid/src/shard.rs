@@ -1,0 +1,304 @@
+//! [`StoreShard`]: any store as a shard of hi-lo windows, so that one window agent or window
+//! generator serves stores of every kind.
+
+use std::fmt;
+use std::sync::Arc;
+
+use gdid_core::generator::BoxFuture;
+use gdid_core::generator::windows::{Window, WindowShard};
+
+use crate::error::Source;
+
+/// The error of a [`StoreShard`]: its store's error, and whether it says that stored windows
+/// cannot be right.
+#[derive(Debug)]
+pub struct ShardError {
+    error: Source,
+    corrupt: bool,
+}
+
+impl ShardError {
+    /// The error of a shard of type `S`.
+    fn of<S: WindowShard>(error: S::Error) -> ShardError {
+        ShardError {
+            corrupt: S::is_corrupt(&error),
+            error: Box::new(error),
+        }
+    }
+
+    /// Whether the store says that its stored windows cannot be right (rather than that it
+    /// failed).
+    ///
+    /// ```no_run
+    /// # fn check(error: &gdid::ShardError) {
+    /// if error.is_corrupt() {
+    ///     eprintln!("fix the stored windows: {error}");
+    /// }
+    /// # }
+    /// ```
+    pub fn is_corrupt(&self) -> bool {
+        self.corrupt
+    }
+}
+
+impl fmt::Display for ShardError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl std::error::Error for ShardError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
+/// The operations of [`WindowShard`], boxed: one implementation for every shard type.
+trait ErasedShard: Send + Sync {
+    fn prepare(&self) -> BoxFuture<'_, Result<(), ShardError>>;
+    fn identity(&self, candidate: String) -> BoxFuture<'_, Result<String, ShardError>>;
+    fn ping(&self) -> BoxFuture<'_, Result<(), ShardError>>;
+    fn sequences(&self) -> BoxFuture<'_, Result<Vec<String>, ShardError>>;
+    fn high_water(&self, sequence: String) -> BoxFuture<'_, Result<u64, ShardError>>;
+    fn open_windows(&self, sequence: String) -> BoxFuture<'_, Result<u64, ShardError>>;
+    fn windows(&self, sequence: String) -> BoxFuture<'_, Result<Vec<Window>, ShardError>>;
+    fn claim(
+        &self,
+        sequence: String,
+        start: u64,
+        end: u64,
+    ) -> BoxFuture<'_, Result<bool, ShardError>>;
+    fn open(&self, sequence: String, start: u64, end: u64)
+    -> BoxFuture<'_, Result<(), ShardError>>;
+    fn take(
+        &self,
+        sequence: String,
+        n: u64,
+    ) -> BoxFuture<'_, Result<Option<(u64, u64)>, ShardError>>;
+    fn prune(&self, sequence: String, keep: u64) -> BoxFuture<'_, Result<u64, ShardError>>;
+}
+
+impl<S: WindowShard + 'static> ErasedShard for S {
+    fn prune(&self, sequence: String, keep: u64) -> BoxFuture<'_, Result<u64, ShardError>> {
+        Box::pin(async move {
+            WindowShard::prune(self, &sequence, keep)
+                .await
+                .map_err(ShardError::of::<S>)
+        })
+    }
+
+    fn prepare(&self) -> BoxFuture<'_, Result<(), ShardError>> {
+        Box::pin(async move {
+            WindowShard::prepare(self)
+                .await
+                .map_err(ShardError::of::<S>)
+        })
+    }
+
+    fn identity(&self, candidate: String) -> BoxFuture<'_, Result<String, ShardError>> {
+        Box::pin(async move {
+            WindowShard::identity(self, &candidate)
+                .await
+                .map_err(ShardError::of::<S>)
+        })
+    }
+
+    fn ping(&self) -> BoxFuture<'_, Result<(), ShardError>> {
+        Box::pin(async move { WindowShard::ping(self).await.map_err(ShardError::of::<S>) })
+    }
+
+    fn sequences(&self) -> BoxFuture<'_, Result<Vec<String>, ShardError>> {
+        Box::pin(async move {
+            WindowShard::sequences(self)
+                .await
+                .map_err(ShardError::of::<S>)
+        })
+    }
+
+    fn high_water(&self, sequence: String) -> BoxFuture<'_, Result<u64, ShardError>> {
+        Box::pin(async move {
+            WindowShard::high_water(self, &sequence)
+                .await
+                .map_err(ShardError::of::<S>)
+        })
+    }
+
+    fn open_windows(&self, sequence: String) -> BoxFuture<'_, Result<u64, ShardError>> {
+        Box::pin(async move {
+            WindowShard::open_windows(self, &sequence)
+                .await
+                .map_err(ShardError::of::<S>)
+        })
+    }
+
+    fn windows(&self, sequence: String) -> BoxFuture<'_, Result<Vec<Window>, ShardError>> {
+        Box::pin(async move {
+            WindowShard::windows(self, &sequence)
+                .await
+                .map_err(ShardError::of::<S>)
+        })
+    }
+
+    fn claim(
+        &self,
+        sequence: String,
+        start: u64,
+        end: u64,
+    ) -> BoxFuture<'_, Result<bool, ShardError>> {
+        Box::pin(async move {
+            WindowShard::claim(self, &sequence, start, end)
+                .await
+                .map_err(ShardError::of::<S>)
+        })
+    }
+
+    fn open(
+        &self,
+        sequence: String,
+        start: u64,
+        end: u64,
+    ) -> BoxFuture<'_, Result<(), ShardError>> {
+        Box::pin(async move {
+            WindowShard::open(self, &sequence, start, end)
+                .await
+                .map_err(ShardError::of::<S>)
+        })
+    }
+
+    fn take(
+        &self,
+        sequence: String,
+        n: u64,
+    ) -> BoxFuture<'_, Result<Option<(u64, u64)>, ShardError>> {
+        Box::pin(async move {
+            WindowShard::take(self, &sequence, n)
+                .await
+                .map_err(ShardError::of::<S>)
+        })
+    }
+}
+
+/// A store as a shard of hi-lo windows, whatever its kind: what
+/// [`OpenOptions::window_agent`](crate::OpenOptions::window_agent) and
+/// [`OpenOptions::window_generator`](crate::OpenOptions::window_generator) are made of. Cheap
+/// to clone.
+///
+/// ```no_run
+/// use gdid::engine::windows::WindowShard;
+///
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = gdid::Store::open("sqlite:ids.sqlite").await?;
+/// let shard = store.window_shard()?;
+/// println!("{} has windows of {:?}", shard.label(), shard.sequences().await?);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct StoreShard {
+    label: String,
+    shard: Arc<dyn ErasedShard>,
+}
+
+impl StoreShard {
+    /// Any shard of hi-lo windows as a `StoreShard`, named `label` in agents' reports and
+    /// errors: to add a shard of your own to stores opened by URL.
+    ///
+    /// ```
+    /// use gdid::engine::windows::WindowShard;
+    ///
+    /// fn beside_the_others<S: WindowShard + 'static>(mine: S) -> gdid::StoreShard {
+    ///     gdid::StoreShard::new("my shard", mine)
+    /// }
+    /// ```
+    pub fn new<S: WindowShard + 'static>(label: &str, shard: S) -> StoreShard {
+        StoreShard {
+            label: label.to_owned(),
+            shard: Arc::new(shard),
+        }
+    }
+
+    /// The store's URL without its password.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+}
+
+impl fmt::Debug for StoreShard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "StoreShard({})", self.label)
+    }
+}
+
+impl WindowShard for StoreShard {
+    type Error = ShardError;
+
+    fn prune(
+        &self,
+        sequence: &str,
+        keep: u64,
+    ) -> impl Future<Output = Result<u64, ShardError>> + Send {
+        self.shard.prune(sequence.to_owned(), keep)
+    }
+
+    fn is_corrupt(error: &ShardError) -> bool {
+        error.corrupt
+    }
+
+    fn prepare(&self) -> impl Future<Output = Result<(), ShardError>> + Send {
+        self.shard.prepare()
+    }
+
+    fn identity(&self, candidate: &str) -> impl Future<Output = Result<String, ShardError>> + Send {
+        self.shard.identity(candidate.to_owned())
+    }
+
+    fn ping(&self) -> impl Future<Output = Result<(), ShardError>> + Send {
+        self.shard.ping()
+    }
+
+    fn sequences(&self) -> impl Future<Output = Result<Vec<String>, ShardError>> + Send {
+        self.shard.sequences()
+    }
+
+    fn high_water(&self, sequence: &str) -> impl Future<Output = Result<u64, ShardError>> + Send {
+        self.shard.high_water(sequence.to_owned())
+    }
+
+    fn open_windows(&self, sequence: &str) -> impl Future<Output = Result<u64, ShardError>> + Send {
+        self.shard.open_windows(sequence.to_owned())
+    }
+
+    fn windows(
+        &self,
+        sequence: &str,
+    ) -> impl Future<Output = Result<Vec<Window>, ShardError>> + Send {
+        self.shard.windows(sequence.to_owned())
+    }
+
+    fn claim(
+        &self,
+        sequence: &str,
+        start: u64,
+        end: u64,
+    ) -> impl Future<Output = Result<bool, ShardError>> + Send {
+        self.shard.claim(sequence.to_owned(), start, end)
+    }
+
+    fn open(
+        &self,
+        sequence: &str,
+        start: u64,
+        end: u64,
+    ) -> impl Future<Output = Result<(), ShardError>> + Send {
+        self.shard.open(sequence.to_owned(), start, end)
+    }
+
+    fn take(
+        &self,
+        sequence: &str,
+        n: u64,
+    ) -> impl Future<Output = Result<Option<(u64, u64)>, ShardError>> + Send {
+        self.shard.take(sequence.to_owned(), n)
+    }
+}

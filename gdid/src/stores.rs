@@ -1,0 +1,87 @@
+//! [`Stores`]: several stores opened as the authorities of one generator.
+
+use gdid_core::generator::{BlockGenerator, BlockGeneratorBuilder};
+
+use crate::Store;
+
+/// Several stores opened together as the authorities of one generator, each with the number
+/// the rules of `gdid::engine::numbering` give it ([`OpenOptions::open_all`]). Cheap to clone.
+///
+/// ```
+/// use gdid::IdGenerator;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let stores = gdid::Store::open_all(&["memory:a", "memory:b"]).await?;
+/// assert_eq!(stores.labels(), ["memory:a", "memory:b"]);
+/// let ids = stores.block_generator("shop", "orders").build()?;
+/// let id = ids.next_id().await?;
+/// assert_eq!(Some(id.authority()), stores.numbers()[0]);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// [`OpenOptions::open_all`]: crate::OpenOptions::open_all
+#[derive(Debug, Clone)]
+pub struct Stores {
+    members: Vec<Member>,
+}
+
+/// One store of [`Stores`]: `store` is `None` when it is left out.
+#[derive(Debug, Clone)]
+struct Member {
+    label: String,
+    store: Option<Store>,
+}
+
+impl Stores {
+    /// The stores, in order: each label, and the store as its authority (`None`: left out).
+    pub(crate) fn of(members: Vec<(String, Option<Store>)>) -> Stores {
+        Stores {
+            members: members
+                .into_iter()
+                .map(|(label, store)| Member { label, store })
+                .collect(),
+        }
+    }
+
+    /// A GDID generator of (`scope`, `sequence`) with every store that has a number as an
+    /// authority, tried in the order the stores were given; tune it, then `.build()?`.
+    pub fn block_generator(&self, scope: &str, sequence: &str) -> BlockGeneratorBuilder {
+        self.stores().fold(
+            BlockGenerator::builder(scope, sequence),
+            |builder, store| builder.shared_authority(store.authority()),
+        )
+    }
+
+    /// The stores that have a number, in order: each hands out every strategy.
+    pub fn stores(&self) -> impl Iterator<Item = &Store> {
+        self.members
+            .iter()
+            .filter_map(|member| member.store.as_ref())
+    }
+
+    /// Each store's authority number, in the order given: `None` for a store left out.
+    pub fn numbers(&self) -> Vec<Option<u8>> {
+        self.members
+            .iter()
+            .map(|member| member.store.as_ref().map(Store::authority_number))
+            .collect()
+    }
+
+    /// Every store's URL without its password, in the order given.
+    pub fn labels(&self) -> Vec<&str> {
+        self.members.iter().map(|m| m.label.as_str()).collect()
+    }
+
+    /// The stores left out of [`block_generator`](Self::block_generator): they could not be
+    /// read when opened, and no number was asked for them (their number is in the store,
+    /// unread).
+    pub fn left_out(&self) -> Vec<&str> {
+        self.members
+            .iter()
+            .filter(|member| member.store.is_none())
+            .map(|member| member.label.as_str())
+            .collect()
+    }
+}
