@@ -16,16 +16,15 @@
 use std::error::Error;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Duration;
 
 use bson::doc;
-use gdid_core::generator::DynAuthority;
+use gdid::{Store, StoreError};
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
 
 /// `url` without its password, fit to be printed.
-pub use gdid_sql::redact;
+pub use gdid::redact;
 
 /// Names the store whose counters issue the examples' GDIDs.
 pub const ID_STORE_VAR: &str = "GDID_ID_STORE";
@@ -36,8 +35,8 @@ pub const MYSQL_VAR: &str = "GDID_MYSQL_URL";
 
 /// The MongoDB database of the examples: their counters and their records.
 pub const MONGODB_DATABASE: &str = "gdid_examples";
-/// The collection of counter documents when the ids come from MongoDB.
-pub const MONGODB_COUNTERS: &str = "gdid_counters";
+/// The table (or collection) of the counters in every id store, as `gdid::Store` names it.
+const COUNTERS: &str = "gdid_counters";
 
 /// How long an unreachable MongoDB server is waited for, unless its URI says otherwise.
 const MONGODB_SERVER_TIMEOUT: Duration = Duration::from_secs(5);
@@ -84,41 +83,25 @@ pub fn id_store() -> std::io::Result<String> {
     }
 }
 
-/// Whether `url` names a MongoDB server.
-pub fn is_mongodb(url: &str) -> bool {
-    url.starts_with("mongodb://") || url.starts_with("mongodb+srv://")
-}
-
-/// The store of `url` in words, without password: what it is, and where its counters are.
-pub fn describe_id_store(url: &str) -> String {
-    if is_mongodb(url) {
-        format!(
-            "MongoDB {}, collection {MONGODB_DATABASE}.{MONGODB_COUNTERS}",
-            redact(url)
-        )
-    } else if let Some(path) = url.strip_prefix("sqlite:") {
-        format!("SQLite file {path}, table gdid_counters")
-    } else {
-        format!("{}, table gdid_counters", redact(url))
-    }
-}
-
-/// The authority of the store of `url`, with the number recorded in the store (1 for a fresh
-/// one; a store is one authority whatever the program that opens it), opened by
-/// [`gdid::Store`]: its schema is created if missing; for `mongodb://…` the counters are the
-/// collection [`MONGODB_COUNTERS`] of [`MONGODB_DATABASE`] (unless the URI names another
-/// database).
+/// The store of `url`, opened by [`gdid::Store`] with the authority number recorded in it (1 for
+/// a fresh one; a store is one authority whatever the program that opens it): its schema is
+/// created if missing; for `mongodb://…` the counters are in the database
+/// [`MONGODB_DATABASE`] unless the URI names another.
 ///
 /// # Errors
 ///
-/// When the store cannot be reached or its table cannot be created, or the URL has another
-/// scheme (`gdid::StoreError`, without the URL's password).
-pub async fn connect_authority(url: &str) -> Result<Arc<dyn DynAuthority>, Box<dyn Error>> {
-    let store = gdid::Store::options()
+/// When the store cannot be reached or its schema cannot be created, or the URL names no store
+/// (`gdid::StoreError`, without the URL's password).
+pub async fn open_id_store(url: &str) -> Result<Store, StoreError> {
+    Store::options()
         .default_mongodb_database(MONGODB_DATABASE)
         .open(url)
-        .await?;
-    Ok(store.authority())
+        .await
+}
+
+/// The store in words, without password: its URL, and where its counters are.
+pub fn describe_id_store(store: &Store) -> String {
+    format!("{}, counters {COUNTERS}", store.label())
 }
 
 /// The database [`MONGODB_DATABASE`] on the server of `uri`, pinged so that a server that cannot

@@ -33,14 +33,14 @@ use bson::{Bson, doc};
 use gdid_core::Gdid;
 use gdid_core::generator::{GdidProvider, GeneratorConfig, IdOrder, Sequenced};
 use gdid_examples::{
-    MONGODB_VAR, MYSQL_VAR, connect_authority, connect_mongodb, data_dir, describe_id_store,
-    env_var, exit_status, id_store, redact,
+    MONGODB_VAR, MYSQL_VAR, connect_mongodb, data_dir, describe_id_store, env_var, exit_status,
+    id_store, open_id_store, redact,
 };
 use mongodb::{Collection, Database};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use sqlx::mysql::{MySqlPool, MySqlPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
+use sqlx::mysql::{MySqlPool, MySqlPoolOptions, MySqlRow};
+use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions, SqliteRow};
 
 /// A customer of the shop.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -107,12 +107,11 @@ async fn run() -> Result<(), Box<dyn Error>> {
 
 /// The GDIDs of every sequence, from the store `GDID_ID_STORE` names (a SQLite file by default).
 async fn id_provider() -> Result<GdidProvider, Box<dyn Error>> {
-    let url = id_store()?;
-    let authority = connect_authority(&url).await?;
+    let store = open_id_store(&id_store()?).await?;
     println!(
         "ids       GDIDs of authority {} from {}",
-        authority.number(),
-        describe_id_store(&url)
+        store.authority_number(),
+        describe_id_store(&store)
     );
     // Strict: one increasing order across the process, whichever thread a request runs on, so
     // ORDER BY id is the order of issue. The default (per thread) is faster and increases per
@@ -122,7 +121,7 @@ async fn id_provider() -> Result<GdidProvider, Box<dyn Error>> {
         ..GeneratorConfig::default()
     };
     Ok(GdidProvider::builder()
-        .shared_authority(authority)
+        .shared_authority(store.authority())
         .config(config)
         .build()?)
 }
@@ -463,6 +462,42 @@ impl SqlRecords {
     }
 }
 
+/// A row of either table, read the same way from either kind of database.
+trait SqlRow:
+    for<'r> sqlx::FromRow<'r, MySqlRow> + for<'r> sqlx::FromRow<'r, SqliteRow> + Send + Unpin
+{
+}
+
+impl<R> SqlRow for R where
+    R: for<'r> sqlx::FromRow<'r, MySqlRow> + for<'r> sqlx::FromRow<'r, SqliteRow> + Send + Unpin
+{
+}
+
+impl SqlRecords {
+    /// The record of `query`'s row for `id`, if there is one.
+    async fn one<R: SqlRow, T: From<R>>(
+        &self,
+        query: &'static str,
+        id: Gdid,
+    ) -> Result<Option<T>, Box<dyn Error>> {
+        let row = on_pool!(&self.pool, pool => {
+            sqlx::query_as::<_, R>(query).bind(id).fetch_optional(pool).await?
+        });
+        Ok(row.map(T::from))
+    }
+
+    /// The records of `query`'s rows, in its order.
+    async fn all<R: SqlRow, T: From<R>>(
+        &self,
+        query: &'static str,
+    ) -> Result<Vec<T>, Box<dyn Error>> {
+        let rows = on_pool!(&self.pool, pool => {
+            sqlx::query_as::<_, R>(query).fetch_all(pool).await?
+        });
+        Ok(rows.into_iter().map(T::from).collect())
+    }
+}
+
 impl RecordStore for SqlRecords {
     fn describe(&self) -> String {
         format!(
@@ -509,36 +544,18 @@ impl RecordStore for SqlRecords {
     }
 
     async fn customer(&self, id: Gdid) -> Result<Option<Customer>, Box<dyn Error>> {
-        let row = on_pool!(&self.pool, pool => {
-            sqlx::query_as::<_, CustomerRow>(CUSTOMER_BY_ID)
-                .bind(id)
-                .fetch_optional(pool)
-                .await?
-        });
-        Ok(row.map(Customer::from))
+        self.one::<CustomerRow, _>(CUSTOMER_BY_ID, id).await
     }
 
     async fn order(&self, id: Gdid) -> Result<Option<Order>, Box<dyn Error>> {
-        let row = on_pool!(&self.pool, pool => {
-            sqlx::query_as::<_, OrderRow>(ORDER_BY_ID)
-                .bind(id)
-                .fetch_optional(pool)
-                .await?
-        });
-        Ok(row.map(Order::from))
+        self.one::<OrderRow, _>(ORDER_BY_ID, id).await
     }
 
     async fn customers_by_id(&self) -> Result<Vec<Customer>, Box<dyn Error>> {
-        let rows = on_pool!(&self.pool, pool => {
-            sqlx::query_as::<_, CustomerRow>(CUSTOMERS_BY_ID).fetch_all(pool).await?
-        });
-        Ok(rows.into_iter().map(Customer::from).collect())
+        self.all::<CustomerRow, _>(CUSTOMERS_BY_ID).await
     }
 
     async fn orders_by_id(&self) -> Result<Vec<Order>, Box<dyn Error>> {
-        let rows = on_pool!(&self.pool, pool => {
-            sqlx::query_as::<_, OrderRow>(ORDERS_BY_ID).fetch_all(pool).await?
-        });
-        Ok(rows.into_iter().map(Order::from).collect())
+        self.all::<OrderRow, _>(ORDERS_BY_ID).await
     }
 }

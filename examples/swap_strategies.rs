@@ -3,10 +3,10 @@
 //!
 //! | name | strategy | id |
 //! |---|---|---|
-//! | `gdid` | `BlockGenerator` on a `SqlAuthority` in a SQLite file | `Gdid` |
+//! | `gdid` | `BlockGenerator` of a `gdid::Store`, a SQLite file | `Gdid` |
 //! | `uuid` | `gdid_uuid::UuidV7Generator` | `Uuid` |
 //! | `random` | `gdid_random::RandomIdGenerator`, 12 decimal digits | `u64` |
-//! | `counter` | `gdid_sql::SqlCounter`, one at a time, in the same SQLite file | `u64` |
+//! | `counter` | the store's one-at-a-time counter, in the same SQLite file | `u64` |
 //!
 //! ```sh
 //! cargo run -p gdid-examples --example swap_strategies               # all four, in turn
@@ -19,10 +19,9 @@ use std::error::Error;
 use std::fmt::Display;
 use std::process::ExitCode;
 
-use gdid_core::generator::{Authority, BlockGenerator, IdGenerator};
-use gdid_examples::{default_id_store, describe_id_store, exit_status};
+use gdid_core::generator::IdGenerator;
+use gdid_examples::{default_id_store, describe_id_store, exit_status, open_id_store};
 use gdid_random::{IdRange, RandomIdGenerator};
-use gdid_sql::{SqlAuthority, SqlCounter};
 use gdid_uuid::UuidV7Generator;
 
 /// A user of the service.
@@ -152,15 +151,13 @@ async fn run_all(strategies: &[Strategy]) -> Result<(), Box<dyn Error>> {
 async fn run(strategy: Strategy, id_store: &str) -> Result<(), Box<dyn Error>> {
     match strategy {
         Strategy::Gdid => {
-            let authority = SqlAuthority::open(id_store).await?;
+            let store = open_id_store(id_store).await?;
             println!(
                 "gdid: BlockGenerator, authority {} of {}",
-                authority.number(),
-                describe_id_store(id_store)
+                store.authority_number(),
+                describe_id_store(&store)
             );
-            let ids = BlockGenerator::builder(SCOPE, "user")
-                .authority(authority)
-                .build()?;
+            let ids = store.block_generator(SCOPE, "user").build()?;
             register_users(&ids, &USER_NAMES).await?;
         }
         Strategy::UuidV7 => {
@@ -173,9 +170,9 @@ async fn run(strategy: Strategy, id_store: &str) -> Result<(), Box<dyn Error>> {
             register_users(&ids, &USER_NAMES).await?;
         }
         Strategy::Counter => {
-            let authority = SqlAuthority::open(id_store).await?;
-            println!("counter: SqlCounter in {}", describe_id_store(id_store));
-            let ids = SqlCounter::new(authority, SCOPE, "user_number");
+            let store = open_id_store(id_store).await?;
+            println!("counter: one at a time in {}", describe_id_store(&store));
+            let ids = store.one_at_a_time(SCOPE, "user_number");
             register_users(&ids, &USER_NAMES).await?;
         }
     }

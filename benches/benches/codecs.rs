@@ -8,7 +8,10 @@
 //!   the whole `Result` through `black_box`, `*_from_slice_to/into_bytes` only the bytes;
 //! - `varint`: gdid `leb` and `compact`, next to a minimal hand-written canonical LEB128 codec of
 //!   the same two values (u32 era, u64) and to the raw `leb128` crate calls, so that the cost of
-//!   the `leb128` crate and of the gdid wrapper around it can be told apart.
+//!   the `leb128` crate and of the gdid wrapper around it can be told apart;
+//! - `elink`: the NFX/Azos ELink form (two-letter syllables): encode into a stack buffer and into a
+//!   `String`, with and without metadata; decode (id only, and id with metadata), two error paths,
+//!   and `Gdid::parse_any` on an ELink against the strict colon parser.
 //!
 //! Run: `cargo bench -p gdid-benches --bench codecs`. Inputs are built outside `iter` and passed
 //! through `black_box`; outputs are `black_box`ed.
@@ -17,8 +20,9 @@ use std::fmt::Write as _;
 use std::hint::black_box;
 
 use bson::oid::ObjectId;
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use gdid_core::{COUNTER_MAX, Gdid};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
+use gdid_core::{ELink, Gdid};
 use ulid::Ulid;
 use uuid::Uuid;
 
@@ -44,93 +48,92 @@ fn uuid() -> Uuid {
     Uuid::parse_str(UUID_TEXT).expect("valid uuid")
 }
 
+/// The benchmarks of one group with one parameter (`group/function/parameter`). Inputs are passed
+/// through `black_box`, and outputs `black_box`ed.
+struct Bench<'a, 'c> {
+    group: &'a mut BenchmarkGroup<'c, WallTime>,
+    parameter: &'a str,
+}
+
+impl<'a, 'c> Bench<'a, 'c> {
+    fn new(group: &'a mut BenchmarkGroup<'c, WallTime>, parameter: &'a str) -> Self {
+        Bench { group, parameter }
+    }
+
+    /// Times `call` on `input`.
+    fn time<I: ?Sized, O>(&mut self, function: &str, input: &I, call: impl Fn(&I) -> O) {
+        let id = BenchmarkId::new(function, self.parameter);
+        self.group.bench_with_input(id, input, |b, input| {
+            b.iter(|| black_box(call(black_box(input))));
+        });
+    }
+
+    /// Times `call` on `input`, writing into `buffer` (made outside the timing); `call`
+    /// `black_box`es what it wrote.
+    fn time_into<I: ?Sized, B: Clone>(
+        &mut self,
+        function: &str,
+        input: &I,
+        buffer: &B,
+        call: impl Fn(&I, &mut B),
+    ) {
+        let id = BenchmarkId::new(function, self.parameter);
+        self.group.bench_with_input(id, input, |b, input| {
+            let mut buffer = buffer.clone();
+            b.iter(|| call(black_box(input), &mut buffer));
+        });
+    }
+}
+
 fn format(c: &mut Criterion) {
     let mut group = c.benchmark_group("format");
 
     for (label, id) in [("typical", gdid(GDID_TYPICAL)), ("long", Gdid::MAX)] {
-        group.bench_with_input(
-            BenchmarkId::new("gdid_colon_encode_text", label),
-            &id,
-            |b, id| {
-                let mut buf = [0u8; Gdid::TEXT_MAX_LEN];
-                b.iter(|| {
-                    black_box(black_box(id).encode_text(&mut buf));
-                });
-            },
-        );
-        group.bench_with_input(
-            BenchmarkId::new("gdid_colon_write_string", label),
-            &id,
-            |b, id| {
-                let mut out = String::with_capacity(64);
-                b.iter(|| {
-                    out.clear();
-                    write!(out, "{}", black_box(id)).expect("writing to a String cannot fail");
-                    black_box(out.as_str());
-                });
-            },
-        );
+        let mut bench = Bench::new(&mut group, label);
+        let buffer = [0u8; Gdid::TEXT_MAX_LEN];
+        bench.time_into("gdid_colon_encode_text", &id, &buffer, |id, buf| {
+            black_box(id.encode_text(buf));
+        });
+        let out = String::with_capacity(64);
+        bench.time_into("gdid_colon_write_string", &id, &out, |id, out| {
+            out.clear();
+            write!(out, "{id}").expect("writing to a String cannot fail");
+            black_box(out.as_str());
+        });
     }
 
     let id = gdid(GDID_TYPICAL);
-    group.bench_with_input(
-        BenchmarkId::new("gdid_hex_encode_hex_lower", "24_digits"),
+    let buffer = [0u8; Gdid::HEX_LEN];
+    let mut bench = Bench::new(&mut group, "24_digits");
+    bench.time_into("gdid_hex_encode_hex_lower", &id, &buffer, |id, buf| {
+        black_box(id.encode_hex_lower(buf));
+    });
+    let id = ObjectId::parse_str(OID_TEXT).expect("valid ObjectId");
+    bench.time("bson_oid_to_hex_alloc", &id, |id| id.to_hex());
+    bench.time_into(
+        "bson_oid_hex_encode_to_slice",
         &id,
-        |b, id| {
-            let mut buf = [0u8; Gdid::HEX_LEN];
-            b.iter(|| {
-                black_box(black_box(id).encode_hex_lower(&mut buf));
-            });
+        &[0u8; 24],
+        |id, buf| {
+            hex::encode_to_slice(id.bytes(), buf).expect("24 bytes hold 12 bytes of hex");
+            black_box(&buf);
         },
     );
 
     let id = uuid();
-    group.bench_with_input(
-        BenchmarkId::new("uuid_hyphenated_encode_lower", "36_chars"),
-        &id,
-        |b, id| {
-            let mut buf = Uuid::encode_buffer();
-            b.iter(|| {
-                black_box(black_box(*id).hyphenated().encode_lower(&mut buf));
-            });
-        },
-    );
-
-    let id = ObjectId::parse_str(OID_TEXT).expect("valid ObjectId");
-    group.bench_with_input(
-        BenchmarkId::new("bson_oid_to_hex_alloc", "24_digits"),
-        &id,
-        |b, id| b.iter(|| black_box(black_box(*id).to_hex())),
-    );
-    group.bench_with_input(
-        BenchmarkId::new("bson_oid_hex_encode_to_slice", "24_digits"),
-        &id,
-        |b, id| {
-            let mut buf = [0u8; 24];
-            b.iter(|| {
-                hex::encode_to_slice(black_box(id).bytes(), &mut buf)
-                    .expect("24 bytes hold 12 bytes of hex");
-                black_box(&buf);
-            });
-        },
-    );
+    let buffer = Uuid::encode_buffer();
+    let mut bench = Bench::new(&mut group, "36_chars");
+    bench.time_into("uuid_hyphenated_encode_lower", &id, &buffer, |id, buf| {
+        black_box(id.hyphenated().encode_lower(buf));
+    });
 
     let id = Ulid::from_string(ULID_TEXT).expect("valid ulid");
-    group.bench_with_input(
-        BenchmarkId::new("ulid_array_to_str", "26_chars"),
-        &id,
-        |b, id| {
-            let mut buf = [0u8; ulid::ULID_LEN];
-            b.iter(|| {
-                black_box(black_box(id).array_to_str(&mut buf));
-            });
-        },
-    );
-    group.bench_with_input(
-        BenchmarkId::new("ulid_to_string_alloc", "26_chars"),
-        &id,
-        |b, id| b.iter(|| black_box(black_box(id).to_string())),
-    );
+    let buffer = [0u8; ulid::ULID_LEN];
+    let mut bench = Bench::new(&mut group, "26_chars");
+    bench.time_into("ulid_array_to_str", &id, &buffer, |id, buf| {
+        black_box(id.array_to_str(buf));
+    });
+    bench.time("ulid_to_string_alloc", &id, Ulid::to_string);
 
     group.finish();
 }
@@ -138,109 +141,54 @@ fn format(c: &mut Criterion) {
 fn parse(c: &mut Criterion) {
     let mut group = c.benchmark_group("parse");
 
+    assert!(Gdid::try_parse(GDID_INVALID).is_err());
     for (function, label, input) in [
         ("gdid_colon", "typical", GDID_TYPICAL),
         ("gdid_colon", "long", GDID_LONG),
         ("gdid_hex", "24_digits", GDID_HEX),
+        ("gdid_colon_error", "authority_18", GDID_INVALID),
     ] {
-        group.bench_with_input(BenchmarkId::new(function, label), input, |b, input| {
-            b.iter(|| black_box(Gdid::try_parse(black_box(input))));
-        });
+        Bench::new(&mut group, label).time(function, input, Gdid::try_parse);
     }
-    group.bench_with_input(
-        BenchmarkId::new("gdid_colon_error", "authority_18"),
-        GDID_INVALID,
-        |b, input| {
-            assert!(Gdid::try_parse(input).is_err());
-            b.iter(|| black_box(Gdid::try_parse(black_box(input))));
-        },
-    );
-
-    group.bench_with_input(
-        BenchmarkId::new("uuid_parse_str", "hyphenated"),
-        UUID_TEXT,
-        |b, input| b.iter(|| black_box(Uuid::parse_str(black_box(input)))),
-    );
-    group.bench_with_input(
-        BenchmarkId::new("uuid_parse_str_error", "bad_last_char"),
-        UUID_INVALID,
-        |b, input| {
-            assert!(Uuid::parse_str(input).is_err());
-            b.iter(|| black_box(Uuid::parse_str(black_box(input))));
-        },
-    );
-    group.bench_with_input(
-        BenchmarkId::new("bson_oid_parse_str", "24_digits"),
-        OID_TEXT,
-        |b, input| b.iter(|| black_box(ObjectId::parse_str(black_box(input)))),
-    );
-    group.bench_with_input(
-        BenchmarkId::new("ulid_from_string", "26_chars"),
-        ULID_TEXT,
-        |b, input| b.iter(|| black_box(Ulid::from_string(black_box(input)))),
-    );
+    assert!(Uuid::parse_str(UUID_INVALID).is_err());
+    for (function, label, input) in [
+        ("uuid_parse_str", "hyphenated", UUID_TEXT),
+        ("uuid_parse_str_error", "bad_last_char", UUID_INVALID),
+    ] {
+        Bench::new(&mut group, label).time(function, input, Uuid::parse_str);
+    }
+    let mut bench = Bench::new(&mut group, "24_digits");
+    bench.time("bson_oid_parse_str", OID_TEXT, |text| {
+        ObjectId::parse_str(text)
+    });
+    let mut bench = Bench::new(&mut group, "26_chars");
+    bench.time("ulid_from_string", ULID_TEXT, Ulid::from_string);
 
     group.finish();
 }
 
+/// The benchmarks of a fixed binary form of `$len` bytes: the `$id` of type `$type` read from a
+/// slice, turned into its bytes (by `$to`, by value), copied from a borrow, and the round trip as
+/// code uses it (`from_slice(..)?` then the bytes: no `Result` is stored).
+macro_rules! time_bytes {
+    ($group:expr, $kind:literal, $type:ty, $id:expr, $to:ident, $len:literal) => {{
+        let id: $type = $id;
+        let raw = id.$to();
+        let mut bench = Bench::new($group, concat!($len, "_bytes"));
+        bench.time(concat!($kind, "_from_slice"), &raw[..], <$type>::from_slice);
+        bench.time(concat!($kind, "_", stringify!($to)), &id, |id| id.$to());
+        bench.time(concat!($kind, "_as_bytes_copy"), &id, |id| *id.as_bytes());
+        let name = concat!($kind, "_from_slice_", stringify!($to));
+        bench.time(name, &raw[..], |raw| {
+            <$type>::from_slice(raw).map_or([0; $len], <$type>::$to)
+        });
+    }};
+}
+
 fn bytes(c: &mut Criterion) {
     let mut group = c.benchmark_group("bytes");
-
-    let id = gdid(GDID_TYPICAL);
-    let raw = id.to_bytes();
-    group.bench_with_input(
-        BenchmarkId::new("gdid_from_slice", "12_bytes"),
-        &raw[..],
-        |b, raw| b.iter(|| black_box(Gdid::from_slice(black_box(raw)))),
-    );
-    group.bench_with_input(
-        BenchmarkId::new("gdid_to_bytes", "12_bytes"),
-        &id,
-        |b, id| {
-            b.iter(|| black_box(black_box(id).to_bytes()));
-        },
-    );
-    group.bench_with_input(
-        BenchmarkId::new("gdid_as_bytes_copy", "12_bytes"),
-        &id,
-        |b, id| b.iter(|| black_box(*black_box(id).as_bytes())),
-    );
-    // The round trip as code uses it (`from_slice(..)?` then the bytes): no `Result` is stored.
-    group.bench_with_input(
-        BenchmarkId::new("gdid_from_slice_to_bytes", "12_bytes"),
-        &raw[..],
-        |b, raw| {
-            b.iter(|| black_box(Gdid::from_slice(black_box(raw)).map_or([0; 12], Gdid::to_bytes)));
-        },
-    );
-
-    let id = uuid();
-    let raw = id.into_bytes();
-    group.bench_with_input(
-        BenchmarkId::new("uuid_from_slice", "16_bytes"),
-        &raw[..],
-        |b, raw| b.iter(|| black_box(Uuid::from_slice(black_box(raw)))),
-    );
-    group.bench_with_input(
-        BenchmarkId::new("uuid_into_bytes", "16_bytes"),
-        &id,
-        |b, id| b.iter(|| black_box(black_box(*id).into_bytes())),
-    );
-    group.bench_with_input(
-        BenchmarkId::new("uuid_as_bytes_copy", "16_bytes"),
-        &id,
-        |b, id| b.iter(|| black_box(*black_box(id).as_bytes())),
-    );
-    group.bench_with_input(
-        BenchmarkId::new("uuid_from_slice_into_bytes", "16_bytes"),
-        &raw[..],
-        |b, raw| {
-            b.iter(|| {
-                black_box(Uuid::from_slice(black_box(raw)).map_or([0; 16], Uuid::into_bytes))
-            });
-        },
-    );
-
+    time_bytes!(&mut group, "gdid", Gdid, gdid(GDID_TYPICAL), to_bytes, 12);
+    time_bytes!(&mut group, "uuid", Uuid, uuid(), into_bytes, 16);
     group.finish();
 }
 
@@ -271,16 +219,6 @@ impl Form {
         match self {
             Form::Leb => id.id64(),
             Form::Compact => (id.counter() << 4) | id.authority() as u64,
-        }
-    }
-
-    const fn unpack(self, era: u32, packed: u64) -> Gdid {
-        match self {
-            Form::Leb => Gdid::from_raw(era, packed),
-            Form::Compact => Gdid::from_raw(
-                era,
-                ((packed & 0xf) << Gdid::COUNTER_BITS) | ((packed >> 4) & COUNTER_MAX),
-            ),
         }
     }
 }
@@ -348,12 +286,14 @@ fn hand_get(input: &[u8], mut at: usize) -> Result<(u64, usize), HandError> {
     }
 }
 
+/// Reads the era and the packed value (as the `leb128` crate baseline does); returns them and
+/// the bytes read.
 #[inline(never)]
-fn hand_decode(form: Form, input: &[u8]) -> Result<(Gdid, usize), HandError> {
+fn hand_decode(input: &[u8]) -> Result<(u32, u64, usize), HandError> {
     let (era, at) = hand_get(input, 0)?;
     let era = u32::try_from(era).map_err(|_| HandError::Overflow)?;
     let (packed, end) = hand_get(input, at)?;
-    Ok((form.unpack(era, packed), end))
+    Ok((era, packed, end))
 }
 
 /// The bare `leb128` crate calls gdid-core makes, without its length pre-check or canonical check.
@@ -401,16 +341,16 @@ fn check_hand_written(ids: &[(&str, Gdid)]) {
             assert!(hand_write(&mut buf[..n - 1], id.era(), form.pack(&id)).is_none());
             let n = crate_write(&mut buf, id.era(), form.pack(&id));
             assert_eq!(&buf[..n], expected.as_slice());
-            assert_eq!(hand_decode(form, &expected), Ok((id, expected.len())));
+            assert_eq!(
+                hand_decode(&expected),
+                Ok((id.era(), form.pack(&id), expected.len()))
+            );
             assert_eq!(
                 crate_read(&expected),
                 Some((u64::from(id.era()), form.pack(&id)))
             );
             for cut in 0..expected.len() {
-                assert_eq!(
-                    hand_decode(form, &expected[..cut]),
-                    Err(HandError::Truncated)
-                );
+                assert_eq!(hand_decode(&expected[..cut]), Err(HandError::Truncated));
             }
         }
     }
@@ -429,16 +369,13 @@ fn check_hand_written(ids: &[(&str, Gdid)]) {
             HandError::Overflow,
         ),
     ] {
-        assert_eq!(hand_decode(Form::Leb, input), Err(error), "{input:02x?}");
+        assert_eq!(hand_decode(input), Err(error), "{input:02x?}");
         assert!(Gdid::decode_leb(input).is_err());
     }
     let mut max = vec![0x00];
     max.extend([0xff; 9]);
     max.push(0x01);
-    assert_eq!(
-        hand_decode(Form::Leb, &max),
-        Ok((Gdid::from_raw(0, u64::MAX), 11))
-    );
+    assert_eq!(hand_decode(&max), Ok((0, u64::MAX, 11)));
 }
 
 fn varint(c: &mut Criterion) {
@@ -459,84 +396,108 @@ fn varint(c: &mut Criterion) {
             let encoded = gdid_encoded(form, &id);
             let label = format!("{label}_{}B", encoded.len());
 
-            group.bench_with_input(
-                BenchmarkId::new(format!("gdid_{f}_write_stack"), &label),
-                &id,
-                |b, id| {
-                    let mut buf = [0u8; Gdid::VARINT_MAX_LEN];
-                    b.iter(|| {
-                        let n = gdid_write(form, black_box(id), &mut buf);
-                        black_box(&buf[..n]);
-                    });
-                },
-            );
-            group.bench_with_input(
-                BenchmarkId::new(format!("gdid_{f}_encode_vec"), &label),
-                &id,
-                |b, id| {
-                    let mut out = Vec::with_capacity(64);
-                    b.iter(|| {
-                        out.clear();
-                        match form {
-                            Form::Leb => black_box(id).encode_leb(&mut out),
-                            Form::Compact => black_box(id).encode_compact(&mut out),
-                        }
-                        black_box(out.as_slice());
-                    });
-                },
-            );
-            group.bench_with_input(
-                BenchmarkId::new(format!("gdid_{f}_decode"), &label),
-                encoded.as_slice(),
-                |b, input| {
-                    b.iter(|| {
-                        black_box(match form {
-                            Form::Leb => Gdid::decode_leb(black_box(input)),
-                            Form::Compact => Gdid::decode_compact(black_box(input)),
-                        })
-                    });
-                },
-            );
+            let input = encoded.as_slice();
+            let buffer = [0u8; Gdid::VARINT_MAX_LEN];
+            let mut bench = Bench::new(&mut group, &label);
+            bench.time_into(&format!("gdid_{f}_write_stack"), &id, &buffer, |id, buf| {
+                let n = gdid_write(form, id, buf);
+                black_box(&buf[..n]);
+            });
+            let out = Vec::with_capacity(64);
+            bench.time_into(&format!("gdid_{f}_encode_vec"), &id, &out, |id, out| {
+                out.clear();
+                match form {
+                    Form::Leb => id.encode_leb(out),
+                    Form::Compact => id.encode_compact(out),
+                }
+                black_box(out.as_slice());
+            });
+            bench.time(&format!("gdid_{f}_decode"), input, |input| match form {
+                Form::Leb => Gdid::decode_leb(input),
+                Form::Compact => Gdid::decode_compact(input),
+            });
 
-            group.bench_with_input(
-                BenchmarkId::new(format!("hand_{f}_write_stack"), &label),
-                &id,
-                |b, id| {
-                    let mut buf = [0u8; Gdid::VARINT_MAX_LEN];
-                    b.iter(|| {
-                        let id = black_box(id);
-                        let n = hand_write(&mut buf, id.era(), form.pack(id)).unwrap_or(0);
-                        black_box(&buf[..n]);
-                    });
-                },
-            );
-            group.bench_with_input(
-                BenchmarkId::new(format!("hand_{f}_decode"), &label),
-                encoded.as_slice(),
-                |b, input| b.iter(|| black_box(hand_decode(form, black_box(input)))),
-            );
+            bench.time_into(&format!("hand_{f}_write_stack"), &id, &buffer, |id, buf| {
+                let n = hand_write(buf, id.era(), form.pack(id)).unwrap_or(0);
+                black_box(&buf[..n]);
+            });
+            bench.time(&format!("hand_{f}_decode"), input, hand_decode);
 
-            group.bench_with_input(
-                BenchmarkId::new(format!("leb128_crate_{f}_write_raw"), &label),
-                &id,
-                |b, id| {
-                    let mut buf = [0u8; Gdid::VARINT_MAX_LEN];
-                    b.iter(|| {
-                        let id = black_box(id);
-                        let n = crate_write(&mut buf, id.era(), form.pack(id));
-                        black_box(&buf[..n]);
-                    });
-                },
-            );
-            group.bench_with_input(
-                BenchmarkId::new(format!("leb128_crate_{f}_read_raw"), &label),
-                encoded.as_slice(),
-                |b, input| b.iter(|| black_box(crate_read(black_box(input)))),
-            );
+            let name = format!("leb128_crate_{f}_write_raw");
+            bench.time_into(&name, &id, &buffer, |id, buf| {
+                let n = crate_write(buf, id.era(), form.pack(id));
+                black_box(&buf[..n]);
+            });
+            bench.time(&format!("leb128_crate_{f}_read_raw"), input, crate_read);
         }
     }
     group.finish();
 }
 
-criterion_group!(benches, format, parse, bytes, varint);
+/// `1280:2:8902382` spelled with seed 0 (the upstream Azos test string).
+const ELINK_TYPICAL: &str = "AUCKIR-ABASVITILT";
+/// `1490109883:12:9831762982682` (upstream): a 4-byte era and a 6-byte counter.
+const ELINK_LONG: &str = "CDHOAL-OKHIRAGNAFIPOMEP-UBBR";
+/// `27:15:200100999666333000` with the metadata bytes `abc` (upstream).
+const ELINK_METADATA: &str = "CHAGVU-ANHTUGIFNU-TVWETOUF-JOJKJU";
+/// `ELINK_LONG` with one letter changed: the checksum does not match.
+const ELINK_BAD_CHECKSUM: &str = "CDHOAL-OKHIRAGNAFIPOMEP-UBBA";
+/// `XX` is not a syllable (upstream).
+const ELINK_BAD_SYLLABLE: &str = "PYYEOP-XXYOIWUFOBSHAMNE-GOOX";
+
+fn elink(c: &mut Criterion) {
+    let mut group = c.benchmark_group("elink");
+
+    for (label, text) in [
+        ("typical", ELINK_TYPICAL),
+        ("long", ELINK_LONG),
+        ("max", ""),
+    ] {
+        let id = if text.is_empty() {
+            Gdid::MAX
+        } else {
+            Gdid::from_elink(text).expect("valid ELink")
+        };
+        let mut bench = Bench::new(&mut group, label);
+        let buffer = [0u8; Gdid::ELINK_MAX_LEN];
+        bench.time_into("gdid_encode_elink_stack", &id, &buffer, |id, buf| {
+            black_box(id.encode_elink(0, buf));
+        });
+        bench.time("gdid_to_elink_string", &id, |id| id.to_elink(0));
+        let text = id.to_elink(0);
+        bench.time("gdid_from_elink", text.as_str(), Gdid::from_elink);
+        bench.time("elink_decode", text.as_str(), ELink::decode);
+    }
+
+    let link = ELink::decode(ELINK_METADATA).expect("valid ELink");
+    assert_eq!(link.metadata(), b"abc");
+    let mut bench = Bench::new(&mut group, "metadata_3B");
+    bench.time("elink_encode_string", &link, |link| link.encode(1));
+    let out = String::with_capacity(64);
+    bench.time_into("elink_encode_into", &link, &out, |link, out| {
+        out.clear();
+        link.encode_into(1, out);
+        black_box(out.as_str());
+    });
+    bench.time("elink_decode", ELINK_METADATA, ELink::decode);
+    bench.time("gdid_from_elink", ELINK_METADATA, Gdid::from_elink);
+
+    assert!(Gdid::from_elink(ELINK_BAD_CHECKSUM).is_err());
+    assert!(Gdid::from_elink(ELINK_BAD_SYLLABLE).is_err());
+    for (label, input) in [
+        ("bad_checksum", ELINK_BAD_CHECKSUM),
+        ("bad_syllable", ELINK_BAD_SYLLABLE),
+    ] {
+        Bench::new(&mut group, label).time("gdid_from_elink_error", input, Gdid::from_elink);
+    }
+
+    let mut bench = Bench::new(&mut group, "typical");
+    bench.time("gdid_parse_any", ELINK_TYPICAL, Gdid::parse_any);
+    bench.time("gdid_parse_any_colon", "1280:2:8902382", Gdid::parse_any);
+    bench.time("gdid_try_parse_colon", "1280:2:8902382", Gdid::try_parse);
+
+    group.finish();
+}
+
+criterion_group!(benches, format, parse, bytes, varint, elink);
 criterion_main!(benches);

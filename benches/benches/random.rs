@@ -14,6 +14,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use gdid_benches::{SQL_SERVERS, configured, listing, measurement_length};
 use gdid_random::{IdRange, RandomIdGenerator, insert_with_retry};
 use gdid_sql::{Dialect, SqlStore, with_pool};
 use rand::seq::SliceRandom;
@@ -98,27 +99,15 @@ async fn measure(store: &SqlStore, table: &str, seconds: Duration) -> Vec<Level>
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    if std::env::args().any(|a| a == "--list") {
+    if listing() {
         return;
     }
-    let seconds = Duration::from_secs(
-        std::env::var("RANDOM_BENCH_SECONDS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(3),
-    );
+    let seconds = measurement_length("RANDOM_BENCH_SECONDS");
     println!(
         "| store | fill | inserts/s | attempts per insert | expected 1/(1-fill) | duplicate-key errors per insert |"
     );
     println!("|---|---|---|---|---|---|");
-    for (name, var) in [
-        ("MariaDB", "GDID_MYSQL_URL"),
-        ("PostgreSQL", "GDID_POSTGRES_URL"),
-    ] {
-        let Ok(url) = std::env::var(var) else {
-            eprintln!("skipped {name}: {var} is not set");
-            continue;
-        };
+    for (name, url) in configured(&SQL_SERVERS) {
         let store = SqlStore::connect(&url).await.unwrap();
         let table = format!("bench_random_{}", std::process::id());
         execute(

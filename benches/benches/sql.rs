@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use gdid_core::generator::{BlockGenerator, IdGenerator};
-use gdid_sql::{SqlAuthority, SqlCounter};
+use gdid::{IdGenerator, Store};
+use gdid_benches::{SQL_SERVERS, THROUGHPUT_HEADER, configured, listing, measurement_length};
 use hdrhistogram::Histogram;
 
 /// Statements per reservation on the counter table: MySQL reads the result back with a second.
@@ -20,66 +20,16 @@ fn round_trips_per_allocation(dialect: &str) -> u64 {
     if dialect == "MariaDB" { 2 } else { 1 }
 }
 
-struct Row {
-    strategy: &'static str,
-    ids: u64,
-    elapsed: Duration,
-    allocations: u64,
-}
-
-async fn one_at_a_time(authority: &SqlAuthority, scope: &str, seconds: Duration) -> Row {
-    let counter = SqlCounter::new(authority.clone(), scope, "one-at-a-time");
-    let started = Instant::now();
-    let mut ids = 0;
-    while started.elapsed() < seconds {
-        std::hint::black_box(counter.next_id().await.unwrap());
-        ids += 1;
-    }
-    Row {
-        strategy: "one at a time",
-        ids,
-        elapsed: started.elapsed(),
-        allocations: ids,
-    }
-}
-
-async fn blocks(authority: &SqlAuthority, scope: &str, seconds: Duration, fixed: bool) -> Row {
-    let mut builder = BlockGenerator::builder(scope, if fixed { "fixed" } else { "dynamic" })
-        .authority(authority.clone());
-    if fixed {
-        builder = builder.fixed_block_size(1_000).no_prefetch();
-    }
-    let generator = builder.build().unwrap();
-    let started = Instant::now();
-    let mut ids = 0u64;
-    while started.elapsed() < seconds {
-        for _ in 0..1_000 {
-            std::hint::black_box(generator.next_id().await.unwrap());
-        }
-        ids += 1_000;
-    }
-    Row {
-        strategy: if fixed {
-            "blocks of 1,000, no prefetch"
-        } else {
-            "BlockGenerator (dynamic, prefetch)"
-        },
-        ids,
-        elapsed: started.elapsed(),
-        allocations: generator.stats().allocations,
-    }
-}
-
 /// The BlockGenerator's per-call latency while a one-at-a-time counter hammers the same server.
 async fn latency_under_load(
-    authority: &SqlAuthority,
+    store: &Store,
     scope: &str,
     seconds: Duration,
 ) -> (Histogram<u64>, u64) {
     let stop = Arc::new(AtomicBool::new(false));
     let load_ids = Arc::new(AtomicU64::new(0));
     let load = {
-        let counter = SqlCounter::new(authority.clone(), scope, "load");
+        let counter = store.one_at_a_time(scope, "load");
         let (stop, load_ids) = (Arc::clone(&stop), Arc::clone(&load_ids));
         tokio::spawn(async move {
             while !stop.load(Ordering::Relaxed) {
@@ -88,10 +38,7 @@ async fn latency_under_load(
             }
         })
     };
-    let generator = BlockGenerator::builder(scope, "under-load")
-        .authority(authority.clone())
-        .build()
-        .unwrap();
+    let generator = store.block_generator(scope, "under-load").build().unwrap();
     generator.next_id().await.unwrap(); // the first block is always waited for
     let mut latency = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
     let mut pace = tokio::time::interval(Duration::from_millis(1));
@@ -122,53 +69,30 @@ fn fmt_ns(ns: u64) -> String {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    if std::env::args().any(|a| a == "--list") {
+    if listing() {
         return;
     }
-    let seconds = Duration::from_secs(
-        std::env::var("SQL_BENCH_SECONDS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(3),
-    );
+    let seconds = measurement_length("SQL_BENCH_SECONDS");
     let dir = std::env::temp_dir().join(format!("gdid-sql-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut stores = Vec::new();
-    for (name, var) in [
-        ("MariaDB", "GDID_MYSQL_URL"),
-        ("PostgreSQL", "GDID_POSTGRES_URL"),
-    ] {
-        match std::env::var(var) {
-            Ok(url) => stores.push((name, url)),
-            Err(_) => eprintln!("skipped {name}: {var} is not set"),
-        }
-    }
+    let mut stores = configured(&SQL_SERVERS);
     stores.push((
         "SQLite",
         format!("sqlite:{}", dir.join("bench.sqlite").display()),
     ));
     let scope = format!("bench{}", std::process::id());
 
-    println!("| store | strategy | ids/s | round trips per 1M ids | vs one at a time |");
+    println!("| store | {THROUGHPUT_HEADER} |");
     println!("|---|---|---|---|---|");
     let mut latencies = Vec::new();
     for (name, url) in &stores {
-        let authority = SqlAuthority::connect(url, 1).await.unwrap();
-        let baseline = one_at_a_time(&authority, &scope, seconds).await;
-        let fixed = blocks(&authority, &scope, seconds, true).await;
-        let dynamic = blocks(&authority, &scope, seconds, false).await;
-        let base_rate = baseline.ids as f64 / baseline.elapsed.as_secs_f64();
-        for row in [&baseline, &fixed, &dynamic] {
-            let rate = row.ids as f64 / row.elapsed.as_secs_f64();
-            let trips =
-                (row.allocations * round_trips_per_allocation(name)) as f64 * 1e6 / row.ids as f64;
-            println!(
-                "| {name} | {} | {rate:.0} | {trips:.2} | {:.0}× |",
-                row.strategy,
-                rate / base_rate
-            );
+        let store = Store::open(url).await.unwrap();
+        let rows = gdid_benches::strategies(&store, &scope, seconds).await;
+        for row in &rows {
+            let cells = row.cells(round_trips_per_allocation(name), &rows[0]);
+            println!("| {name} | {cells} |");
         }
-        latencies.push((name, latency_under_load(&authority, &scope, seconds).await));
+        latencies.push((name, latency_under_load(&store, &scope, seconds).await));
     }
     println!();
     println!(

@@ -4,19 +4,20 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use gdid_core::generator::windows::{AgentError, AgentReport, WindowAgent, WindowShard};
-use gdid_core::generator::{NameKind, validate_name};
-use gdid_mongo::MongoWindowShard;
+use gdid::engine::windows::{AgentError, AgentReport, WindowAgent, WindowShard};
+use gdid::engine::{NameKind, validate_name};
+use gdid::{StoreError, StoreKind};
 
-use crate::store::{DEFAULT_STORE, Store, StoreUrl, Unreachable};
+use crate::store::DEFAULT_STORE;
 
 /// The arguments of `gdid agent`.
 #[derive(Debug, clap::Args)]
 pub struct AgentArgs {
     /// The shards: SQL stores (sqlite:PATH, mysql://…, postgres://…) or MongoDB stores
     /// (mongodb://…), not both; the same ones `gdid next --strategy window` is given.
-    #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE)]
-    stores: Vec<StoreUrl>,
+    #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE,
+          value_parser = crate::store::StoreUrl)]
+    stores: Vec<String>,
     /// A sequence to supply; repeat for several. None: every sequence found on a shard.
     #[arg(long = "sequence", value_name = "Q")]
     sequences: Vec<String>,
@@ -38,9 +39,9 @@ pub enum AgentFailure {
     /// The arguments cannot work (exit status 2).
     #[error("{0}")]
     BadInput(String),
-    /// A store could not be connected to.
+    /// A store could not be opened as a shard (exit status 2 for a bad setting, else 1).
     #[error(transparent)]
-    Unreachable(#[from] Unreachable),
+    Store(#[from] StoreError),
     /// A shard failed, or the value space is used up.
     #[error("{0}")]
     Agent(String),
@@ -52,7 +53,11 @@ pub enum AgentFailure {
 impl AgentFailure {
     /// Whether the caller's arguments are at fault (exit status 2, else 1).
     pub fn is_bad_input(&self) -> bool {
-        matches!(self, AgentFailure::BadInput(_))
+        match self {
+            AgentFailure::BadInput(_) => true,
+            AgentFailure::Store(e) => crate::issuer::is_bad_store_input(e),
+            _ => false,
+        }
     }
 }
 
@@ -65,16 +70,9 @@ impl<E: std::error::Error> From<AgentError<E>> for AgentFailure {
     }
 }
 
-/// What the shards are: the agent runs over SQL stores or over MongoDB databases.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Sql,
-    Mongo,
-}
-
 impl AgentArgs {
     /// Checks everything that needs no store: the kind of the shards, the numbers, the names.
-    fn check(&self) -> Result<(Kind, Option<Duration>), AgentFailure> {
+    fn check(&self) -> Result<Option<Duration>, AgentFailure> {
         let bad = |message: String| Err(AgentFailure::BadInput(message));
         if self.min_open_windows == 0 {
             return bad("--min-open-windows 0 would never open a window: give 1 or more".into());
@@ -89,31 +87,30 @@ impl AgentArgs {
         }
         let mut kind = None;
         for (k, url) in self.stores.iter().enumerate() {
-            let this = match url {
-                StoreUrl::Sql(_) => Kind::Sql,
-                StoreUrl::Mongo(_) => Kind::Mongo,
-                StoreUrl::Memory => {
-                    return bad(
-                        "--store memory: the agent opens windows in database stores (an \
+            let label = crate::store::label(url);
+            let this = match StoreKind::of(url)? {
+                StoreKind::Memory => {
+                    return bad(format!(
+                        "--store {label}: the agent opens windows in database stores (an \
                          in-process store is gone when the agent exits)"
-                            .into(),
-                    );
+                    ));
                 }
+                kind => kind.is_sql(),
             };
             if kind.is_some_and(|kind| kind != this) {
                 return bad(format!(
-                    "--store {url}: the shards must all be SQL stores or all MongoDB, not both"
+                    "--store {label}: the shards must all be SQL stores or all MongoDB, not both"
                 ));
             }
             kind = Some(this);
             if self.stores[..k].contains(url) {
                 return bad(format!(
-                    "--store {url} is given twice: each shard is a different store"
+                    "--store {label} is given twice: each shard is a different store"
                 ));
             }
         }
         match kind {
-            Some(kind) => Ok((kind, watch)),
+            Some(_) => Ok(watch),
             None => bad("no --store: give one store per shard".into()),
         }
     }
@@ -121,43 +118,14 @@ impl AgentArgs {
 
 /// Runs `gdid agent`.
 pub async fn run(args: AgentArgs) -> Result<(), AgentFailure> {
-    let (kind, watch) = args.check()?;
+    let watch = args.check()?;
     let sequences: Vec<&str> = args.sequences.iter().map(String::as_str).collect();
-    match kind {
-        Kind::Sql => {
-            let agent = agent(&args, |store| match store {
-                Store::Sql(store) => Some(store),
-                _ => None,
-            })
-            .await?;
-            supply(&agent, &args, &sequences, watch).await
-        }
-        Kind::Mongo => {
-            let agent = agent(&args, |store| match store {
-                Store::Mongo(database) => Some(MongoWindowShard::new(&database)),
-                _ => None,
-            })
-            .await?;
-            supply(&agent, &args, &sequences, watch).await
-        }
-    }
-}
-
-/// The agent over every store, each a shard labelled by its URL (without the password) and
-/// prepared (its tables or collections created if missing).
-async fn agent<S: WindowShard>(
-    args: &AgentArgs,
-    shard: impl Fn(Store) -> Option<S>,
-) -> Result<WindowAgent<S>, AgentFailure> {
-    // The window size is checked before any store is connected to.
-    let mut agent = WindowAgent::new(args.window_size, args.min_open_windows)?;
-    for url in &args.stores {
-        let store = shard(url.connect().await?).ok_or_else(|| {
-            AgentFailure::BadInput(format!("--store {url}: not a store the agent can supply"))
-        })?;
-        agent.add_shard(&url.to_string(), store).await?;
-    }
-    Ok(agent)
+    // Every store a shard labelled by its URL (without the password), prepared; the window
+    // size is checked before any store is opened.
+    let agent = gdid::Store::options()
+        .window_agent(&args.stores, args.window_size, args.min_open_windows)
+        .await?;
+    supply(&agent, &args, &sequences, watch).await
 }
 
 /// One round, or (`--watch`) a round every period until Ctrl-C.

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gdid_core::generator::Error as GeneratorError;
+use gdid::engine::Error as GeneratorError;
 use hdrhistogram::Histogram;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -326,7 +326,6 @@ fn readable(nanos: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::StoreUrl;
 
     #[test]
     fn latencies_read_in_the_fitting_unit() {
@@ -343,7 +342,7 @@ mod tests {
     fn zero_threads_and_seconds_are_refused() {
         let args = |threads: usize, seconds: f64| BenchArgs {
             issue: IssueArgs {
-                stores: vec![StoreUrl::Memory],
+                stores: vec!["memory".into()],
                 authorities: Vec::new(),
                 strategy: Strategy::Gdid,
                 scope: "default".into(),

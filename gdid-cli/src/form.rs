@@ -3,7 +3,7 @@
 use std::fmt;
 
 use clap::ValueEnum;
-use gdid_core::Gdid;
+use gdid::Gdid;
 
 /// The forms a value on the command line can be given in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -16,6 +16,10 @@ pub enum InputForm {
     Leb,
     /// The `compact` form (LEB128 era, LEB128 counter<<4|authority), as hex digits.
     Compact,
+    /// An ELink (NFX/Azos): two-letter syllables; case, `-` and spaces ignored.
+    Elink,
+    /// Any self-describing text form: `era:authority:counter`, 24 hex digits or an ELink.
+    Auto,
 }
 
 impl fmt::Display for InputForm {
@@ -25,6 +29,8 @@ impl fmt::Display for InputForm {
             InputForm::Bytes => "bytes",
             InputForm::Leb => "leb",
             InputForm::Compact => "compact",
+            InputForm::Elink => "elink",
+            InputForm::Auto => "auto",
         })
     }
 }
@@ -42,7 +48,12 @@ pub enum OutputForm {
     Leb,
     /// The `compact` form, as hex digits.
     Compact,
+    /// The ELink (NFX/Azos), spelled with seed 0 so that the output is reproducible.
+    Elink,
 }
+
+/// The seed `gdid` spells ELinks with: fixed, so that the same id always prints the same link.
+pub const ELINK_SEED: u8 = 0;
 
 /// `id` in `form`, as `read` reads it back.
 pub fn write(form: OutputForm, id: Gdid) -> String {
@@ -50,6 +61,7 @@ pub fn write(form: OutputForm, id: Gdid) -> String {
         OutputForm::Text => id.to_string(),
         OutputForm::Hex => format!("{id:x}"),
         OutputForm::Bytes => hex::encode(id.as_bytes()),
+        OutputForm::Elink => id.to_elink(ELINK_SEED),
         OutputForm::Leb | OutputForm::Compact => {
             let mut bytes = Vec::with_capacity(Gdid::VARINT_MAX_LEN);
             if form == OutputForm::Leb {
@@ -83,6 +95,8 @@ pub fn read(form: InputForm, input: &str) -> Result<Gdid, BadValue> {
     };
     match form {
         InputForm::Text => input.parse().map_err(|e| bad(format!("{e}"))),
+        InputForm::Elink => Gdid::from_elink(input.trim()).map_err(|e| bad(e.to_string())),
+        InputForm::Auto => Gdid::parse_any(input).map_err(|e| bad(e.to_string())),
         InputForm::Bytes => {
             let bytes = hex_bytes(input).map_err(bad)?;
             Gdid::from_slice(&bytes).map_err(|e| bad(e.to_string()))
@@ -138,6 +152,11 @@ mod tests {
         assert_eq!(read(InputForm::Compact, "8d0a9307").unwrap(), id);
         let zero_authority: Gdid = "5:0:123".parse().unwrap();
         assert_eq!(read(InputForm::Leb, "057b").unwrap(), zero_authority);
+        assert_eq!(read(InputForm::Elink, " AKCUGO-AQASEW ").unwrap(), id);
+        for any in ["1293:3:57", "0x0000050d3000000000000039", "akcugo aqasew"] {
+            assert_eq!(read(InputForm::Auto, any).unwrap(), id, "{any}");
+        }
+        assert!(read(InputForm::Text, "AKCUGO-AQASEW").is_err());
     }
 
     #[test]
@@ -149,6 +168,10 @@ mod tests {
             (OutputForm::Bytes, InputForm::Bytes),
             (OutputForm::Leb, InputForm::Leb),
             (OutputForm::Compact, InputForm::Compact),
+            (OutputForm::Elink, InputForm::Elink),
+            (OutputForm::Elink, InputForm::Auto),
+            (OutputForm::Text, InputForm::Auto),
+            (OutputForm::Hex, InputForm::Auto),
         ] {
             assert_eq!(read(input, &write(output, id)).unwrap(), id, "{output:?}");
         }
@@ -157,26 +180,44 @@ mod tests {
 
     #[test]
     fn says_what_is_wrong_with_the_value() {
-        let msg = |form, input| read(form, input).unwrap_err().to_string();
-        assert_eq!(
-            msg(InputForm::Text, "1:18:3"),
-            "invalid text value \"1:18:3\": the authority segment at byte 2 is out of range: the maximum is 15"
-        );
-        assert_eq!(
-            msg(InputForm::Bytes, "0102"),
-            "invalid bytes value \"0102\": expected 12 bytes, found 2"
-        );
-        assert_eq!(
-            msg(InputForm::Leb, "057b00"),
-            "invalid leb value \"057b00\": 1 bytes follow the encoding that ends at byte 2"
-        );
-        assert_eq!(
-            msg(InputForm::Compact, "zz"),
-            "invalid compact value \"zz\": expected hex digits: Invalid character 'z' at position 0"
-        );
-        assert_eq!(
-            msg(InputForm::Leb, ""),
-            "invalid leb value \"\": expected hex digits, found none"
-        );
+        for (form, input, message) in [
+            (
+                InputForm::Text,
+                "1:18:3",
+                "invalid text value \"1:18:3\": the authority segment at byte 2 is out of range: the maximum is 15",
+            ),
+            (
+                InputForm::Bytes,
+                "0102",
+                "invalid bytes value \"0102\": expected 12 bytes, found 2",
+            ),
+            (
+                InputForm::Leb,
+                "057b00",
+                "invalid leb value \"057b00\": 1 bytes follow the encoding that ends at byte 2",
+            ),
+            (
+                InputForm::Compact,
+                "zz",
+                "invalid compact value \"zz\": expected hex digits: Invalid character 'z' at position 0",
+            ),
+            (
+                InputForm::Leb,
+                "",
+                "invalid leb value \"\": expected hex digits, found none",
+            ),
+            (
+                InputForm::Elink,
+                "TUSHEK-TOTV",
+                "invalid elink value \"TUSHEK-TOTV\": ELink checksum mismatch: the link says 242, its content sums to 136",
+            ),
+            (
+                InputForm::Auto,
+                "1:18:3",
+                "invalid auto value \"1:18:3\": the authority segment at byte 2 is out of range: the maximum is 15",
+            ),
+        ] {
+            assert_eq!(read(form, input).unwrap_err().to_string(), message);
+        }
     }
 }

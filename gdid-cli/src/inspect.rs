@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use gdid_core::Gdid;
+use gdid::Gdid;
 use serde::Serialize;
 
 use crate::form::{self, OutputForm};
@@ -18,6 +18,8 @@ pub struct Inspection {
     bytes: String,
     leb: String,
     compact: String,
+    /// Spelled with [`form::ELINK_SEED`]: the same id always shows the same link.
+    elink: String,
 }
 
 impl Inspection {
@@ -32,6 +34,7 @@ impl Inspection {
             bytes: form::write(OutputForm::Bytes, id),
             leb: form::write(OutputForm::Leb, id),
             compact: form::write(OutputForm::Compact, id),
+            elink: form::write(OutputForm::Elink, id),
         }
     }
 
@@ -63,6 +66,7 @@ impl Inspection {
         ] {
             writeln!(out, "{name:<10} {} ({} bytes)", spaced(hex), n(hex))?;
         }
+        writeln!(out, "elink      {} (seed {})", self.elink, form::ELINK_SEED)?;
         Ok(())
     }
 }
@@ -82,7 +86,7 @@ mod tests {
             concat!(
                 r#"{"era":1293,"authority":3,"counter":57,"text":"1293:3:57","#,
                 r#""hex":"0000050d3000000000000039","bytes":"0000050d3000000000000039","#,
-                r#""leb":"8d0ab98080808080808030","compact":"8d0a9307"}"#,
+                r#""leb":"8d0ab98080808080808030","compact":"8d0a9307","elink":"AKCUGO-AQASEW"}"#,
                 "\n"
             )
         );

@@ -5,26 +5,17 @@ use std::sync::Arc;
 
 use bson::oid::ObjectId;
 use clap::ValueEnum;
-use gdid_core::Gdid;
-use gdid_core::generator::numbering::{self, MemoryRecord, NumberRecord};
-use gdid_core::generator::{
-    AuthorityError, BlockGenerator, Error, IdGenerator, MemoryAuthority, Pick, RangeLayout,
-    SharedIdGenerator,
+use gdid::Gdid;
+use gdid::engine::windows::AgentError;
+use gdid::engine::{
+    AuthorityError, Error, GeneratorConfig, IdGenerator, Pick, RangeLayout, SharedIdGenerator,
 };
-use gdid_mongo::{
-    MongoAuthority, MongoCounter, MongoNumberRecord, MongoShardedCounter, MongoWindowGenerator,
-    MongoWindowShard, ObjectIdGenerator,
-};
-use gdid_random::{IdRange, RandomIdGenerator};
-use gdid_sql::{SqlAuthority, SqlCounter, SqlNumberRecord, SqlShardedCounter, SqlWindowGenerator};
-use gdid_uuid::{Uuid, UuidV7Generator};
+use gdid::mongo::ObjectIdGenerator;
+use gdid::random::{IdRange, RandomIdGenerator};
+use gdid::uuid::{Uuid, UuidV7Generator};
+use gdid::{Store, StoreError};
 
-use crate::store::{DEFAULT_STORE, Store, StoreUrl};
-
-/// The MongoDB collection of the authorities' counters.
-pub const MONGO_COUNTERS: &str = "gdid_counters";
-/// The MongoDB collection of the sharded counter's ranges.
-const MONGO_RANGES: &str = "gdid_ranges";
+use crate::store::DEFAULT_STORE;
 
 /// How ids are issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -51,11 +42,13 @@ pub struct IssueArgs {
     /// The store: sqlite:PATH, mysql://…, postgres://…, mongodb://… or memory. Several: one
     /// authority each (`--strategy gdid`), failing over in the order given, or one shard each
     /// (`--strategy window`).
-    #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE)]
-    pub stores: Vec<StoreUrl>,
-    /// The authority number (0-15) of each store, in the same order. By default each store is the
-    /// authority recorded in it on first use (a fresh store gets the lowest number, from 1, that
-    /// no other store given holds); a number that a store's record contradicts is refused.
+    #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE,
+          value_parser = crate::store::StoreUrl)]
+    pub stores: Vec<String>,
+    /// The authority number (0-15) of each store, in the same order (`--strategy gdid` only). By
+    /// default each store is the authority recorded in it on first use (a fresh store gets the
+    /// lowest number, from 1, that no other store given holds); a number that a store's record
+    /// contradicts is refused.
     #[arg(long = "authority", value_name = "A", value_parser = clap::value_parser!(u8).range(0..=15))]
     pub authorities: Vec<u8>,
     /// How ids are issued.
@@ -97,7 +90,10 @@ impl IssueArgs {
     /// The stores, without their passwords; none for a strategy that uses no store.
     pub fn labels(&self) -> Vec<String> {
         if self.strategy.needs_store() {
-            self.stores.iter().map(ToString::to_string).collect()
+            self.stores
+                .iter()
+                .map(|url| crate::store::label(url))
+                .collect()
         } else {
             Vec::new()
         }
@@ -233,16 +229,72 @@ pub enum BuildError {
     /// The strategy and the stores or settings do not fit together.
     #[error(transparent)]
     Unsuitable(#[from] Unsuitable),
-    /// The generator refused its configuration or a store failed while setting up.
+    /// The generator refused its configuration.
     #[error(transparent)]
     Generator(#[from] Error),
-    /// A SQL store failed while setting up.
+    /// A store could not be opened, its authority number settled (a store that is another
+    /// authority than asked, two stores that would share one: exit status 2), or the strategy
+    /// set up on it.
     #[error(transparent)]
-    Sql(#[from] gdid_sql::Error),
-    /// The stores' authority numbers could not be settled: a store is another authority than
-    /// asked, two stores would share one (exit status 2), or a store failed reading them.
-    #[error(transparent)]
-    Authority(#[from] AuthorityError),
+    Store(#[from] StoreError),
+}
+
+impl BuildError {
+    /// Whether the caller's arguments are at fault (exit status 2, else 1).
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            BuildError::Unsuitable(_) => true,
+            BuildError::Generator(e) => is_bad_input(e),
+            BuildError::Store(e) => is_bad_store_input(e),
+        }
+    }
+}
+
+/// Whether a generator error is the caller's doing (a name, a count, a configuration).
+pub fn is_bad_input(e: &Error) -> bool {
+    matches!(
+        e,
+        Error::InvalidName(_) | Error::InvalidCount { .. } | Error::InvalidConfig { .. }
+    )
+}
+
+/// Whether a store error is the caller's doing: a URL, a number, a store that is another
+/// authority than asked, a strategy the store cannot keep, a bad name or layout, an agent
+/// setting.
+pub fn is_bad_store_input(e: &StoreError) -> bool {
+    match e {
+        StoreError::Authority { source, .. } | StoreError::Numbers { source, .. } => {
+            matches!(source, AuthorityError::Number(_))
+        }
+        StoreError::Strategy { source, .. } => {
+            if let Some(e) = source.downcast_ref::<Error>() {
+                is_bad_input(e)
+            } else if let Some(e) = source.downcast_ref::<gdid::sql::Error>() {
+                matches!(
+                    e,
+                    gdid::sql::Error::Name(_)
+                        | gdid::sql::Error::Layout { .. }
+                        | gdid::sql::Error::Authority(AuthorityError::Number(_))
+                )
+            } else if let Some(e) = source.downcast_ref::<gdid::mongo::Error>() {
+                matches!(
+                    e,
+                    gdid::mongo::Error::Name(_)
+                        | gdid::mongo::Error::Layout { .. }
+                        | gdid::mongo::Error::Authority(AuthorityError::Number(_))
+                )
+            } else {
+                false
+            }
+        }
+        StoreError::Agent(e) => matches!(e, AgentError::Config(_)),
+        // A URL the driver cannot use (a bad port, an unknown option) is the caller's.
+        StoreError::Connect { .. } | StoreError::Schema { .. } => {
+            e.kind() == gdid::engine::ErrorKind::Config
+        }
+        // A URL, a feature, a number, a count, a strategy the store cannot keep.
+        _ => true,
+    }
 }
 
 impl Strategy {
@@ -267,65 +319,39 @@ impl Strategy {
         }
     }
 
-    /// The generator of this strategy over `stores` (one store or more, in preference order),
-    /// creating the tables or documents it needs.
-    pub async fn build(
-        self,
-        stores: &[(StoreUrl, Store)],
-        settings: &Settings,
-    ) -> Result<Issuer, BuildError> {
-        let (first_url, first) = stores.first().ok_or_else(|| self.unsuitable("no store"))?;
+    /// The generator of this strategy over the stores of `urls` (one store or more, in
+    /// preference order), creating the tables or documents it needs.
+    pub async fn build(self, urls: &[String], settings: &Settings) -> Result<Issuer, BuildError> {
+        let first = urls.first().ok_or_else(|| self.unsuitable("no store"))?;
+        if self != Strategy::Gdid && settings.authorities.iter().any(Option::is_some) {
+            // Only GDIDs carry an authority number: no other strategy reads or records one.
+            return Err(self
+                .unsuitable("its ids carry no authority number: --authority is for --strategy gdid")
+                .into());
+        }
         Ok(match self {
-            Strategy::Gdid => Issuer::Gdid(Arc::new(block_generator(stores, settings).await?)),
-            Strategy::OneAtATime => Issuer::Number(match first {
-                Store::Sql(store) => {
-                    let number = first_store_number(stores, settings).await?;
-                    let authority =
-                        SqlAuthority::new(store.clone(), number, &first_url.to_string())?;
-                    Arc::new(SqlCounter::new(
-                        authority,
-                        &settings.scope,
-                        &settings.sequence,
-                    ))
-                }
-                Store::Mongo(database) => {
-                    let number = first_store_number(stores, settings).await?;
-                    let authority = mongo_authority(database, number)?;
-                    Arc::new(MongoCounter::new(
-                        authority,
-                        &settings.scope,
-                        &settings.sequence,
-                    ))
-                }
-                Store::Memory => return Err(self.unsuitable("needs a database store").into()),
-            }),
+            Strategy::Gdid => Issuer::Gdid(Arc::new(block_generator(urls, settings).await?)),
+            // The counters are the store's whatever its number: none is read or recorded, so a
+            // store used for them stays free to become any authority.
+            Strategy::OneAtATime => Issuer::Number(
+                Store::options()
+                    .one_at_a_time(first, &settings.scope, &settings.sequence)
+                    .await?,
+            ),
             Strategy::Sharded => {
                 let layout = RangeLayout::decimal_digits(settings.digits, settings.ranges)
-                    .map_err(|reason| self.unsuitable(reason))?;
-                Issuer::Number(match first {
-                    Store::Sql(store) => Arc::new(
-                        SqlShardedCounter::create(
-                            store.clone(),
-                            &settings.sequence,
-                            layout,
-                            Pick::Random,
-                        )
+                    .map_err(|reason| self.unsuitable(reason.to_string()))?;
+                Issuer::Number(
+                    Store::options()
+                        .sharded(first, &settings.sequence, layout, Pick::Random)
                         .await?,
-                    ),
-                    Store::Mongo(database) => Arc::new(
-                        MongoShardedCounter::create(
-                            database,
-                            MONGO_RANGES,
-                            &settings.sequence,
-                            layout,
-                            Pick::Random,
-                        )
-                        .await?,
-                    ),
-                    Store::Memory => return Err(self.unsuitable("needs a database store").into()),
-                })
+                )
             }
-            Strategy::Window => Issuer::Number(window_generator(self, stores, settings)?),
+            Strategy::Window => Issuer::Number(
+                Store::options()
+                    .window_generator(urls, &settings.sequence, settings.window_batch)
+                    .await?,
+            ),
             Strategy::Random => {
                 let range = IdRange::decimal_digits(settings.digits)
                     .map_err(|e| self.unsuitable(e.to_string()))?;
@@ -337,131 +363,32 @@ impl Strategy {
     }
 }
 
-fn mongo_authority(database: &mongodb::Database, number: u8) -> Result<MongoAuthority, Error> {
-    MongoAuthority::new(database, MONGO_COUNTERS, number).map_err(|e| Error::InvalidConfig {
-        reason: e.to_string(),
-    })
-}
-
-/// Where each store keeps its authority number, its tables created if missing. A store that
-/// is down now still gets a record: its number is checked when it is first used.
-async fn number_records(stores: &[(StoreUrl, Store)]) -> Vec<Box<dyn NumberRecord>> {
-    let mut records: Vec<Box<dyn NumberRecord>> = Vec::with_capacity(stores.len());
-    for (url, store) in stores {
-        let label = url.to_string();
-        records.push(match store {
-            Store::Sql(store) => {
-                let record = SqlNumberRecord::new(store.clone(), &label);
-                if let Err(e) = record.ensure_schema().await {
-                    eprintln!("gdid: warning: {url} is not usable now: {e}");
-                }
-                Box::new(record)
-            }
-            Store::Mongo(database) => {
-                Box::new(MongoNumberRecord::new(database, MONGO_COUNTERS, &label))
-            }
-            Store::Memory => Box::new(MemoryRecord::new(&label)),
-        });
-    }
-    records
-}
-
-/// The authority number of each store: its own, recorded in it, or the one `--authority` asks
-/// for (refused when the store is recorded as another); fresh stores get the lowest numbers the
-/// others do not hold. `None` for a store that cannot be read now and has no `--authority`: it
-/// is left out. See [`numbering`].
-async fn store_numbers(
-    stores: &[(StoreUrl, Store)],
-    settings: &Settings,
-) -> Result<Vec<Option<u8>>, AuthorityError> {
-    let records = number_records(stores).await;
-    let asked: Vec<(&dyn NumberRecord, Option<u8>)> = records
-        .iter()
-        .map(|record| record.as_ref())
-        .zip(settings.authorities.iter().copied())
-        .collect();
-    numbering::assign(&asked).await
-}
-
-/// The number of the first store, which must be readable.
-async fn first_store_number(
-    stores: &[(StoreUrl, Store)],
-    settings: &Settings,
-) -> Result<u8, AuthorityError> {
-    store_numbers(&stores[..1], settings).await?[0]
-        .ok_or_else(|| AuthorityError::store(format!("{} cannot be read now", stores[0].0)))
-}
-
-/// One authority per store, with the store's own number, tried in the order given.
+/// One authority per store, each with its own number (see `gdid::OpenOptions::open_all`), tried
+/// in the order given; a store that cannot be read now and has no `--authority` is left out.
 async fn block_generator(
-    stores: &[(StoreUrl, Store)],
+    urls: &[String],
     settings: &Settings,
-) -> Result<BlockGenerator, BuildError> {
-    let mut builder = BlockGenerator::builder(&settings.scope, &settings.sequence);
+) -> Result<gdid::BlockGenerator, BuildError> {
+    let asked: Option<Vec<u8>> = settings.authorities.iter().copied().collect();
+    let options = match asked {
+        Some(numbers) => Store::options().authorities(&numbers),
+        None => Store::options(),
+    };
+    let stores = options.open_all(urls).await?;
+    for url in stores.left_out() {
+        eprintln!(
+            "gdid: warning: {url} cannot be read now and no --authority gives its number: \
+             left out"
+        );
+    }
+    let mut builder = stores.block_generator(&settings.scope, &settings.sequence);
     if let Some(needed) = settings.needed {
         // The rate measured over a short run would size blocks for a long one.
-        let defaults = gdid_core::generator::GeneratorConfig::default();
+        let defaults = GeneratorConfig::default();
         builder = builder.block_size(
             defaults.min_block,
             needed.clamp(defaults.min_block, defaults.max_block),
         );
     }
-    let numbers = store_numbers(stores, settings).await?;
-    for ((url, store), number) in stores.iter().zip(numbers) {
-        let Some(number) = number else {
-            eprintln!(
-                "gdid: warning: {url} cannot be read now and no --authority gives its number: \
-                 left out"
-            );
-            continue;
-        };
-        builder = match store {
-            Store::Sql(store) => {
-                builder.authority(SqlAuthority::new(store.clone(), number, &url.to_string())?)
-            }
-            Store::Mongo(database) => builder.authority(mongo_authority(database, number)?),
-            Store::Memory => builder.authority(MemoryAuthority::new(number)),
-        };
-    }
     Ok(builder.build()?)
-}
-
-/// Every store is a shard, labelled by its URL (as `gdid agent` labels it); they must all be SQL
-/// or all MongoDB.
-fn window_generator(
-    strategy: Strategy,
-    stores: &[(StoreUrl, Store)],
-    settings: &Settings,
-) -> Result<SharedIdGenerator<u64>, BuildError> {
-    let (sequence, batch) = (settings.sequence.as_str(), settings.window_batch);
-    let sql = shards(stores, |store| match store {
-        Store::Sql(store) => Some(store.clone()),
-        _ => None,
-    });
-    if let Some(shards) = sql {
-        return Ok(Arc::new(SqlWindowGenerator::new(shards, sequence, batch)?));
-    }
-    let mongo = shards(stores, |store| match store {
-        Store::Mongo(database) => Some(MongoWindowShard::new(database)),
-        _ => None,
-    });
-    match mongo {
-        Some(shards) => Ok(Arc::new(MongoWindowGenerator::new(
-            shards, sequence, batch,
-        )?)),
-        None => Err(strategy
-            .unsuitable("the shards must all be SQL stores or all MongoDB")
-            .into()),
-    }
-}
-
-/// Every store as a shard of one kind, or `None` when one store is of another kind.
-fn shards<S>(
-    stores: &[(StoreUrl, Store)],
-    shard: impl Fn(&Store) -> Option<S>,
-) -> Option<Vec<(String, S)>> {
-    stores
-        .iter()
-        .map(|(url, store)| Some((url.to_string(), shard(store)?)))
-        .collect()
 }

@@ -10,21 +10,21 @@ mod form;
 mod inspect;
 mod issuer;
 mod next;
+mod sequences;
 mod store;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use gdid_core::generator::{AuthorityError, Error as GeneratorError};
 
 use crate::agent::{AgentArgs, AgentFailure};
 use crate::bench::{BenchArgs, BenchFailure};
 use crate::form::{BadValue, InputForm, OutputForm};
 use crate::inspect::Inspection;
-use crate::issuer::{BuildError, IssueArgs, Issuer, Strategy};
+use crate::issuer::{BuildError, IssueArgs, Issuer, is_bad_input};
 use crate::next::{Format, NextError, NoSuchForm};
-use crate::store::{BadStoreUrl, Store, Unreachable};
+use crate::sequences::{SequencesCommand, SequencesFailure};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -52,7 +52,7 @@ killed midway has printed only ids that will never be issued again.")]
     Next(NextArgs),
     /// Print the fields and every form of one id.
     #[command(
-        after_help = "Examples:\n  gdid inspect 1293:3:57\n  gdid inspect 0000050d3000000000000039 --json\n  gdid inspect --from compact 8d0a9307"
+        after_help = "Examples:\n  gdid inspect 1293:3:57\n  gdid inspect 0000050d3000000000000039 --json\n  gdid inspect --from compact 8d0a9307\n  gdid inspect --from auto AUCKIR-ABASVITILT\n\nThe ELink shown is spelled with seed 0: the same id always shows the same link."
     )]
     Inspect {
         /// The form VALUE is given in; bytes, leb and compact take hex digits.
@@ -69,6 +69,8 @@ killed midway has printed only ids that will never be issued again.")]
   gdid convert --to hex 1293:3:57
   gdid next --count 3 | gdid convert --to compact
   gdid convert --from compact --to text 8d0a9307
+  gdid convert --to elink 1280:2:8902382                # AUCKIR-ABASVITILT (seed 0)
+  gdid convert --from auto --to text AUCKIR-ABASVITILT  # colon, hex or ELink
 
 A bad value is reported on stderr with its line number; the others are still converted, and the
 exit status is then 2.")]
@@ -106,6 +108,21 @@ THREADS tasks call next_id in a loop on as many worker threads for SECONDS, then
 ids per second and the latency percentiles of one call. The first failed call stops the run (exit
 status 1). A progress bar shows on stderr when it is a terminal.")]
     Bench(BenchArgs),
+    /// List a store's sequences, or raise the floor of one.
+    #[command(after_help = "Examples:
+  gdid sequences list                                   # ./gdid.sqlite
+  gdid sequences list --store postgres://postgres@127.0.0.1/test --json
+  gdid sequences show --scope shop --sequence orders
+  gdid sequences set-floor --scope shop --sequence orders --at 1000001   # after a table's largest id
+
+list and show print, per counter record: the authority (or `counter`), scope, sequence, era, next
+counter, counters used, the last allocation's time, the recent rate (the last block's size over
+the time since the block before) and the runway of the era at that rate; `unknown` without two
+timed allocations. set-floor never lowers a counter (exit 2) and is safe while ids are issued.")]
+    Sequences {
+        #[command(subcommand)]
+        command: SequencesCommand,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -133,8 +150,6 @@ enum Failure {
     #[error("{0} value(s) could not be converted")]
     Refused(u64),
     #[error(transparent)]
-    Unreachable(#[from] Unreachable),
-    #[error(transparent)]
     Build(#[from] BuildError),
     #[error(transparent)]
     Next(#[from] NextError),
@@ -142,14 +157,10 @@ enum Failure {
     Agent(#[from] AgentFailure),
     #[error(transparent)]
     Bench(#[from] BenchFailure),
+    #[error(transparent)]
+    Sequences(#[from] SequencesFailure),
     #[error("cannot write the output: {0}")]
     Output(#[from] io::Error),
-}
-
-impl From<BadStoreUrl> for Failure {
-    fn from(e: BadStoreUrl) -> Self {
-        Failure::BadArguments(e.to_string())
-    }
 }
 
 impl From<NoSuchForm> for Failure {
@@ -158,36 +169,15 @@ impl From<NoSuchForm> for Failure {
     }
 }
 
-/// Whether a generator error is the caller's doing (a name, a count, a configuration).
-fn is_bad_input(e: &GeneratorError) -> bool {
-    matches!(
-        e,
-        GeneratorError::InvalidName(_)
-            | GeneratorError::InvalidCount { .. }
-            | GeneratorError::InvalidConfig { .. }
-    )
-}
-
 impl Failure {
     fn exit_code(&self) -> ExitCode {
         let bad_input = match self {
             Failure::BadValue(_) | Failure::BadArguments(_) | Failure::Refused(_) => true,
-            Failure::Build(BuildError::Unsuitable(_)) => true,
-            Failure::Build(BuildError::Generator(e)) | Failure::Next(NextError::Generator(e)) => {
-                is_bad_input(e)
-            }
-            Failure::Build(BuildError::Sql(e)) => matches!(
-                e,
-                gdid_sql::Error::Name(_)
-                    | gdid_sql::Error::Layout { .. }
-                    | gdid_sql::Error::Authority(AuthorityError::Number(_))
-            ),
-            Failure::Build(BuildError::Authority(e)) => matches!(e, AuthorityError::Number(_)),
+            Failure::Build(e) => e.is_bad_input(),
+            Failure::Next(NextError::Generator(e)) => is_bad_input(e),
             Failure::Agent(e) => e.is_bad_input(),
-            Failure::Unreachable(_)
-            | Failure::Bench(_)
-            | Failure::Next(NextError::Output(_))
-            | Failure::Output(_) => false,
+            Failure::Sequences(e) => e.is_bad_input(),
+            Failure::Bench(_) | Failure::Next(NextError::Output(_)) | Failure::Output(_) => false,
         };
         ExitCode::from(if bad_input { 2 } else { 1 })
     }
@@ -200,6 +190,7 @@ impl Failure {
                 | Failure::Next(NextError::Output(e))
                 | Failure::Agent(AgentFailure::Output(e))
                 | Failure::Bench(BenchFailure::Output(e))
+                | Failure::Sequences(SequencesFailure::Output(e))
                 if e.kind() == io::ErrorKind::BrokenPipe
         )
     }
@@ -210,18 +201,7 @@ async fn issuer(args: IssueArgs, sequence: String, needed: Option<u64>) -> Resul
     let settings = args
         .settings(sequence, needed)
         .map_err(Failure::BadArguments)?;
-    // Several authorities fail over: one that is down now must not stop the others.
-    let failover = args.strategy == Strategy::Gdid && args.stores.len() > 1;
-    let mut stores = Vec::new();
-    for url in args.stores {
-        let store = match (args.strategy.needs_store(), failover) {
-            (false, _) => Store::Memory,
-            (true, true) => url.open_lazy().await?,
-            (true, false) => url.connect().await?,
-        };
-        stores.push((url, store));
-    }
-    Ok(args.strategy.build(&stores, &settings).await?)
+    Ok(args.strategy.build(&args.stores, &settings).await?)
 }
 
 async fn next(args: NextArgs) -> Result<(), Failure> {
@@ -264,6 +244,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
     match cli.command {
         Command::Next(args) => runtime(2)?.block_on(next(args)),
         Command::Agent(args) => Ok(runtime(2)?.block_on(agent::run(args))?),
+        Command::Sequences { command } => {
+            let mut out = io::stdout().lock();
+            Ok(runtime(2)?.block_on(sequences::run(command, &mut out))?)
+        }
         Command::Bench(args) => {
             // `worker_threads(0)` would panic: a bad --threads is reported before.
             let threads = args.threads().map_err(Failure::BadArguments)?;
@@ -298,8 +282,39 @@ fn run(cli: Cli) -> Result<(), Failure> {
     }
 }
 
+/// A command line clap refuses, as one line (its message and tip, without the usage): errors
+/// are one line on stderr, as every other error of the command.
+fn one_line(error: &clap::Error) -> String {
+    let rendered = error.render().to_string();
+    rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|line| !line.starts_with("Usage:") && !line.starts_with("For more"))
+        .filter(|line| !line.is_empty())
+        .map(|line| match line.strip_prefix("tip: ") {
+            Some(tip) => format!("({tip})"),
+            None => line.strip_prefix("error: ").unwrap_or(line).to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and version on stdout, and help for a command line with no command: as clap does.
+        Err(e)
+            if !e.use_stderr()
+                || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            e.exit()
+        }
+        Err(e) => {
+            eprintln!("gdid: {}", one_line(&e));
+            return ExitCode::from(2);
+        }
+    };
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) if failure.is_closed_pipe() => ExitCode::SUCCESS,
         Err(failure) => {

@@ -67,7 +67,7 @@ impl Format {
 pub enum NextError {
     /// The generator gave no id.
     #[error(transparent)]
-    Generator(#[from] gdid_core::generator::Error),
+    Generator(#[from] gdid::engine::Error),
     /// The output could not be written.
     #[error("cannot write the output: {0}")]
     Output(#[from] io::Error),
@@ -94,7 +94,7 @@ pub async fn issue(
 
 #[cfg(test)]
 mod tests {
-    use gdid_core::Gdid;
+    use gdid::Gdid;
 
     use super::*;
 
@@ -115,7 +115,7 @@ mod tests {
         assert_eq!(line(Format::Text, number), "255\n");
         assert_eq!(line(Format::Hex, number), "00000000000000ff\n");
         assert_eq!(line(Format::Json, number), "{\"id\":255}\n");
-        let uuid = Issued::Uuid(gdid_uuid::Uuid::from_u128(
+        let uuid = Issued::Uuid(gdid::uuid::Uuid::from_u128(
             0xa1a2a3a4b1b2c1c2d1d2d3d4d5d6d7d8,
         ));
         assert_eq!(

@@ -30,7 +30,8 @@ fn prints_a_table_of_every_field_and_form() {
          hex        0000050d3000000000000039\n\
          bytes      00 00 05 0d 30 00 00 00 00 00 00 39 (12 bytes)\n\
          leb        8d 0a b9 80 80 80 80 80 80 80 30 (11 bytes)\n\
-         compact    8d 0a 93 07 (4 bytes)\n"
+         compact    8d 0a 93 07 (4 bytes)\n\
+         elink      AKCUGO-AQASEW (seed 0)\n"
     );
 }
 
@@ -38,7 +39,8 @@ fn prints_a_table_of_every_field_and_form() {
 fn json_is_exactly_one_object_with_the_documented_fields() {
     let expected = concat!(
         r#"{"era":0,"authority":1,"counter":75,"text":"0:1:75","hex":"00000000100000000000004b","#,
-        r#""bytes":"00000000100000000000004b","leb":"00cb8080808080808010","compact":"00b109"}"#,
+        r#""bytes":"00000000100000000000004b","leb":"00cb8080808080808010","compact":"00b109","#,
+        r#""elink":"ACACIG-GP"}"#,
         "\n"
     );
     for args in [
@@ -53,12 +55,18 @@ fn json_is_exactly_one_object_with_the_documented_fields() {
         ],
         &["inspect", "--from", "leb", "--json", "00cb8080808080808010"],
         &["inspect", "--from", "compact", "--json", "00b109"],
+        &["inspect", "--from", "elink", "--json", "ACACIG-GP"],
+        &["inspect", "--from", "elink", "--json", "acac ig gp"],
+        // Another seed spells the same id: the output is still spelled with seed 0.
+        &["inspect", "--from", "elink", "--json", "CUCKKN-IV"],
+        &["inspect", "--from", "auto", "--json", "ACACIG-GP"],
+        &["inspect", "--from", "auto", "--json", "0:1:75"],
     ] {
         let out = gdid(args);
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
         assert_eq!(stdout(&out), expected, "{args:?}");
         let value: serde_json::Value = serde_json::from_str(stdout(&out)).unwrap();
-        assert_eq!(value.as_object().unwrap().len(), 8);
+        assert_eq!(value.as_object().unwrap().len(), 9);
     }
 }
 
@@ -76,6 +84,15 @@ fn invalid_input_exits_2_with_one_line_naming_input_and_reason() {
         (
             &["inspect", "--from", "bytes", "0102"],
             "gdid: invalid bytes value \"0102\": expected 12 bytes, found 2\n",
+        ),
+        (
+            &["inspect", "--from", "elink", "PYYEOP-XXYOIWUFOBSHAMNE-GOOX"],
+            "gdid: invalid elink value \"PYYEOP-XXYOIWUFOBSHAMNE-GOOX\": invalid ELink syllable \"XX\" at byte 7: not in the alphabet\n",
+        ),
+        (
+            // The strict text form does not read ELinks.
+            &["inspect", "ACACIG-GP"],
+            "gdid: invalid text value \"ACACIG-GP\": expected 24 hex digits (optionally after 0x), found 9\n",
         ),
     ] {
         let out = gdid(args);

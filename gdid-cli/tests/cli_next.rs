@@ -115,15 +115,18 @@ fn a_store_that_is_down_is_failed_over_to_the_next() {
 fn a_store_that_cannot_be_read_never_lends_its_number_to_another() {
     let dead = "mysql://root@127.0.0.1:1/test";
     let fresh_store = sqlite_url("gdid-cli-unseen");
-    let refused = gdid(&[
-        "next",
-        "--store",
-        dead,
-        "--store",
-        &fresh_store,
-        "--count",
-        "3",
-    ]);
+    let both = || {
+        gdid(&[
+            "next",
+            "--store",
+            dead,
+            "--store",
+            &fresh_store,
+            "--count",
+            "3",
+        ])
+    };
+    let refused = both();
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
     assert!(refused.stdout.is_empty(), "no id is issued");
@@ -131,15 +134,7 @@ fn a_store_that_cannot_be_read_never_lends_its_number_to_another() {
 
     // Once the fresh store has its number, the dead one is left out and the other serves.
     let recorded = lines(&gdid(&["next", "--store", &fresh_store, "--count", "1"]));
-    let served = gdid(&[
-        "next",
-        "--store",
-        dead,
-        "--store",
-        &fresh_store,
-        "--count",
-        "3",
-    ]);
+    let served = both();
     let ids = lines(&served);
     assert_eq!(ids.len(), 3);
     assert!(
@@ -258,6 +253,57 @@ fn an_unreachable_store_is_exit_status_1_with_the_url_and_no_password() {
 }
 
 #[test]
+fn a_bad_store_url_is_refused_without_its_password() {
+    for url in ["redis://root:hunter2@127.0.0.1/x", "http://u:hunter2@h/x"] {
+        for command in ["next", "agent", "bench"] {
+            let output = gdid(&[command, "--store", url]);
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(2), "{command} {url}: {stderr}");
+            assert!(!stderr.contains("hunter2"), "{command} {url}: {stderr}");
+        }
+    }
+}
+
+#[test]
+fn a_flag_or_value_clap_refuses_is_one_line_too() {
+    for args in [
+        &["next", "--count", "many"][..],
+        &["next", "--strategy", "nope"],
+        &["next", "--bogus"],
+        &["next", "--store", "memory", "--authority", "16"],
+        &["next", "--store", "redis://u:hunter2@h"],
+        &["--count", "2", "next"],
+        &["inspect"],
+    ] {
+        let output = gdid(args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(stderr.starts_with("gdid: "), "{args:?}: {stderr}");
+        assert!(!stderr.contains("hunter2"), "{args:?}: {stderr}");
+    }
+    // Help is not an error: on stdout, exit status 0.
+    let help = gdid(&["next", "--help"]);
+    assert_eq!(help.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&help.stdout).contains("--store <URL>"));
+}
+
+#[test]
+fn a_url_the_driver_cannot_use_is_bad_input_without_its_password() {
+    for url in [
+        "postgres://u:hunter2@127.0.0.1:notaport/db",
+        "mysql://u:hunter2@127.0.0.1:3306/db?sslmode=bogus",
+        "postgres://u:hunter2@127.0.0.1:5432/db?sslmode=bogus",
+        "mongodb://u:hunter2@127.0.0.1:99999/",
+    ] {
+        let output = gdid(&["next", "--store", url]);
+        assert_bad_input(&output);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("hunter2"), "{url}: {stderr}");
+    }
+}
+
+#[test]
 fn convert_reads_arguments_or_stdin_and_reports_bad_lines() {
     let out = lines(&gdid(&["convert", "--to", "hex", "1293:3:57"]));
     assert_eq!(out, ["0000050d3000000000000039"]);
@@ -287,4 +333,25 @@ fn convert_reads_arguments_or_stdin_and_reports_bad_lines() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
+}
+
+#[test]
+fn memory_stores_are_spelt_memory_or_memory_colon_and_keep_counters_too() {
+    for store in ["memory", "memory:", "memory:named"] {
+        let ids = lines(&gdid(&["next", "--store", store, "--count", "2"]));
+        assert_eq!(ids, ["0:1:1", "0:1:2"], "{store}");
+    }
+    let counted = lines(&gdid(&[
+        "next",
+        "--store",
+        "memory:",
+        "--strategy",
+        "one-at-a-time",
+        "--count",
+        "3",
+    ]));
+    assert_eq!(counted, ["1", "2", "3"]);
+    let refused = gdid(&["next", "--store", "memory:", "--strategy", "window"]);
+    assert_bad_input(&refused);
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("needs a database store"));
 }

@@ -161,3 +161,93 @@ fn two_processes_numbering_a_fresh_store_at_once_agree_on_one_number() {
         assert_eq!(authority(&again[0]), number, "round {round}");
     }
 }
+
+/// Counters that carry no authority number (one-at-a-time, sharded) record none: two stores
+/// first used for them alone can later be listed together, or be given any number.
+fn counters_leave_the_number_free(a: &str, b: &str) {
+    let scope = fresh("unnumbered");
+    for store in [a, b] {
+        ids(&next(&[store], &scope, &["--strategy", "one-at-a-time"]));
+        ids(&next(
+            &[store],
+            &scope,
+            &["--strategy", "sharded", "--ranges", "4"],
+        ));
+    }
+    // Neither took number 1 (databases kept from an earlier run hold 2 and 5): listed together
+    // they are 2 and 5, as asked.
+    let issued = ids(&next(
+        &[a, b],
+        &scope,
+        &["--authority", "2", "--authority", "5"],
+    ));
+    assert_eq!(authority(&issued[0]), "2", "{issued:?}");
+    // --authority numbers GDID authorities only: with a counter it is refused, nothing issued.
+    for strategy in ["one-at-a-time", "sharded"] {
+        let refused = next(&[b], &scope, &["--strategy", strategy, "--authority", "5"]);
+        assert_eq!(refused.status.code(), Some(2), "{strategy}");
+        assert!(refused.stdout.is_empty(), "{strategy}");
+    }
+}
+
+#[test]
+fn one_at_a_time_and_sharded_counters_record_no_authority_number() {
+    let dir = std::env::temp_dir().join(fresh("gdid-cli-unnumbered"));
+    std::fs::create_dir_all(&dir).unwrap();
+    gdid_testkit::ran("SQLite");
+    let sqlite = |name: &str| format!("sqlite:{}", dir.join(name).display());
+    counters_leave_the_number_free(&sqlite("a.sqlite"), &sqlite("b.sqlite"));
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    for (variable, a, b) in [
+        (
+            "GDID_MYSQL_URL",
+            "gdid_cli_unnumbered_a",
+            "gdid_cli_unnumbered_b",
+        ),
+        (
+            "GDID_POSTGRES_URL",
+            "gdid_cli_unnumbered_a",
+            "gdid_cli_unnumbered_b",
+        ),
+    ] {
+        if let Some(url) = server(variable) {
+            let (a, b) = runtime.block_on(async {
+                (
+                    gdid_testkit::database(&url, a).await,
+                    gdid_testkit::database(&url, b).await,
+                )
+            });
+            counters_leave_the_number_free(&a, &b);
+        }
+    }
+}
+
+/// Two processes listing the same two fresh stores in opposite orders at the same moment: both
+/// number the fresh stores alike (whatever the order given), so both issue ids and the stores
+/// end up with two numbers, never both recorded as 1 (which would keep them from ever being
+/// listed together again).
+#[test]
+fn two_processes_listing_fresh_stores_in_opposite_orders_agree_on_their_numbers() {
+    gdid_testkit::ran("SQLite");
+    for round in 0..20 {
+        let dir = std::env::temp_dir().join(fresh("gdid-cli-numbers-orders"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let a = format!("sqlite:{}", dir.join("a.sqlite").display());
+        let b = format!("sqlite:{}", dir.join("b.sqlite").display());
+        let args = |first: &str, second: &str| {
+            ["next", "--store", first, "--store", second, "--count", "3"].map(str::to_owned)
+        };
+        let (ab, ba) = (args(&a, &b), args(&b, &a));
+        let children = [
+            spawn(&ab.each_ref().map(String::as_str)),
+            spawn(&ba.each_ref().map(String::as_str)),
+        ];
+        for child in children {
+            ids(&child.wait_with_output().unwrap());
+        }
+        let together = ids(&next(&[&a, &b], "after", &[]));
+        assert_eq!(authority(&together[0]), "1", "round {round}: a is 1");
+        let b_alone = ids(&next(&[&b], "after", &[]));
+        assert_eq!(authority(&b_alone[0]), "2", "round {round}: b is 2");
+    }
+}

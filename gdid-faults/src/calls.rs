@@ -6,8 +6,8 @@ use gdid_core::Gdid;
 use gdid_core::generator::BlockGenerator;
 use hdrhistogram::Histogram;
 
-use crate::scenarios::{Outcome, SetupError};
-use crate::{Row, duplicates};
+use crate::error::SetupError;
+use crate::row::{Outcome, Row, duplicates};
 
 /// What callers got while a fault ran.
 pub(crate) struct Calls {

@@ -15,12 +15,13 @@ use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
+use gdid_core::generator::windows::{AgentError, WindowAgent, WindowGenerator, WindowShard};
 use gdid_core::generator::{
     Authority, AuthorityError, BlockGenerator, Error, FailureCause, IdGenerator,
 };
 
-use crate::Row;
-use crate::scenarios::SetupError;
+use crate::error::SetupError;
+use crate::row::Row;
 
 /// How many times each case asks for an id from the corrupt data.
 pub const ASKS: usize = 3;
@@ -98,10 +99,14 @@ fn count(answers: &[Answer], which: impl Fn(&Answer) -> bool) -> u64 {
 ///
 /// When the store cannot be reached or a case cannot be set up or corrupted.
 pub async fn cases(url: &str) -> Result<Vec<CaseOutcome>, SetupError> {
-    if url.starts_with("mongodb://") || url.starts_with("mongodb+srv://") {
-        mongo::cases(url).await
-    } else {
-        sql::cases(url).await
+    match gdid::StoreKind::of(url)? {
+        gdid::StoreKind::MongoDb => mongo::cases(url).await,
+        kind if kind.is_sql() => sql::cases(url).await,
+        kind => Err(format!(
+            "no corrupt-data cases for a {kind:?} store ({})",
+            gdid::redact(url)
+        )
+        .into()),
     }
 }
 
@@ -151,6 +156,15 @@ struct Place {
     field: &'static str,
 }
 
+impl Place {
+    fn new(key: impl Into<String>, field: &'static str) -> Place {
+        Place {
+            key: key.into(),
+            field,
+        }
+    }
+}
+
 /// How an error of a call is judged: whether it is the typed corruption report of its API.
 trait Judged: fmt::Display {
     fn is_corruption_report(&self) -> bool;
@@ -189,13 +203,14 @@ enum Via {
 }
 
 /// Asks for ids of `sequence` in scope `scope` through `via`: `authority` itself, a
-/// [`BlockGenerator`] over it, or the one-at-a-time counter `counter` makes of it.
+/// [`BlockGenerator`] over it, or the one-at-a-time counter `counter` makes of it (the store's
+/// `new(authority, scope, sequence)`).
 async fn ask_via<A, C>(
     via: Via,
     place: &Place,
     (scope, sequence): (&str, &str),
     authority: A,
-    counter: impl FnOnce(A) -> C,
+    counter: impl FnOnce(A, &str, &str) -> C,
 ) -> Result<Vec<Answer>, SetupError>
 where
     A: Authority,
@@ -214,7 +229,7 @@ where
             ask(place, || ids.next_id()).await
         }
         Via::Counter => {
-            let ids = counter(authority);
+            let ids = counter(authority, scope, sequence);
             ask(place, || ids.next_id()).await
         }
     })
@@ -248,6 +263,30 @@ fn judge(error: &impl Judged, place: &Place) -> Answer {
     } else {
         Answer::Unclear(message)
     }
+}
+
+/// The one window of `sequence` on `shard` (0..100, taken up to 10), corrupted by `corrupt`,
+/// then asked through a new client: a right error names `place`.
+async fn window_case<S>(
+    shard: S,
+    sequence: &str,
+    corrupt: impl Future<Output = Result<(), SetupError>>,
+    place: Place,
+) -> Result<Vec<Answer>, SetupError>
+where
+    S: WindowShard + Clone,
+    AgentError<S::Error>: Send + Sync,
+{
+    let mut agent = WindowAgent::new(100, 1)?;
+    agent.add_shard("a", shard.clone()).await?;
+    agent.run_once(&[sequence]).await?;
+    let shards = vec![("a".to_owned(), shard)];
+    WindowGenerator::new(shards.clone(), sequence, 10)?
+        .next_id()
+        .await?;
+    corrupt.await?;
+    let ids = WindowGenerator::new(shards, sequence, 10)?;
+    Ok(ask(&place, || ids.next_id()).await)
 }
 
 /// A case's outcome, with a panic in its task reported as [`Answer::Panicked`].
@@ -284,10 +323,7 @@ mod tests {
     use super::*;
 
     fn place() -> Place {
-        Place {
-            key: "row-7".to_owned(),
-            field: "next",
-        }
+        Place::new("row-7", "next")
     }
 
     #[test]

@@ -16,8 +16,9 @@ use gdid_core::Gdid;
 use gdid_core::generator::BlockGenerator;
 
 use crate::calls::Calls;
-use crate::scenarios::SetupError;
-use crate::{Row, duplicates, store};
+use crate::error::SetupError;
+use crate::row::{Row, duplicates};
+use crate::store;
 
 /// The shape of a load run.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -80,8 +81,6 @@ pub struct Report {
 }
 
 impl Report {
-    const FIELDS: usize = 6;
-
     /// The report line: `report` and the fields, space-separated, in declaration order.
     pub fn line(&self) -> String {
         format!(
@@ -103,28 +102,24 @@ impl Report {
     pub fn parse(stderr: &str) -> Result<Report, SetupError> {
         let no_report = || format!("the load worker gave no report; its stderr: {stderr}");
         let line = stderr.lines().last().ok_or_else(no_report)?;
-        let fields = line
+        let mut fields = line
             .strip_prefix("report ")
             .ok_or_else(no_report)?
-            .split(' ')
-            .map(str::parse)
-            .collect::<Result<Vec<u64>, _>>()?;
-        let [
-            allocations,
-            steady_allocations,
-            steady_millis,
-            errors,
-            p999_nanos,
-            slowest_nanos,
-        ] = <[u64; Self::FIELDS]>::try_from(fields).map_err(|_| no_report())?;
-        Ok(Report {
-            allocations,
-            steady_allocations,
-            steady_millis,
-            errors,
-            p999_nanos,
-            slowest_nanos,
-        })
+            .split(' ');
+        let mut field =
+            || -> Result<u64, SetupError> { Ok(fields.next().ok_or_else(no_report)?.parse()?) };
+        let report = Report {
+            allocations: field()?,
+            steady_allocations: field()?,
+            steady_millis: field()?,
+            errors: field()?,
+            p999_nanos: field()?,
+            slowest_nanos: field()?,
+        };
+        match fields.next() {
+            None => Ok(report),
+            Some(_) => Err(no_report().into()),
+        }
     }
 }
 

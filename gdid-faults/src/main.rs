@@ -13,7 +13,7 @@ use std::process::ExitCode;
 
 use gdid_faults::load::{Load, Worker};
 use gdid_faults::server::{Engine, PrivateServers};
-use gdid_faults::{Row, gdid_binary, scenarios};
+use gdid_faults::{Row, SetupError, gdid_binary, scenarios};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -39,7 +39,7 @@ fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
 }
 
 /// One process of the load scenario: the ids on stdout, the report on stderr.
-fn load_worker(args: &[String]) -> Result<(), scenarios::SetupError> {
+fn load_worker(args: &[String]) -> Result<(), SetupError> {
     let worker = Worker::from_args(args)?;
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     let report =
@@ -49,7 +49,7 @@ fn load_worker(args: &[String]) -> Result<(), scenarios::SetupError> {
     Ok(())
 }
 
-fn all_scenarios() -> Result<(), scenarios::SetupError> {
+fn all_scenarios() -> Result<(), SetupError> {
     let table = runtime(2)?.block_on(run())?;
     println!("{}", Row::HEADER);
     for row in &table.rows {
@@ -73,7 +73,7 @@ struct Table {
 
 impl Table {
     /// Keeps the rows of `scenario`, or its error; each on stderr as it comes.
-    fn add(&mut self, scenario: &str, result: Result<Vec<Row>, scenarios::SetupError>) {
+    fn add(&mut self, scenario: &str, result: Result<Vec<Row>, SetupError>) {
         match result {
             Ok(rows) => {
                 for row in rows {
@@ -91,12 +91,12 @@ impl Table {
 
 /// Runs `scenario` (blocking: it waits on processes) off the runtime's threads.
 async fn blocking(
-    scenario: impl FnOnce() -> Result<Row, scenarios::SetupError> + Send + 'static,
-) -> Result<Vec<Row>, scenarios::SetupError> {
+    scenario: impl FnOnce() -> Result<Row, SetupError> + Send + 'static,
+) -> Result<Vec<Row>, SetupError> {
     Ok(vec![tokio::task::spawn_blocking(scenario).await??])
 }
 
-async fn run() -> Result<Table, scenarios::SetupError> {
+async fn run() -> Result<Table, SetupError> {
     let private = tokio::task::spawn_blocking(PrivateServers::start).await??;
     let mut servers = Vec::new();
     for engine in Engine::ALL {
@@ -120,13 +120,7 @@ async fn run() -> Result<Table, scenarios::SetupError> {
         );
     }
     if let (Ok(first), Ok(second)) = (private.get(Engine::MariaDb), private.get(Engine::Postgres)) {
-        // Authority 2 on a database of its own: the main one holds number 1.
-        let row = match second.database("gdid_failover").await {
-            Ok(second) => {
-                scenarios::failover(("MariaDB", first.url()), ("PostgreSQL", &second)).await
-            }
-            Err(e) => Err(e),
-        };
+        let row = scenarios::failover(("MariaDB", first.url()), ("PostgreSQL", second.url())).await;
         table.add("failover", row.map(|row| vec![row]));
     }
     let sqlite = gdid_testkit::sqlite_url("gdid-faults");

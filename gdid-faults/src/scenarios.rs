@@ -1,7 +1,6 @@
 //! The scenarios: each drives a fault against real parts and returns a [`Row`].
 
 use std::io::{BufRead, BufReader};
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -11,50 +10,19 @@ use gdid_core::generator::BlockGenerator;
 use rand::Rng;
 
 use crate::calls::Calls;
+use crate::error::SetupError;
+use crate::proxy::FaultProxy;
+use crate::row::{Outcome, Row, duplicates};
 use crate::server::Server;
 use crate::store;
-use crate::{FaultProxy, Row, duplicates};
+use crate::url::ServerUrl;
 
-/// A boxed error, for the set-up steps of a scenario.
-pub type SetupError = Box<dyn std::error::Error + Send + Sync>;
-
-/// A scenario's row, and a count its test judges by besides.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    /// What happened, for the table.
-    pub row: Row,
-    /// Calls made while the generator had no id in hand: each waited on the store (or failed).
-    /// None may, while the ids in hand cover the fault.
-    pub calls_without_ids: u64,
-}
-
-/// `url` with its host and port replaced by `via`, and the address it named.
-///
-/// # Errors
-///
-/// When the URL has no host, or the host does not resolve.
-pub fn redirect(url: &str, via: SocketAddr) -> Result<(SocketAddr, String), SetupError> {
-    let (scheme, rest) = url.split_once("://").ok_or("no scheme://")?;
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (user, host) = match rest[..end].rsplit_once('@') {
-        Some((user, host)) => (format!("{user}@"), host),
-        None => (String::new(), &rest[..end]),
-    };
-    let default_port = match scheme {
-        "postgres" | "postgresql" => 5432,
-        "mongodb" => 27017,
-        _ => 3306,
-    };
-    let host_port = if host.contains(':') {
-        host.to_owned()
-    } else {
-        format!("{host}:{default_port}")
-    };
-    let target = host_port
-        .to_socket_addrs()?
-        .next()
-        .ok_or("the host does not resolve")?;
-    Ok((target, format!("{scheme}://{user}{via}{}", &rest[end..])))
+/// A relay to the server of `url`, and the URL of the same database through it.
+async fn relay(url: &str) -> Result<(FaultProxy, String), SetupError> {
+    let server = ServerUrl::parse(url).ok_or("no scheme://host:port")?;
+    let proxy = FaultProxy::start(server.address()?).await?;
+    let via_proxy = server.via(proxy.address());
+    Ok((proxy, via_proxy))
 }
 
 /// A slow and flaky store: a generator issuing 20,000 ids/s from `url` through a relay that adds
@@ -67,9 +35,7 @@ pub fn redirect(url: &str, via: SocketAddr) -> Result<(SocketAddr, String), Setu
 ///
 /// When the relay or the authority cannot be set up.
 pub async fn slow_store(name: &str, url: &str) -> Result<Outcome, SetupError> {
-    let (target, _) = redirect(url, "127.0.0.1:1".parse()?)?;
-    let proxy = FaultProxy::start(target).await?;
-    let (_, via_proxy) = redirect(url, proxy.address())?;
+    let (proxy, via_proxy) = relay(url).await?;
     let ids = BlockGenerator::builder(&gdid_testkit::fresh("slow"), "ids")
         .shared_authority(store::authority(&via_proxy, 1).await?)
         .cover(Duration::from_secs(10))
@@ -120,9 +86,7 @@ pub async fn failover(first: (&str, &str), second: (&str, &str)) -> Result<Row, 
         .fixed_block_size(1_000)
         .allocation_timeout(Duration::from_secs(1));
     for (number, (_, url)) in (1..).zip([first, second]) {
-        let (target, _) = redirect(url, "127.0.0.1:1".parse()?)?;
-        let proxy = FaultProxy::start(target).await?;
-        let (_, via_proxy) = redirect(url, proxy.address())?;
+        let (proxy, via_proxy) = relay(url).await?;
         builder = builder.shared_authority(store::authority(&via_proxy, number).await?);
         proxies.push(proxy);
     }

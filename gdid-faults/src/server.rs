@@ -7,17 +7,12 @@ mod machine;
 mod private;
 
 use std::fs::OpenOptions;
-use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use std::os::unix::process::CommandExt;
-
-use sqlx::{AssertSqlSafe, Connection, Executor, MySqlConnection, PgConnection};
-
-use crate::scenarios::SetupError;
 
 pub use engine::Engine;
 pub use machine::machine_servers;
@@ -68,43 +63,6 @@ impl Server {
         &self.0.launch.url
     }
 
-    /// The URL of the database `name` on this server (MariaDB or PostgreSQL), created if it does
-    /// not exist: a store of its own, with authority numbers of its own, on the same server.
-    ///
-    /// # Errors
-    ///
-    /// When `name` is not made of ASCII letters, digits and `_`, the server is MongoDB's (its
-    /// database is the suite's choice, not the URL's), or the statement fails.
-    pub async fn database(&self, name: &str) -> Result<String, SetupError> {
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
-            return Err(format!("{name:?}: a database name of letters, digits and _").into());
-        }
-        let port = self.0.port;
-        match self.0.engine {
-            Engine::MariaDb => {
-                let mut server = MySqlConnection::connect(self.url()).await?;
-                let create = format!("CREATE DATABASE IF NOT EXISTS {name}");
-                server.execute(AssertSqlSafe(create)).await?;
-                Ok(format!("mysql://root@127.0.0.1:{port}/{name}"))
-            }
-            Engine::Postgres => {
-                let mut server = PgConnection::connect(self.url()).await?;
-                let exists: bool = sqlx::query_scalar(
-                    "SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)",
-                )
-                .bind(name)
-                .fetch_one(&mut server)
-                .await?;
-                if !exists {
-                    let create = format!("CREATE DATABASE {name}");
-                    server.execute(AssertSqlSafe(create)).await?;
-                }
-                Ok(format!("postgres://postgres@127.0.0.1:{port}/{name}"))
-            }
-            Engine::MongoDb => Err("a MongoDB store's database is not in its URL".into()),
-        }
-    }
-
     /// Stops the server (its process, with the engine's clean-shutdown signal) and waits until
     /// it is gone.
     ///
@@ -148,7 +106,7 @@ impl Server {
         )
         .map_err(|e| format!("{}: {e}", pid_file.display()))?;
         let started = Instant::now();
-        while TcpStream::connect(("127.0.0.1", instance.port)).is_err() {
+        while !instance.engine.serves(instance.port) {
             let exited = child.try_wait().map_err(|e| e.to_string())?;
             if exited.is_some() || started.elapsed() > PATIENCE {
                 let _ = child.kill();
@@ -187,8 +145,9 @@ impl Instance {
                 let _ = child.kill();
                 let _ = child.wait();
                 return Err(format!(
-                    "{} did not stop within 60 s of SIG{signal}: killed",
-                    self.engine.name()
+                    "{} did not stop within 60 s of SIG{signal}: killed; {}",
+                    self.engine.name(),
+                    tail(&self.folder.join("server.log"))
                 ));
             }
             std::thread::sleep(Duration::from_millis(50));

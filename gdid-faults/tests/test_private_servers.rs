@@ -6,12 +6,12 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::Command;
 
-use gdid_faults::scenarios::redirect;
 use gdid_faults::server::{Engine, PrivateServers, machine_servers};
+use gdid_faults::url::ServerUrl;
 
 /// The address a server's URL names.
 fn address(url: &str) -> SocketAddr {
-    redirect(url, "127.0.0.1:1".parse().unwrap()).unwrap().0
+    ServerUrl::parse(url).unwrap().address().unwrap()
 }
 
 fn accepts(url: &str) -> bool {

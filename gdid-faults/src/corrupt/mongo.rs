@@ -3,15 +3,12 @@
 
 use bson::{Bson, Document, doc};
 use gdid_core::generator::{Authority, IdGenerator, Pick, RangeLayout};
-use gdid_mongo::{
-    MongoAuthority, MongoCounter, MongoShardedCounter, MongoWindowAgent, MongoWindowGenerator,
-    MongoWindowShard,
-};
+use gdid_mongo::{MongoAuthority, MongoCounter, MongoShardedCounter, MongoWindowShard};
 use gdid_testkit::fresh;
 use mongodb::{Client, Database};
 
 use super::{Answer, CaseOutcome, Place, Via, ask, ask_via, run_case};
-use crate::scenarios::SetupError;
+use crate::error::SetupError;
 
 /// The database of every collection the cases write.
 const DATABASE: &str = "gdid_faults";
@@ -236,13 +233,14 @@ async fn counter_case(
             doc! { "_id": &id },
         )
         .await?;
-    let place = Place {
-        key: id,
-        field: corruption.field,
-    };
-    ask_via(via, &place, (SCOPE, &sequence), authority, |authority| {
-        MongoCounter::new(authority, SCOPE, &sequence)
-    })
+    let place = Place::new(id, corruption.field);
+    ask_via(
+        via,
+        &place,
+        (SCOPE, &sequence),
+        authority,
+        MongoCounter::new,
+    )
     .await
 }
 
@@ -262,34 +260,18 @@ async fn range_case(
     corruption
         .apply(&database, &collection, doc! { "_id": &id })
         .await?;
-    let place = Place {
-        key: id,
-        field: corruption.field,
-    };
+    let place = Place::new(id, corruption.field);
     Ok(ask(&place, || ids.next_id()).await)
 }
 
-/// The one window document of `sequence` (0..100, taken up to 10), corrupted, asked through a
-/// new client.
+/// The one window document of `sequence`, corrupted.
 async fn window_case(
     database: Database,
     sequence: String,
     corruption: Corruption,
 ) -> Result<Vec<Answer>, SetupError> {
+    let corrupt = corruption.apply(&database, "gdid_windows", doc! { "sequence": &sequence });
+    let place = Place::new(&sequence, corruption.field);
     let shard = MongoWindowShard::new(&database);
-    let mut agent = MongoWindowAgent::new(100, 1)?;
-    agent.add_shard("a", shard.clone()).await?;
-    agent.run_once(&[&sequence]).await?;
-    MongoWindowGenerator::new(vec![("a".to_owned(), shard.clone())], &sequence, 10)?
-        .next_id()
-        .await?;
-    corruption
-        .apply(&database, "gdid_windows", doc! { "sequence": &sequence })
-        .await?;
-    let ids = MongoWindowGenerator::new(vec![("a".to_owned(), shard)], &sequence, 10)?;
-    let place = Place {
-        key: sequence,
-        field: corruption.field,
-    };
-    Ok(ask(&place, || ids.next_id()).await)
+    super::window_case(shard, &sequence, corrupt, place).await
 }

@@ -6,14 +6,11 @@
 //! the 60-bit counter range; SQLite stores the text as it is.
 
 use gdid_core::generator::{Authority, IdGenerator, Pick, RangeLayout};
-use gdid_sql::{
-    Dialect, SqlAuthority, SqlCounter, SqlShardedCounter, SqlStore, SqlWindowGenerator,
-    WindowAgent, redact,
-};
+use gdid_sql::{Dialect, SqlAuthority, SqlCounter, SqlShardedCounter, SqlStore, redact};
 use gdid_testkit::fresh;
 
 use super::{Answer, CaseOutcome, Place, Via, ask, ask_via, run_case};
-use crate::scenarios::SetupError;
+use crate::error::SetupError;
 
 /// The scope of every counter row the cases write.
 const SCOPE: &str = "faults";
@@ -137,14 +134,8 @@ async fn counter_case(
         ),
     )
     .await?;
-    let place = Place {
-        key: sequence.clone(),
-        field,
-    };
-    ask_via(via, &place, (SCOPE, &sequence), authority, |authority| {
-        SqlCounter::new(authority, SCOPE, &sequence)
-    })
-    .await
+    let place = Place::new(&sequence, field);
+    ask_via(via, &place, (SCOPE, &sequence), authority, SqlCounter::new).await
 }
 
 /// The one range of a sharded counter of `sequence`, its `next_value` set to `value`.
@@ -161,40 +152,25 @@ async fn range_case(
         format!("UPDATE gdid_ranges SET next_value = {value} WHERE sequence_name = '{sequence}'"),
     )
     .await?;
-    let place = Place {
-        key: sequence,
-        field: "next_value",
-    };
+    let place = Place::new(sequence, "next_value");
     Ok(ask(&place, || ids.next_id()).await)
 }
 
-/// The one window of `sequence` (0..100, taken up to 10), its `field` set to `assignment`,
-/// asked through a new client.
+/// The one window of `sequence`, its `field` set to `assignment`.
 async fn window_case(
     store: SqlStore,
     sequence: String,
     field: &'static str,
     assignment: &'static str,
 ) -> Result<Vec<Answer>, SetupError> {
-    let mut agent = WindowAgent::new(100, 1)?;
-    agent.add_shard("a", store.clone()).await?;
-    agent.run_once(&[&sequence]).await?;
-    SqlWindowGenerator::new(vec![("a".to_owned(), store.clone())], &sequence, 10)?
-        .next_id()
-        .await?;
-    execute(
+    let corrupt = execute(
         &store,
         format!(
             "UPDATE gdid_windows SET {field} = {assignment} WHERE sequence_name = '{sequence}'"
         ),
-    )
-    .await?;
-    let ids = SqlWindowGenerator::new(vec![("a".to_owned(), store)], &sequence, 10)?;
-    let place = Place {
-        key: sequence,
-        field,
-    };
-    Ok(ask(&place, || ids.next_id()).await)
+    );
+    let place = Place::new(&sequence, field);
+    super::window_case(store.clone(), &sequence, corrupt, place).await
 }
 
 /// Runs raw SQL (the values are the cases' own, formatted in).

@@ -2,8 +2,11 @@
 //! of its own, and launched on its own port.
 
 use std::ffi::OsString;
+use std::io::Read;
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 /// A database the suite runs a private instance of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,6 +48,26 @@ impl Engine {
         match self {
             Engine::Postgres => "INT",
             Engine::MariaDb | Engine::MongoDb => "TERM",
+        }
+    }
+
+    /// Whether the instance on 127.0.0.1:`port` serves clients. MariaDB listens before it is
+    /// ready, and a stop signal in between is lost for good (10.11: the server hangs in its
+    /// start-up), so for MariaDB this waits for its greeting, which only a ready server sends;
+    /// the others are ready once they accept a connection.
+    pub(crate) fn serves(self, port: u16) -> bool {
+        let Ok(mut connection) = TcpStream::connect(("127.0.0.1", port)) else {
+            return false;
+        };
+        match self {
+            Engine::MariaDb => {
+                let mut greeting = [0u8; 1];
+                connection
+                    .set_read_timeout(Some(Duration::from_secs(1)))
+                    .is_ok()
+                    && connection.read(&mut greeting).is_ok_and(|n| n == 1)
+            }
+            Engine::Postgres | Engine::MongoDb => true,
         }
     }
 
@@ -244,20 +267,9 @@ pub(crate) fn tail(log: &Path) -> String {
 
 /// Gives `folder` to `user` (and its group of the same name).
 fn chown(user: &str, folder: &Path) -> Result<(), String> {
-    let status = Command::new("chown")
-        .arg("-R")
-        .arg(format!("{user}:{user}"))
-        .arg(folder)
-        .status()
-        .map_err(|e| format!("chown: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "chown -R {user}:{user} {}: {status}",
-            folder.display()
-        ))
-    }
+    let mut chown = Command::new("chown");
+    chown.arg("-R").arg(format!("{user}:{user}")).arg(folder);
+    run(&mut chown, &folder.join("chown.log"))
 }
 
 /// `name` on the `PATH`, or the first of `elsewhere` that exists.

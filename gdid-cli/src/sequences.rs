@@ -1,0 +1,341 @@
+//! `gdid sequences`: what a store's counter records say (`list`, `show`), and raising the floor
+//! of one (`set-floor`). The rules are the engine's (`gdid::engine::raise_floor`,
+//! `gdid::engine::sequences`); this module reads the command line and prints.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use clap::Subcommand;
+use gdid::engine::sequences::Sequence;
+use gdid::engine::{AuthorityError, CounterState};
+use gdid::{Store, StoreError};
+use serde_json::json;
+
+use crate::store::{DEFAULT_STORE, StoreUrl};
+
+/// `gdid sequences …`.
+#[derive(Debug, Subcommand)]
+pub enum SequencesCommand {
+    /// Every counter record of the store: authority, scope, sequence, era, next counter, counters
+    /// used, the last allocation's time, the recent rate and the runway.
+    List {
+        #[command(flatten)]
+        store: StoreArg,
+        /// Print one JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The counter records of one sequence (of every authority number, and its one-at-a-time
+    /// counter).
+    Show {
+        #[command(flatten)]
+        store: StoreArg,
+        #[command(flatten)]
+        name: NameArgs,
+        /// Print one JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Raise the floor of a sequence: its ids from now on have counter N or more (in ERA), even
+    /// while generators run. Never lowers it.
+    SetFloor {
+        #[command(flatten)]
+        store: StoreArg,
+        #[command(flatten)]
+        name: NameArgs,
+        /// The next counter to issue: one past the largest already used.
+        #[arg(long, value_name = "N")]
+        at: u64,
+        /// The era of the floor.
+        #[arg(long, value_name = "ERA", default_value_t = 0)]
+        era: u32,
+        /// The one-at-a-time counter of the sequence (`gdid next --strategy one-at-a-time`)
+        /// instead of the GDIDs of the store's authority number.
+        #[arg(long)]
+        counter: bool,
+    },
+    /// Delete the used-up hi-lo windows of a sequence but the KEEP latest (open windows and the
+    /// claims that hold the high-water mark are kept): a long-running shard does not slow down.
+    PruneWindows {
+        #[command(flatten)]
+        store: StoreArg,
+        /// The sequence of the windows.
+        #[arg(long)]
+        sequence: String,
+        /// How many used-up windows to keep, the latest.
+        #[arg(long, default_value_t = 10)]
+        keep: u64,
+    },
+}
+
+/// `--store URL`.
+#[derive(Debug, clap::Args)]
+pub struct StoreArg {
+    /// The store (`sqlite:PATH`, `mysql://…`, `postgres://…`, `mongodb://…`).
+    #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE, value_parser = StoreUrl)]
+    url: String,
+}
+
+/// `--scope S --sequence Q`.
+#[derive(Debug, clap::Args)]
+pub struct NameArgs {
+    /// The scope (think: a database).
+    #[arg(long, default_value = "default")]
+    scope: String,
+    /// The sequence (think: a table).
+    #[arg(long, default_value = "ids")]
+    sequence: String,
+}
+
+/// Why `gdid sequences` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SequencesFailure {
+    /// The store could not be opened, read or written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// `show` of a sequence the store has no record of.
+    #[error("{url} has no counter record of scope {scope:?}, sequence {sequence:?}")]
+    NoSuchSequence {
+        /// The store, redacted.
+        url: String,
+        /// The scope.
+        scope: String,
+        /// The sequence.
+        sequence: String,
+    },
+    /// The output could not be written.
+    #[error("cannot write the output: {0}")]
+    Output(#[from] io::Error),
+}
+
+impl SequencesFailure {
+    /// Whether it is the caller's doing (exit status 2): a name, a floor below the counter or
+    /// outside the counter space, a URL, a sequence that does not exist.
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            SequencesFailure::NoSuchSequence { .. } => true,
+            SequencesFailure::Store(StoreError::Sequences { source, .. }) => matches!(
+                source,
+                AuthorityError::FloorBelow { .. }
+                    | AuthorityError::InvalidName(_)
+                    | AuthorityError::InvalidBlock(_)
+            ),
+            SequencesFailure::Store(e) => crate::issuer::is_bad_store_input(e),
+            SequencesFailure::Output(_) => false,
+        }
+    }
+}
+
+/// Runs `command`, printing to `out`.
+pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), SequencesFailure> {
+    match command {
+        SequencesCommand::List { store, json } => {
+            let store = Store::open(&store.url).await?;
+            print(&store.sequences().await?, json, out)
+        }
+        SequencesCommand::Show { store, name, json } => {
+            let store = Store::open(&store.url).await?;
+            let found: Vec<Sequence> = store
+                .sequences()
+                .await?
+                .into_iter()
+                .filter(|s| s.scope == name.scope && s.sequence == name.sequence)
+                .collect();
+            if found.is_empty() {
+                return Err(SequencesFailure::NoSuchSequence {
+                    url: store.label().to_owned(),
+                    scope: name.scope,
+                    sequence: name.sequence,
+                });
+            }
+            print(&found, json, out)
+        }
+        SequencesCommand::PruneWindows {
+            store,
+            sequence,
+            keep,
+        } => {
+            let pruned = Store::options()
+                .prune_windows(&store.url, &sequence, keep)
+                .await?;
+            let label = crate::store::label(&store.url);
+            writeln!(
+                out,
+                "{label} {sequence}: {pruned} used-up window(s) deleted"
+            )?;
+            Ok(())
+        }
+        SequencesCommand::SetFloor {
+            store,
+            name,
+            at,
+            era,
+            counter,
+        } => {
+            let store = Store::open(&store.url).await?;
+            let (scope, sequence) = (&name.scope, &name.sequence);
+            let (moved, whose) = if counter {
+                let moved = store.raise_counter_floor(scope, sequence, at).await?;
+                (moved, "one-at-a-time counter".to_owned())
+            } else {
+                let floor = CounterState { era, next: at };
+                let moved = store.raise_floor(scope, sequence, floor).await?;
+                (moved, format!("authority {}", store.authority_number()))
+            };
+            let what = if moved { "raised to" } else { "already at" };
+            writeln!(
+                out,
+                "{} {scope}/{sequence} ({whose}): {what} era {era}, next counter {at}",
+                store.label()
+            )?;
+            Ok(())
+        }
+    }
+}
+
+/// Prints `sequences` as a table or as JSON.
+fn print(sequences: &[Sequence], json: bool, out: &mut impl Write) -> Result<(), SequencesFailure> {
+    if json {
+        let rows: Vec<_> = sequences.iter().map(to_json).collect();
+        writeln!(out, "{}", serde_json::Value::Array(rows))?;
+        return Ok(());
+    }
+    let header = [
+        "authority",
+        "scope",
+        "sequence",
+        "era",
+        "next",
+        "used",
+        "last allocation (UTC)",
+        "rate/s",
+        "runway",
+    ]
+    .map(str::to_owned);
+    let rows: Vec<[String; 9]> = sequences
+        .iter()
+        .map(|s| {
+            [
+                authority(s),
+                s.scope.clone(),
+                s.sequence.clone(),
+                s.era.to_string(),
+                s.next.to_string(),
+                s.used.to_string(),
+                s.last_allocation_ms.map_or_else(unknown, utc),
+                s.rate.map_or_else(unknown, |rate| format!("{rate:.1}")),
+                s.runway.map_or_else(unknown, human),
+            ]
+        })
+        .collect();
+    let mut widths = header.clone().map(|h| h.len());
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.len());
+        }
+    }
+    for row in std::iter::once(&header).chain(&rows) {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        writeln!(out, "{}", cells.join("  ").trim_end())?;
+    }
+    if rows.is_empty() {
+        writeln!(out, "(no counter records)")?;
+    }
+    Ok(())
+}
+
+fn unknown() -> String {
+    "unknown".to_owned()
+}
+
+/// The authority column: the number, or `counter` for a one-at-a-time counter.
+fn authority(sequence: &Sequence) -> String {
+    if sequence.one_at_a_time {
+        "counter".to_owned()
+    } else {
+        sequence.key.to_string()
+    }
+}
+
+fn to_json(s: &Sequence) -> serde_json::Value {
+    json!({
+        "authority": (!s.one_at_a_time).then_some(s.key),
+        "kind": if s.one_at_a_time { "one-at-a-time" } else { "gdid" },
+        "scope": s.scope,
+        "sequence": s.sequence,
+        "era": s.era,
+        "next": s.next,
+        "used": s.used.to_string(),
+        "last_allocation_ms": s.last_allocation_ms,
+        "last_allocation": s.last_allocation_ms.map(utc),
+        "last_size": s.last_size,
+        "rate_per_second": s.rate,
+        "runway_seconds": s.runway.map(|r| r.as_secs_f64()),
+        "eras_left": s.eras_left(),
+    })
+}
+
+/// Milliseconds since the Unix epoch as `YYYY-MM-DDTHH:MM:SS.mmmZ` (the civil calendar from a
+/// day count, as in Howard Hinnant's `civil_from_days`).
+fn utc(ms: i64) -> String {
+    let (days, ms_of_day) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (h, m, s, milli) = (
+        ms_of_day / 3_600_000,
+        ms_of_day / 60_000 % 60,
+        ms_of_day / 1_000 % 60,
+        ms_of_day % 1_000,
+    );
+    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
+}
+
+/// A runway in the largest unit that fits: `45 s`, `3.2 h`, `12.5 days`, `3.1e9 years`.
+fn human(runway: Duration) -> String {
+    let seconds = runway.as_secs_f64();
+    let year = 365.25 * 86_400.0;
+    if seconds < 120.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 7_200.0 {
+        format!("{:.1} min", seconds / 60.0)
+    } else if seconds < 172_800.0 {
+        format!("{:.1} h", seconds / 3_600.0)
+    } else if seconds < year {
+        format!("{:.1} days", seconds / 86_400.0)
+    } else if seconds < 1e6 * year {
+        format!("{:.1} years", seconds / year)
+    } else {
+        format!("{:.1e} years", seconds / year)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_utc() {
+        assert_eq!(utc(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(utc(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(utc(1_795_000_000_000), "2026-11-18T11:06:40.000Z");
+    }
+
+    #[test]
+    fn runways_are_human() {
+        assert_eq!(human(Duration::from_secs(45)), "45 s");
+        assert_eq!(human(Duration::from_secs(3 * 3_600)), "3.0 h");
+        assert_eq!(human(Duration::from_secs(10 * 86_400)), "10.0 days");
+        assert!(human(Duration::from_secs(u64::MAX)).ends_with("e11 years"));
+    }
+}

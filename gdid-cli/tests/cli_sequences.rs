@@ -1,0 +1,324 @@
+//! `gdid sequences list|show|set-floor` on every store (SQLite, and MariaDB, PostgreSQL and
+//! MongoDB when their URLs are set), and a floor raised by one process while others issue ids:
+//! nothing issued twice, and nothing below the floor from a process started after it.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use gdid_testkit::{fresh, server, sqlite_url};
+
+fn gdid(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gdid"))
+        .args(args)
+        .current_dir(std::env::temp_dir())
+        .output()
+        .expect("the gdid binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The counter of a GDID's text form `era:authority:counter`.
+fn counter(id: &str) -> u64 {
+    id.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+/// Every store configured: a new SQLite file, and a database of these tests' own on each server
+/// whose URL is set. `list` reads every record of a store, and other suites leave corrupt
+/// records in the servers' shared `test` databases on purpose (the fault suite's corruption
+/// scenarios): those are theirs to find, not these tests'.
+fn stores() -> Vec<String> {
+    const DATABASE: &str = "gdid_cli_sequences";
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut stores = vec![sqlite_url("cli-sequences")];
+    for url in [server("GDID_MYSQL_URL"), server("GDID_POSTGRES_URL")]
+        .into_iter()
+        .flatten()
+    {
+        stores.push(runtime.block_on(gdid_testkit::database(&url, DATABASE)));
+    }
+    stores.extend(server("GDID_MONGODB_URI").map(|uri| mongodb_database(&uri, DATABASE)));
+    stores
+}
+
+/// `uri` with its database set to `name`, in place of the one it names if any.
+fn mongodb_database(uri: &str, name: &str) -> String {
+    let (base, query) = uri.split_once('?').unwrap_or((uri, ""));
+    let hosts = base.find("://").map_or(0, |scheme| scheme + 3);
+    let server = base[hosts..]
+        .find('/')
+        .map_or(base, |path| &base[..hosts + path]);
+    format!("{server}/{name}?{query}")
+}
+
+fn show(store: &str, scope: &str, sequence: &str) -> serde_json::Value {
+    let shown = gdid(&[
+        "sequences",
+        "show",
+        "--store",
+        store,
+        "--scope",
+        scope,
+        "--sequence",
+        sequence,
+        "--json",
+    ]);
+    serde_json::from_str(&stdout(&shown)).unwrap()
+}
+
+#[test]
+fn list_show_and_set_floor_on_every_store() {
+    for store in stores() {
+        let scope = fresh("cli_seq");
+        let next = |count: &str| {
+            let args = ["next", "--store", &store, "--scope", &scope];
+            stdout(&gdid(
+                &[&args[..], &["--sequence", "q", "--count", count]].concat(),
+            ))
+        };
+        next("3");
+        std::thread::sleep(Duration::from_millis(20));
+        next("3");
+
+        let shown = show(&store, &scope, "q");
+        let record = &shown.as_array().unwrap()[0];
+        assert_eq!(record["kind"], "gdid", "{store}: {record}");
+        assert_eq!(record["era"], 0, "{store}");
+        let next_counter = record["next"].as_u64().unwrap();
+        assert!(next_counter > 6, "{store}: {record}");
+        assert!(record["last_allocation_ms"].is_i64(), "{store}: {record}");
+        assert!(
+            record["last_allocation"].as_str().unwrap().ends_with('Z'),
+            "{store}"
+        );
+        assert!(record["rate_per_second"].is_f64(), "{store}: {record}");
+
+        let listed = stdout(&gdid(&["sequences", "list", "--store", &store]));
+        let header = listed.lines().next().unwrap();
+        assert!(header.starts_with("authority  scope"), "{store}: {listed}");
+        assert!(
+            listed
+                .lines()
+                .any(|l| l.contains(&scope) && l.contains(" q ")),
+            "{store}: {listed}"
+        );
+
+        let floor = |at: &str, sequence: &str| {
+            gdid(&[
+                "sequences",
+                "set-floor",
+                "--store",
+                &store,
+                "--scope",
+                &scope,
+                "--sequence",
+                sequence,
+                "--at",
+                at,
+            ])
+        };
+        let raised = stdout(&floor("1000000", "q"));
+        assert!(
+            raised.contains("raised to era 0, next counter 1000000"),
+            "{raised}"
+        );
+        assert!(counter(next("1").trim()) >= 1_000_000, "{store}");
+        assert!(stdout(&floor("1000000", "missing")).contains("raised to"));
+        assert_eq!(show(&store, &scope, "missing")[0]["next"], 1_000_000);
+
+        for (at, sequence, says) in [
+            ("10", "q", "a floor is never lowered"),
+            ("10", "Q", "differs only in case"),
+            ("0", "q", "expected a next counter from 1"),
+            ("abc", "q", "--at"),
+        ] {
+            let refused = floor(at, sequence);
+            let stderr = String::from_utf8_lossy(&refused.stderr);
+            assert_eq!(
+                refused.status.code(),
+                Some(2),
+                "{store} {at} {sequence}: {stderr}"
+            );
+            assert!(stderr.contains(says), "{store}: {stderr}");
+        }
+        let none = gdid(&[
+            "sequences",
+            "show",
+            "--store",
+            &store,
+            "--scope",
+            &scope,
+            "--sequence",
+            "none",
+        ]);
+        assert_eq!(none.status.code(), Some(2), "{store}");
+
+        // The one-at-a-time counter's floor is its next id.
+        let counter_floor = gdid(&[
+            "sequences",
+            "set-floor",
+            "--store",
+            &store,
+            "--scope",
+            &scope,
+            "--sequence",
+            "n",
+            "--counter",
+            "--at",
+            "500",
+        ]);
+        stdout(&counter_floor);
+        let args = [
+            "next",
+            "--store",
+            &store,
+            "--scope",
+            &scope,
+            "--sequence",
+            "n",
+        ];
+        let one = stdout(&gdid(
+            &[&args[..], &["--strategy", "one-at-a-time"]].concat(),
+        ));
+        assert_eq!(one.trim(), "500", "{store}");
+    }
+}
+
+/// Two processes issue ids (one long run, and a loop of short ones) while a third raises the
+/// floor: no id is issued twice; the long run, once past the floor, never goes back below it;
+/// and every process started after the floor was raised issues only ids at or above it.
+fn floor_raised_while_issuing(store: &str) {
+    const FLOOR: u64 = 50_000_000;
+    let scope = fresh("cli_floor_race");
+    let common = ["--store", store, "--scope", &scope, "--sequence", "q"];
+    let mut long = Command::new(env!("CARGO_BIN_EXE_gdid"))
+        .args(["next", "--count", "200000"])
+        .args(common)
+        .current_dir(std::env::temp_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the gdid binary starts");
+    let long_out = long.stdout.take().unwrap();
+    let long_reader = std::thread::spawn(move || {
+        BufReader::new(long_out)
+            .lines()
+            .map(Result::unwrap)
+            .collect::<Vec<_>>()
+    });
+
+    let raised = Arc::new(AtomicBool::new(false));
+    let short = {
+        let raised = raised.clone();
+        let common: Vec<String> = common.iter().map(|s| (*s).to_owned()).collect();
+        std::thread::spawn(move || {
+            // Until three runs started after the floor was raised.
+            let mut runs: Vec<(bool, String)> = Vec::new();
+            while runs.iter().filter(|(after, _)| *after).count() < 3 {
+                let after = raised.load(Ordering::SeqCst);
+                let args: Vec<&str> = ["next", "--count", "20"]
+                    .into_iter()
+                    .chain(common.iter().map(String::as_str))
+                    .collect();
+                runs.push((after, stdout(&gdid(&args))));
+            }
+            runs
+        })
+    };
+
+    std::thread::sleep(Duration::from_millis(300));
+    let at = FLOOR.to_string();
+    let args: Vec<&str> = ["sequences", "set-floor", "--at", &at]
+        .into_iter()
+        .chain(common)
+        .collect();
+    stdout(&gdid(&args));
+    raised.store(true, Ordering::SeqCst);
+
+    let status = long.wait().unwrap();
+    assert!(status.success(), "{store}: the long run failed");
+    let long_ids = long_reader.join().unwrap();
+    let runs = short.join().unwrap();
+
+    let mut seen = HashSet::new();
+    let mut past_floor = false;
+    for id in &long_ids {
+        let counter = counter(id);
+        assert!(
+            !past_floor || counter >= FLOOR,
+            "{store}: {id} below the floor after an id above it"
+        );
+        past_floor |= counter >= FLOOR;
+        assert!(seen.insert(id.clone()), "{store}: {id} issued twice");
+    }
+    let mut after = 0;
+    for (started_after, ids) in &runs {
+        for id in ids.lines() {
+            assert!(seen.insert(id.to_owned()), "{store}: {id} issued twice");
+            if *started_after {
+                assert!(counter(id) >= FLOOR, "{store}: {id} below the floor");
+            }
+        }
+        after += usize::from(*started_after);
+    }
+    assert!(after > 0, "{store}: no process started after the floor");
+    let next = stdout(&gdid(&[&["next"][..], &common].concat()));
+    assert!(counter(next.trim()) >= FLOOR, "{store}");
+}
+
+#[test]
+fn a_floor_raised_while_other_processes_issue_ids() {
+    for store in stores() {
+        floor_raised_while_issuing(&store);
+    }
+}
+
+/// `prune-windows` deletes the used-up windows but the latest, and the windows opened after it
+/// follow the ones deleted (no value twice).
+#[test]
+fn used_up_windows_are_pruned() {
+    let store = sqlite_url("cli-prune");
+    let agent = ["agent", "--store", &store, "--sequence", "w"];
+    let sizes = ["--min-open-windows", "3", "--window-size", "10"];
+    stdout(&gdid(&[&agent[..], &sizes].concat()));
+    let next = [
+        "next",
+        "--strategy",
+        "window",
+        "--store",
+        &store,
+        "--sequence",
+        "w",
+    ];
+    let first = stdout(&gdid(&[&next[..], &["--count", "25"]].concat()));
+    let prune = [
+        "sequences",
+        "prune-windows",
+        "--store",
+        &store,
+        "--sequence",
+        "w",
+    ];
+    let pruned = stdout(&gdid(&[&prune[..], &["--keep", "1"]].concat()));
+    assert!(
+        pruned.contains("w: 1 used-up window(s) deleted"),
+        "{pruned}"
+    );
+    stdout(&gdid(&[&agent[..], &sizes].concat()));
+    let then = stdout(&gdid(&[&next[..], &["--count", "20"]].concat()));
+    let mut seen = HashSet::new();
+    for id in first.lines().chain(then.lines()) {
+        assert!(seen.insert(id.to_owned()), "{id} issued twice");
+    }
+    assert_eq!(seen.len(), 45);
+}
