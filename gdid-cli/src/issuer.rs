@@ -199,6 +199,17 @@ impl Issuer {
         })
     }
 
+    /// Stops issuing, giving the ids reserved and not issued back to the store where the
+    /// strategy can: how many went back.
+    pub async fn close(&self) -> Result<u64, Error> {
+        match self {
+            Issuer::Gdid(ids) => ids.close().await,
+            Issuer::Number(ids) => ids.close().await,
+            Issuer::Uuid(ids) => ids.close().await,
+            Issuer::ObjectId(ids) => ids.close().await,
+        }
+    }
+
     /// `n` ids, all issued before this returns.
     pub async fn next_ids(&self, n: u64) -> Result<Vec<Issued>, Error> {
         Ok(match self {

@@ -208,8 +208,13 @@ async fn next(args: NextArgs) -> Result<(), Failure> {
     args.format.check(args.issue.strategy)?;
     let issuer = issuer(args.issue, args.sequence, Some(args.count)).await?;
     let mut out = io::BufWriter::new(io::stdout().lock());
-    next::issue(&issuer, args.count, args.format, &mut out).await?;
-    Ok(())
+    let issued = next::issue(&issuer, args.count, args.format, &mut out).await;
+    // What was reserved and not printed goes back to the store, so the next run goes on from
+    // the last id printed; if it cannot, those ids are lost, never issued twice.
+    if let Err(e) = issuer.close().await {
+        eprintln!("gdid: the ids reserved and not issued could not be given back (lost): {e}");
+    }
+    Ok(issued?)
 }
 
 async fn bench(args: BenchArgs) -> Result<(), Failure> {

@@ -59,24 +59,44 @@ fn the_default_store_is_a_sqlite_file_here_and_runs_go_on_from_each_other() {
     let first = lines(&gdid_in(&dir, &["next", "--count", "5"]));
     assert_eq!(first, ["0:1:1", "0:1:2", "0:1:3", "0:1:4", "0:1:5"]);
     assert!(dir.join("gdid.sqlite").exists());
-    let second = lines(&gdid_in(&dir, &["next", "--count", "3000"]));
-    assert_eq!(second.len(), 3000);
-    let all: HashSet<&String> = first.iter().chain(&second).collect();
-    assert_eq!(all.len(), 3005, "a second run repeats no id of the first");
+    let second = lines(&gdid_in(&dir, &["next", "--count", "5"]));
+    assert_eq!(
+        second,
+        ["0:1:6", "0:1:7", "0:1:8", "0:1:9", "0:1:10"],
+        "the first run gave back what it did not print"
+    );
+    let third = lines(&gdid_in(&dir, &["next", "--count", "3000"]));
+    assert_eq!(third.len(), 3000);
+    let all: HashSet<&String> = first.iter().chain(&second).chain(&third).collect();
+    assert_eq!(
+        all.len(),
+        3010,
+        "a later run repeats no id of an earlier one"
+    );
 }
 
-/// Two runs of 1,500 ids on `store`: every id distinct.
+/// Two runs of 1,500 ids on `store`: every id distinct; then two runs of 5 go on from each
+/// other, nothing lost between them.
 fn two_runs_issue_distinct_ids(store: &str) {
     let scope = fresh("cli");
-    let run = || {
+    let run = |count: &str| {
         lines(&gdid(&[
-            "next", "--store", store, "--scope", &scope, "--count", "1500",
+            "next", "--store", store, "--scope", &scope, "--count", count,
         ]))
     };
-    let (a, b) = (run(), run());
+    let (a, b) = (run("1500"), run("1500"));
     assert_eq!(a.len() + b.len(), 3000);
     let all: HashSet<&String> = a.iter().chain(&b).collect();
     assert_eq!(all.len(), 3000, "{store}");
+    let counter = |line: &String| line.rsplit(':').next().unwrap().parse::<u64>().unwrap();
+    let (c, d) = (run("5"), run("5"));
+    let counters: Vec<u64> = c.iter().chain(&d).map(counter).collect();
+    let first = counters[0];
+    assert_eq!(
+        counters,
+        (first..first + 10).collect::<Vec<_>>(),
+        "{store}: the first run of 5 gave back what it did not print"
+    );
 }
 
 #[test]

@@ -283,6 +283,25 @@ impl CounterStore for MongoAuthority {
         }
     }
 
+    async fn lower(
+        &self,
+        key: &CounterKey<'_>,
+        era: i64,
+        from: i64,
+        to: i64,
+    ) -> Result<bool, AuthorityError> {
+        // Integers only (`{next: 5}` alone would match a corrupt 5.0 and make it look valid).
+        let filter = doc! {
+            "$and": [valid_counter(&document_id(key)), { "era": era, "next": from }],
+        };
+        let update = doc! { "$set": { "next": to } };
+        match self.collection.update_one(filter, update).await {
+            Ok(done) => Ok(done.matched_count > 0),
+            Err(e) if is_type_mismatch(&e) => Ok(false),
+            Err(e) => Err(driver_error(e)),
+        }
+    }
+
     async fn records(&self) -> Result<Vec<StoredCounter>, AuthorityError> {
         let mut found = self
             .collection

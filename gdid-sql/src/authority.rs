@@ -165,6 +165,16 @@ impl CounterStore for SqlAuthority {
         counters::raise(&self.store, key, era, next).await
     }
 
+    async fn lower(
+        &self,
+        key: &CounterKey<'_>,
+        era: i64,
+        from: i64,
+        to: i64,
+    ) -> Result<bool, AuthorityError> {
+        counters::lower(&self.store, key, era, from, to).await
+    }
+
     async fn records(&self) -> Result<Vec<StoredCounter>, AuthorityError> {
         counters::records(&self.store).await
     }

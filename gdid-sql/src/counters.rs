@@ -337,6 +337,38 @@ pub(crate) async fn raise(
     Ok(done > 0)
 }
 
+/// Moves the row of `key` back from `from` to `to` while it holds exactly `era`, `from`: whether
+/// a row matched (see [`CounterStore::lower`]).
+pub(crate) async fn lower(
+    store: &SqlStore,
+    key: &CounterKey<'_>,
+    era: i64,
+    from: i64,
+    to: i64,
+) -> Result<bool, AuthorityError> {
+    let dialect = store.dialect();
+    let update = sql(
+        dialect,
+        &format!(
+            "UPDATE gdid_counters SET next_counter = ? \
+             WHERE {key}{guard} AND era = ? AND next_counter = ?",
+            key = key_condition(dialect),
+            guard = integer_guard(dialect, &["era", "next_counter"]),
+        ),
+    );
+    let done = with_pool!(store, pool => {
+        let query = sqlx::query(AssertSqlSafe(update.0.clone())).bind(to);
+        bind_key!(query, dialect, key)
+            .bind(era)
+            .bind(from)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected())
+    })
+    .map_err(driver_error)?;
+    Ok(done > 0)
+}
+
 /// Every row, as stored, in the order of authority, scope and sequence.
 pub(crate) async fn records(store: &SqlStore) -> Result<Vec<StoredCounter>, AuthorityError> {
     let dialect = store.dialect();

@@ -254,6 +254,35 @@ impl CounterState {
             },
         ))
     }
+
+    /// The one rule of giving ids back: the unused `tail` of the latest block is returned to its
+    /// counter only while the counter stands right after it (`self` is `tail.era`, `tail.end()`:
+    /// nothing was reserved since), and the counter goes back to the tail's first counter. The
+    /// state to persist, with one conditional write from `self`, or `None` when nothing can be
+    /// given back (another block was reserved since, or the tail is only counter 0, which a
+    /// stored counter never points at).
+    ///
+    /// Counter 0 is never given back: a stored `next` of 0 is not a state an authority writes
+    /// (it would read as a record that hands out counter 0, then the counters from 1 again).
+    ///
+    /// ```
+    /// use gdid_core::generator::{Block, CounterState};
+    ///
+    /// let (block, state) = CounterState::INITIAL.reserve(2, 100).unwrap();
+    /// let tail = Block::new(0, 2, 6, 95).unwrap(); // ids 1-5 were served
+    /// assert_eq!(state.give_back(&tail), Some(CounterState { era: 0, next: 6 }));
+    /// let (_, later) = state.reserve(2, 100).unwrap(); // another block since: too late
+    /// assert_eq!(later.give_back(&tail), None);
+    /// # let _ = block;
+    /// ```
+    pub fn give_back(self, tail: &Block) -> Option<CounterState> {
+        let at_tail_end = self.era == tail.era() && self.next == tail.end();
+        let next = tail.start().max(1);
+        (at_tail_end && next < tail.end()).then_some(CounterState {
+            era: self.era,
+            next,
+        })
+    }
 }
 
 /// Checks a scope or sequence name: 1 to 80 characters, ASCII letters and digits, with `_`, `.`
@@ -320,6 +349,22 @@ pub trait Authority: Send + Sync + 'static {
         sequence: &str,
         size: u64,
     ) -> impl Future<Output = Result<Block, AuthorityError>> + Send;
+
+    /// Gives back `tail`, the unused end of the latest block this authority handed out for
+    /// (scope, sequence), so that its ids are issued later instead of lost: by one conditional
+    /// write, only while nothing was reserved after it ([`CounterState::give_back`]). Whether the
+    /// ids went back. The caller must never serve them afterwards, whatever the answer.
+    ///
+    /// The default gives nothing back (`Ok(false)`): the ids are lost, never repeated.
+    fn give_back(
+        &self,
+        scope: &str,
+        sequence: &str,
+        tail: Block,
+    ) -> impl Future<Output = Result<bool, AuthorityError>> + Send {
+        let _ = (scope, sequence, tail);
+        std::future::ready(Ok(false))
+    }
 }
 
 impl<A: Authority> Authority for std::sync::Arc<A> {
@@ -339,6 +384,15 @@ impl<A: Authority> Authority for std::sync::Arc<A> {
     ) -> impl Future<Output = Result<Block, AuthorityError>> + Send {
         (**self).allocate(scope, sequence, size)
     }
+
+    fn give_back(
+        &self,
+        scope: &str,
+        sequence: &str,
+        tail: Block,
+    ) -> impl Future<Output = Result<bool, AuthorityError>> + Send {
+        (**self).give_back(scope, sequence, tail)
+    }
 }
 
 /// The object-safe companion of [`Authority`], implemented for every authority, so that one
@@ -355,6 +409,13 @@ pub trait DynAuthority: Send + Sync + 'static {
         sequence: &'a str,
         size: u64,
     ) -> BoxFuture<'a, Result<Block, AuthorityError>>;
+    /// See [`Authority::give_back`].
+    fn give_back_boxed<'a>(
+        &'a self,
+        scope: &'a str,
+        sequence: &'a str,
+        tail: Block,
+    ) -> BoxFuture<'a, Result<bool, AuthorityError>>;
 }
 
 impl<A: Authority> DynAuthority for A {
@@ -373,6 +434,15 @@ impl<A: Authority> DynAuthority for A {
         size: u64,
     ) -> BoxFuture<'a, Result<Block, AuthorityError>> {
         Box::pin(self.allocate(scope, sequence, size))
+    }
+
+    fn give_back_boxed<'a>(
+        &'a self,
+        scope: &'a str,
+        sequence: &'a str,
+        tail: Block,
+    ) -> BoxFuture<'a, Result<bool, AuthorityError>> {
+        Box::pin(self.give_back(scope, sequence, tail))
     }
 }
 
@@ -439,6 +509,36 @@ mod tests {
             last_era.reserve(1, 2),
             Err(AuthorityError::Exhausted)
         ));
+    }
+
+    #[test]
+    fn a_tail_goes_back_only_while_nothing_was_reserved_after_it() {
+        let (block, state) = CounterState::INITIAL.reserve(1, 10).unwrap();
+        assert_eq!(block.start, 1);
+        let whole = state.give_back(&block);
+        assert_eq!(
+            whole,
+            Some(CounterState::INITIAL),
+            "an unused block goes back whole"
+        );
+        let tail = Block::new(0, 1, 4, 7).unwrap();
+        assert_eq!(
+            state.give_back(&tail),
+            Some(CounterState { era: 0, next: 4 })
+        );
+        let (_, later) = state.reserve(1, 10).unwrap();
+        assert_eq!(later.give_back(&tail), None, "reserved since");
+        let other_era = CounterState { era: 1, next: 11 };
+        assert_eq!(other_era.give_back(&tail), None, "same counter, other era");
+        // A tail from counter 0 (a later era's first block) goes back from counter 1.
+        let rolled = CounterState { era: 4, next: 10 };
+        let from_zero = Block::new(4, 1, 0, 10).unwrap();
+        assert_eq!(
+            rolled.give_back(&from_zero),
+            Some(CounterState { era: 4, next: 1 })
+        );
+        let only_zero = Block::new(4, 1, 0, 1).unwrap();
+        assert_eq!(CounterState { era: 4, next: 1 }.give_back(&only_zero), None);
     }
 
     #[test]

@@ -27,9 +27,11 @@ use super::sizing::RateEstimator;
 use super::sync::{Current, Mutex, MutexGuard, PerThread};
 use crate::{COUNTER_MAX, Gdid};
 
+mod close;
 mod failover;
 mod handoff;
 mod refill;
+mod runway;
 mod stats;
 
 pub use stats::{AuthorityStats, Stats};
@@ -72,12 +74,16 @@ struct Inner {
     changed: Notify,
     /// A caller needs a block now: cut the allocator's back-off short.
     wake_allocator: Notify,
+    /// Metrics and warnings.
+    runway: runway::Runway,
 }
 
 /// Everything the slow paths share, behind one short-held lock.
 struct State {
     pending: Option<Block>,
     in_flight: bool,
+    /// [`BlockGenerator::close`] was called: no more allocations.
+    closed: bool,
     /// Until when callers wait for a block: the allocator keeps retrying until then.
     demand_until: Option<Instant>,
     /// When the latest allocation round started.
@@ -117,6 +123,8 @@ impl BlockGenerator {
             .map(|_| Health::default())
             .collect();
         let min_block = builder.config.min_block;
+        let numbers: Vec<u8> = builder.authorities.iter().map(|a| a.number()).collect();
+        let runway = runway::Runway::new(&builder.scope, &builder.sequence, &numbers);
         BlockGenerator {
             inner: Arc::new(Inner {
                 scope: builder.scope,
@@ -128,6 +136,7 @@ impl BlockGenerator {
                 state: Mutex::new(State {
                     pending: None,
                     in_flight: false,
+                    closed: false,
                     demand_until: None,
                     last_round_started: None,
                     last_failure: None,
@@ -140,6 +149,7 @@ impl BlockGenerator {
                 }),
                 changed: Notify::new(),
                 wake_allocator: Notify::new(),
+                runway,
             }),
         }
     }
@@ -172,6 +182,31 @@ impl BlockGenerator {
             Some(id) => Ok(id),
             None => self.inner.next_id_slow().await,
         }
+    }
+
+    /// One new id from what is in hand, synchronously: `None` when none is (the current block
+    /// is used up), when the caller should `next_id().await` instead. Never waits and never
+    /// allocates itself, but like `next_id` it starts the background prefetch at the low-water
+    /// mark (on the current tokio runtime, if there is one).
+    ///
+    /// ```
+    /// use gdid_core::generator::{BlockGenerator, MemoryAuthority};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), gdid_core::generator::Error> {
+    /// let ids = BlockGenerator::builder("shop", "order")
+    ///     .authority(MemoryAuthority::new(1))
+    ///     .build()?;
+    /// assert_eq!(ids.try_next_id(), None); // no block yet
+    /// let first = ids.next_id().await?;
+    /// let second = ids.try_next_id().expect("the block is in hand");
+    /// assert!(first < second);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[inline]
+    pub fn try_next_id(&self) -> Option<Gdid> {
+        self.inner.try_next_id()
     }
 
     /// `n` new ids, as runs of consecutive ids (several runs when the ids span blocks).
@@ -257,6 +292,10 @@ impl IdGenerator for BlockGenerator {
         n: u64,
     ) -> impl std::future::Future<Output = Result<IdBatch<Gdid>, Error>> + Send {
         BlockGenerator::next_ids(self, n)
+    }
+
+    fn close(&self) -> impl std::future::Future<Output = Result<u64, Error>> + Send {
+        BlockGenerator::close(self)
     }
 }
 

@@ -38,12 +38,20 @@ pub struct GeneratorConfig {
     /// First pause after a failure, for the failing authority and for prefetch retries; doubles
     /// up to `max_backoff` (default 100 ms).
     pub min_backoff: Duration,
-    /// Longest pause after repeated failures (default 10 s).
+    /// Longest pause after repeated failures (default 1 s): after an outage, the store is used
+    /// again within this long of its coming back (plus one allocation timeout, if a request was
+    /// left hanging on it).
     pub max_backoff: Duration,
     /// Id order across threads (default per thread).
     pub order: IdOrder,
     /// Most ids one thread takes from the shared block at a time in per-thread order (default 256).
     pub max_slice: u64,
+    /// A warning is logged when the ids in hand last less than this at the recent rate (the
+    /// store has not answered for a while); `None`: half the cover (the default).
+    pub cover_warning: Option<Duration>,
+    /// A warning is logged when the sequence's counter space lasts less than this at the recent
+    /// rate (default 365 days).
+    pub runway_warning: Duration,
 }
 
 impl Default for GeneratorConfig {
@@ -56,14 +64,22 @@ impl Default for GeneratorConfig {
             allocation_timeout: Duration::from_secs(3),
             request_timeout: Duration::from_secs(10),
             min_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(10),
+            max_backoff: Duration::from_secs(1),
             order: IdOrder::PerThread,
             max_slice: 256,
+            cover_warning: None,
+            runway_warning: Duration::from_secs(365 * 24 * 3600),
         }
     }
 }
 
 impl GeneratorConfig {
+    /// The cover under which a warning is logged: [`cover_warning`](Self::cover_warning), or
+    /// half the cover.
+    pub fn cover_warning(&self) -> Duration {
+        self.cover_warning.unwrap_or(self.cover / 2)
+    }
+
     /// Checks the settings against each other.
     pub(crate) fn validate(&self) -> Result<(), String> {
         if !(0.0..1.0).contains(&self.low_water_mark) {
@@ -156,6 +172,18 @@ impl<T> BlockGeneratorBuilder<T> {
     /// How long the ids in hand must last if the store goes down.
     pub fn cover(self, cover: Duration) -> Self {
         self.with(|c| c.cover = cover)
+    }
+
+    /// Logs a warning when the ids in hand last less than `cover` at the recent rate (default:
+    /// half the configured cover).
+    pub fn cover_warning(self, cover: Duration) -> Self {
+        self.with(|c| c.cover_warning = Some(cover))
+    }
+
+    /// Logs a warning when the sequence's counter space lasts less than `left` at the recent
+    /// rate (default 365 days).
+    pub fn runway_warning(self, left: Duration) -> Self {
+        self.with(|c| c.runway_warning = left)
     }
 
     /// Bounds of the dynamic block size.

@@ -324,6 +324,24 @@ pub trait CounterStore: Send + Sync + 'static {
         next: i64,
     ) -> impl Future<Output = Result<bool, AuthorityError>> + Send;
 
+    /// The conditional write of a give-back ([`give_back`]): sets the next counter of the record
+    /// of `key` from `from` down to `to`, in one atomic step, durably, only while it holds
+    /// exactly era `era` and next counter `from` (nothing was reserved since). Whether a record
+    /// matched. The allocation times are left as they are.
+    ///
+    /// The default matches nothing: a store without it never takes ids back (they are lost,
+    /// never repeated).
+    fn lower(
+        &self,
+        key: &CounterKey<'_>,
+        era: i64,
+        from: i64,
+        to: i64,
+    ) -> impl Future<Output = Result<bool, AuthorityError>> + Send {
+        let _ = (key, era, from, to);
+        std::future::ready(Ok(false))
+    }
+
     /// Every counter record of the store (of every key), in the order of key, scope and
     /// sequence, as stored.
     fn records(&self) -> impl Future<Output = Result<Vec<StoredCounter>, AuthorityError>> + Send;
@@ -540,6 +558,49 @@ pub async fn raise_floor<S: CounterStore>(
     .await
 }
 
+/// Gives `tail`, the unused end of the latest block of the record of `key`, back to `store`: the
+/// engine's rule ([`CounterState::give_back`]) as one conditional write ([`CounterStore::lower`]),
+/// which moves the record back only while nothing was reserved after the tail. Whether the ids
+/// went back.
+///
+/// # Errors
+///
+/// [`AuthorityError::InvalidName`]; [`AuthorityError::InvalidBlock`] for a tail of another
+/// authority than `key`'s; the store's errors (the ids are then lost, never repeated).
+pub async fn give_back<S: CounterStore>(
+    store: &S,
+    key: CounterKey<'_>,
+    tail: Block,
+) -> Result<bool, AuthorityError> {
+    validate_name(NameKind::Scope, key.scope)?;
+    validate_name(NameKind::Sequence, key.sequence)?;
+    if tail.authority() != key.key {
+        return Err(AuthorityError::InvalidBlock(format!(
+            "{tail} is not a block of authority {}",
+            key.key
+        )));
+    }
+    let after = CounterState {
+        era: tail.era(),
+        next: tail.end(),
+    };
+    let Some(back) = after.give_back(&tail) else {
+        return Ok(false);
+    };
+    let stored =
+        |n: u64| i64::try_from(n).map_err(|_| AuthorityError::InvalidBlock(tail.to_string()));
+    let record = store.record_name(&key);
+    store
+        .lower(
+            &key,
+            i64::from(tail.era()),
+            stored(after.next)?,
+            stored(back.next)?,
+        )
+        .await
+        .map_err(|error| in_record(&record, error))
+}
+
 /// A floor as a store holds it: an era of [`ADVANCED_ERA`], a next counter of [`STORED_NEXT`].
 fn stored_floor(floor: CounterState) -> Result<(i64, i64), AuthorityError> {
     let next = i64::try_from(floor.next)
@@ -572,6 +633,20 @@ impl<S: CounterStore> Authority for S {
             sequence,
         };
         reserve(self, key, n, CounterStart::Fresh).await
+    }
+
+    async fn give_back(
+        &self,
+        scope: &str,
+        sequence: &str,
+        tail: Block,
+    ) -> Result<bool, AuthorityError> {
+        let key = CounterKey {
+            key: self.numbering().check.number(),
+            scope,
+            sequence,
+        };
+        give_back(self, key, tail).await
     }
 }
 

@@ -307,6 +307,15 @@ pub enum Error {
     /// none will be until it is repaired. The message names the row or document and the field.
     #[error("corrupt stored state: {0}")]
     Corrupt(String),
+    /// The generator was closed ([`BlockGenerator::close`](super::BlockGenerator::close)): it
+    /// serves no more blocks (a thread may still serve the slice it holds).
+    #[error("the generator of {scope}/{sequence} is closed")]
+    Closed {
+        /// The scope.
+        scope: String,
+        /// The sequence.
+        sequence: String,
+    },
 }
 
 impl Error {
@@ -321,9 +330,10 @@ impl Error {
             Error::Unavailable { .. } | Error::Timeout { .. } | Error::Store(_) => {
                 ErrorKind::Unavailable
             }
-            Error::InvalidName(_) | Error::InvalidCount { .. } | Error::InvalidConfig { .. } => {
-                ErrorKind::Config
-            }
+            Error::InvalidName(_)
+            | Error::InvalidCount { .. }
+            | Error::InvalidConfig { .. }
+            | Error::Closed { .. } => ErrorKind::Config,
             Error::Exhausted(_) => ErrorKind::Exhausted,
             Error::Contention(_) => ErrorKind::Conflict,
             Error::Corrupt(_) => ErrorKind::Corrupt,

@@ -232,4 +232,13 @@ impl<A: Authority> Authority for FaultyAuthority<A> {
         }
         Ok(block)
     }
+
+    /// Forwarded to the inner authority unless the store is down (then an error: the ids are
+    /// lost, never repeated).
+    async fn give_back(&self, scope: &str, seq: &str, tail: Block) -> Result<bool, AuthorityError> {
+        if self.in_outage(&self.snapshot()) {
+            return Err(AuthorityError::store(InjectedFault("the store is down")));
+        }
+        self.inner.give_back(scope, seq, tail).await
+    }
 }

@@ -41,6 +41,13 @@ pub trait IdGenerator: Send + Sync {
 
     /// `n` new ids, as runs of consecutive ids in the order they were issued.
     fn next_ids(&self, n: u64) -> impl Future<Output = Result<IdBatch<Self::Id>, Error>> + Send;
+
+    /// Stops the generator, giving what it reserved and did not serve back to its store where
+    /// the strategy can ([`BlockGenerator::close`](super::BlockGenerator::close)); how many ids
+    /// went back. The default holds nothing: `Ok(0)`.
+    fn close(&self) -> impl Future<Output = Result<u64, Error>> + Send {
+        std::future::ready(Ok(0))
+    }
 }
 
 /// The object-safe companion of [`IdGenerator`], implemented for every generator.
@@ -49,6 +56,8 @@ pub trait DynIdGenerator<Id>: Send + Sync {
     fn next_id_boxed(&self) -> BoxFuture<'_, Result<Id, Error>>;
     /// See [`IdGenerator::next_ids`].
     fn next_ids_boxed(&self, n: u64) -> BoxFuture<'_, Result<IdBatch<Id>, Error>>;
+    /// See [`IdGenerator::close`].
+    fn close_boxed(&self) -> BoxFuture<'_, Result<u64, Error>>;
 }
 
 /// A generator chosen at run time.
@@ -62,6 +71,10 @@ impl<G: IdGenerator> DynIdGenerator<G::Id> for G {
     fn next_ids_boxed(&self, n: u64) -> BoxFuture<'_, Result<IdBatch<G::Id>, Error>> {
         Box::pin(self.next_ids(n))
     }
+
+    fn close_boxed(&self) -> BoxFuture<'_, Result<u64, Error>> {
+        Box::pin(self.close())
+    }
 }
 
 impl<Id: Send + 'static> IdGenerator for dyn DynIdGenerator<Id> + '_ {
@@ -73,6 +86,10 @@ impl<Id: Send + 'static> IdGenerator for dyn DynIdGenerator<Id> + '_ {
 
     fn next_ids(&self, n: u64) -> impl Future<Output = Result<IdBatch<Id>, Error>> + Send {
         self.next_ids_boxed(n)
+    }
+
+    fn close(&self) -> impl Future<Output = Result<u64, Error>> + Send {
+        self.close_boxed()
     }
 }
 
@@ -86,6 +103,10 @@ impl<G: IdGenerator + ?Sized> IdGenerator for Arc<G> {
     fn next_ids(&self, n: u64) -> impl Future<Output = Result<IdBatch<G::Id>, Error>> + Send {
         (**self).next_ids(n)
     }
+
+    fn close(&self) -> impl Future<Output = Result<u64, Error>> + Send {
+        (**self).close()
+    }
 }
 
 impl<G: IdGenerator + ?Sized> IdGenerator for &G {
@@ -97,6 +118,10 @@ impl<G: IdGenerator + ?Sized> IdGenerator for &G {
 
     fn next_ids(&self, n: u64) -> impl Future<Output = Result<IdBatch<G::Id>, Error>> + Send {
         (**self).next_ids(n)
+    }
+
+    fn close(&self) -> impl Future<Output = Result<u64, Error>> + Send {
+        (**self).close()
     }
 }
 

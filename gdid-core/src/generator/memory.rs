@@ -183,4 +183,24 @@ impl Authority for MemoryAuthority {
         self.allocations.fetch_add(1, Ordering::Relaxed);
         Ok(block)
     }
+
+    async fn give_back(&self, scope: &str, seq: &str, tail: Block) -> Result<bool, AuthorityError> {
+        if tail.authority() != self.number {
+            return Err(AuthorityError::InvalidBlock(format!(
+                "{tail} is not a block of authority {}",
+                self.number
+            )));
+        }
+        let mut counters = self.lock();
+        let Some(state) = counters.get_mut(&(scope.to_owned(), seq.to_owned())) else {
+            return Ok(false);
+        };
+        match state.give_back(&tail) {
+            Some(back) => {
+                *state = back;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
 }

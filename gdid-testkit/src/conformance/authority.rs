@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use gdid_core::Gdid;
-use gdid_core::generator::{Authority, AuthorityError, Block, BlockGenerator};
+use gdid_core::generator::{Authority, AuthorityError, Block, BlockGenerator, Error};
 
 use super::{Backend, fresh};
 
@@ -104,6 +104,107 @@ pub async fn a_restart_never_repeats_an_id<B: Backend>(backend: &B) {
             last = id;
         }
     }
+}
+
+/// A generator closed after a few ids gives the rest back: the next generator, on another
+/// connection (another process), goes on right after the last id served, and so twice in a row.
+pub async fn a_closed_generator_gives_its_tail_back<B: Backend>(backend: &B) {
+    let store = backend.store();
+    let place = backend.place(2).await;
+    let scope = fresh("give_back");
+    let mut next_expected = 1;
+    for _run in 0..2 {
+        let ids = BlockGenerator::builder(&scope, "orders")
+            .authority(backend.connect(&place, 2).await)
+            .build()
+            .unwrap();
+        for _ in 0..5 {
+            let id = ids.next_id().await.unwrap();
+            assert_eq!(
+                id.counter(),
+                next_expected,
+                "{store}: nothing lost between runs"
+            );
+            next_expected += 1;
+        }
+        let given = ids.close().await.unwrap();
+        assert!(given > 0, "{store}: the unused tail went back");
+        assert!(
+            matches!(ids.next_id().await, Err(Error::Closed { .. })),
+            "{store}: a closed generator allocates nothing"
+        );
+    }
+}
+
+/// A tail is given back only while nothing was reserved after it: a block taken meanwhile (by
+/// another process) keeps the tail from going back, and no id is issued twice.
+pub async fn a_tail_reserved_after_is_not_given_back<B: Backend>(backend: &B) {
+    let store = backend.store();
+    let place = backend.place(2).await;
+    let scope = fresh("give_back_late");
+    let ids = BlockGenerator::builder(&scope, "orders")
+        .authority(backend.connect(&place, 2).await)
+        .build()
+        .unwrap();
+    let served = ids.next_id().await.unwrap();
+    let other = backend.connect(&place, 2).await;
+    let meanwhile = other.allocate(&scope, "orders", 10).await.unwrap();
+    assert!(meanwhile.start() > served.counter(), "{store}");
+    assert_eq!(
+        ids.close().await.unwrap(),
+        0,
+        "{store}: too late to give back"
+    );
+    let after = other.allocate(&scope, "orders", 1).await.unwrap();
+    assert_eq!(
+        after.start(),
+        meanwhile.end(),
+        "{store}: the counter did not move back"
+    );
+}
+
+/// 3 connections × 2 tasks, each opening a generator, taking a few ids and closing it (some by
+/// dropping it), 15 times over: every id served is served once, and closing gave ids back.
+pub async fn generators_closing_at_once_never_repeat_an_id<B: Backend>(backend: &B) {
+    let store = backend.store().to_owned();
+    let place = backend.place(2).await;
+    let scope = fresh("give_back_race");
+    let mut tasks = Vec::new();
+    for connection in 0..3u64 {
+        let authority = backend.connect(&place, 2).await;
+        for task in 0..2u64 {
+            let (authority, scope) = (authority.clone(), scope.clone());
+            tasks.push(tokio::spawn(async move {
+                let (mut served, mut given) = (Vec::new(), 0);
+                for run in 0..15u64 {
+                    let ids = BlockGenerator::builder(&scope, "orders")
+                        .authority(authority.clone())
+                        .build()
+                        .unwrap();
+                    let count = 1 + (connection * 7 + task * 5 + run * 3) % 20;
+                    for _ in 0..count {
+                        served.push(ids.next_id().await.unwrap());
+                    }
+                    if run % 4 == 3 {
+                        drop(ids); // gives back in a task of its own
+                    } else {
+                        given += ids.close().await.unwrap();
+                    }
+                }
+                (served, given)
+            }));
+        }
+    }
+    let (mut all, mut given) = (Vec::new(), 0);
+    for task in tasks {
+        let (served, back) = task.await.unwrap();
+        all.extend(served);
+        given += back;
+    }
+    let count = all.len();
+    let unique: HashSet<Gdid> = all.into_iter().collect();
+    assert_eq!(unique.len(), count, "{store}: an id was served twice");
+    assert!(given > 0, "{store}: no generator gave anything back");
 }
 
 /// Bad names (empty, a space, SQL) and a size of 0 are typed errors, before the store is touched.

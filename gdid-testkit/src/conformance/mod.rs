@@ -302,6 +302,9 @@ macro_rules! __conformance_group {
             concurrent_allocation_is_disjoint_and_loses_nothing,
             the_first_use_race_on_a_missing_counter,
             a_restart_never_repeats_an_id,
+            a_closed_generator_gives_its_tail_back,
+            a_tail_reserved_after_is_not_given_back,
+            generators_closing_at_once_never_repeat_an_id,
             bad_names_and_sizes_are_refused);
     };
     (counters, $open:expr) => {

@@ -36,6 +36,7 @@ impl Inner {
             // Blocks answered to requests sent after this point must start at or after it, in
             // whatever order concurrent requests are answered.
             let floor = self.lock_state().health[i].next_expected;
+            let asked = Instant::now();
             let answer = tokio::time::timeout(
                 self.config.allocation_timeout,
                 authority.allocate_boxed(&self.scope, &self.sequence, size),
@@ -43,13 +44,20 @@ impl Inner {
             .await;
             let cause = match answer {
                 Ok(Ok(block)) => match self.accept(i, block, size, floor) {
-                    Ok(block) => return Ok(block),
+                    Ok(block) => {
+                        self.runway.allocation(i, asked.elapsed(), true);
+                        return Ok(block);
+                    }
                     Err(cause) => cause,
                 },
                 Ok(Err(error)) => FailureCause::Error(Arc::new(error)),
                 Err(_) => FailureCause::TimedOut(self.config.allocation_timeout),
             };
             let fatal = matches!(&cause, FailureCause::Error(e) if !e.is_retryable());
+            self.runway.allocation(i, asked.elapsed(), false);
+            if !fatal && candidates.last() != Some(&i) {
+                self.runway.failover(i);
+            }
             self.record_failure(i, &cause);
             failures.push(AuthorityFailure {
                 authority: authority.number(),

@@ -1,11 +1,13 @@
 //! The fast path and the hand-off between the shared block and the threads' slices.
 //!
-//! - A thread serves ids from its slice ([`Slot`]), which only that thread writes. A thread's
-//!   slot outlives it: once it exits, `thread_local` gives its id, and so the slot and the slice
-//!   left in it, to the next thread that asks for a slot, which serves that slice first. An id is
-//!   released only by its thread's thread-local destructors, after which a call on that thread
-//!   finds no slot and never gets that id back (it gets a free one, or `thread_local` panics), so
-//!   one slot never has two writers.
+//! - A thread serves ids from its slice ([`Slot`]), which only that thread writes, found through a
+//!   one-entry thread-local cache ([`PerThread`](super::super::sync::PerThread)): a thread-local
+//!   read, a compare, three plain loads and a plain store; no read-modify-write, no lock. A
+//!   thread's slot outlives it: when it exits, its thread-local destructor first forgets the slot,
+//!   then gives it, with the slice left in it, to the next thread that asks the generator for a
+//!   slot, which serves that slice first. A call made on the exiting thread after that (from
+//!   another thread-local destructor) finds no slot and is given none: it takes its id straight
+//!   from the current segment. So one slot never has two writers.
 //! - A slice is replaced only once it is used up, by a new one claimed from the current
 //!   [`Segment`] with one compare-and-swap.
 //! - A block is installed as the current segment only once the current one is used up (under the
@@ -47,11 +49,15 @@ impl Inner {
     /// is used up, or when `PerThread::get` found none for it, with no await since: only this
     /// thread writes its slot.
     ///
-    /// A thread that had no slot may be given one with ids left: `thread_local` hands the id of a
-    /// thread that exited, and so its slot, to the next thread that asks for one. The slice the
-    /// exited thread left is served first; replacing it would lose its ids.
+    /// A thread that had no slot may be given one with ids left: the slot of a thread that
+    /// exited goes to the next thread that asks for one. The slice the exited thread left is
+    /// served first; replacing it would lose its ids. A thread whose thread-locals are being
+    /// destroyed gets no slot: its id comes straight from the current segment.
+    #[cold]
     fn refill_slice(self: &Arc<Self>) -> Option<Gdid> {
-        let slot = self.slots.get_or(Slot::default);
+        let Some(slot) = self.slots.try_get_or(Slot::default) else {
+            return self.claim(1).map(|claim| claim.first());
+        };
         if let Some(id) = slot.take() {
             return Some(id);
         }
@@ -65,6 +71,7 @@ impl Inner {
     pub(super) fn claim(self: &Arc<Self>, want: u64) -> Option<Claim> {
         let segment = self.current.load();
         let claim = segment.claim(want)?;
+        self.runway.taken(claim.len());
         if segment.crossed_low_water(&claim) {
             self.start_prefetch();
         }
@@ -116,8 +123,8 @@ impl super::BlockGenerator {
         self.inner.finish_round(Ok(block));
     }
 
-    /// What `thread_local` does when the calling thread exits: its slot, with the slice left in
-    /// it, goes to the next thread that asks for a slot.
+    /// What the thread-local destructor does when the calling thread exits: its slot, with the
+    /// slice left in it, goes to the next thread that asks for a slot.
     #[doc(hidden)]
     pub fn loom_thread_exit(&self) {
         self.inner.slots.release();

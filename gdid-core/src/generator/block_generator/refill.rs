@@ -38,6 +38,12 @@ impl Inner {
             if self.ready_or_install_pending(&mut st) {
                 return Ok(());
             }
+            if st.closed {
+                return Err(Error::Closed {
+                    scope: self.scope.clone(),
+                    sequence: self.sequence.clone(),
+                });
+            }
             // Registered under the lock: a change made after it is not missed.
             notified.as_mut().enable();
             st.demand_until = Some(st.demand_until.map_or(deadline, |d| d.max(deadline)));
@@ -73,7 +79,7 @@ impl Inner {
 
     pub(super) fn start_prefetch(self: &Arc<Self>) {
         let mut st = self.lock_state();
-        if st.in_flight || st.pending.is_some() {
+        if st.in_flight || st.pending.is_some() || st.closed {
             return;
         }
         st.in_flight = true;
@@ -112,6 +118,7 @@ impl Inner {
             block_size(r, c.cover, c.low_water_mark, c.min_block, c.max_block)
         });
         st.block_size = size;
+        self.runway.block_size(size);
         size
     }
 }
@@ -125,6 +132,9 @@ async fn allocation_loop(mut guard: InFlight) {
         let Some(inner) = guard.generator.upgrade() else {
             return;
         };
+        if inner.lock_state().closed {
+            return; // the guard releases `in_flight`
+        }
         let size = inner.next_block_size();
         let outcome = inner.allocate_round(size).await;
         if !inner.finish_round(outcome) {
@@ -172,15 +182,20 @@ impl Inner {
                 } else {
                     st.pending = Some(block);
                 }
+                let rate = st.rate.rate();
+                self.runway.space(&block, rate, self.config.runway_warning);
                 false
             }
             Err(causes) => {
                 st.last_failure = Some((now, self.unavailable(causes)));
                 let still_serving = !self.current.load().is_used_up();
                 let callers_wait = st.demand_until.is_some_and(|until| until > now);
-                still_serving || callers_wait
+                (still_serving || callers_wait) && !st.closed
             }
         };
+        let in_hand = self.current.load().remaining() + st.pending.map_or(0, |b| b.len());
+        self.runway
+            .cover(in_hand, st.rate.rate(), self.config.cover_warning());
         if !retry {
             st.demand_until = None;
         }

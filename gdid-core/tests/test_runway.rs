@@ -1,0 +1,174 @@
+//! The runway of a block generator: nothing wasted on a graceful close or drop, and how soon the
+//! store is used again after an outage. On tokio's paused clock, over in-memory authorities (the
+//! stores' own give-back is tested on every store by the conformance suite,
+//! `gdid_testkit::conformance::authority`).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gdid_core::Gdid;
+use gdid_core::generator::{
+    Authority, BlockGenerator, CounterState, Error, FaultyAuthority, Latency, MemoryAuthority,
+};
+
+type Faulty = Arc<FaultyAuthority<MemoryAuthority>>;
+
+fn faulty(number: u8) -> Faulty {
+    Arc::new(FaultyAuthority::new(MemoryAuthority::new(number)))
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// Serves `n` ids at `per_second`, on the paused clock.
+async fn serve(ids: &BlockGenerator, n: u64, per_second: u64, seen: &mut HashSet<Gdid>) {
+    let pause = Duration::from_secs(1) / u32::try_from(per_second).unwrap();
+    for _ in 0..n {
+        let id = ids.next_id().await.unwrap();
+        assert!(seen.insert(id), "{id} served twice");
+        tokio::time::sleep(pause).await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn close_gives_back_the_current_and_the_pending_block() {
+    let authority = faulty(1);
+    authority.set_latency(Latency::Fixed(ms(10)));
+    let ids = BlockGenerator::builder("app", "close")
+        .authority(Arc::clone(&authority))
+        .build()
+        .unwrap();
+    let mut seen = HashSet::new();
+    serve(&ids, 12, 1_000, &mut seen).await; // past the low-water mark: a block is pending
+    tokio::time::sleep(ms(50)).await;
+    let stored = authority.inner().state("app", "close").unwrap();
+    assert!(stored.next > 17, "a second block was reserved: {stored:?}");
+    let given = ids.close().await.unwrap();
+    assert_eq!(given, stored.next - 13, "the rest of both blocks went back");
+    assert_eq!(
+        authority.inner().state("app", "close"),
+        Some(CounterState { era: 0, next: 13 })
+    );
+    assert!(matches!(ids.next_id().await, Err(Error::Closed { .. })));
+    assert_eq!(
+        ids.close().await.unwrap(),
+        0,
+        "closing twice gives nothing more"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn dropping_the_last_clone_gives_back_in_a_task() {
+    let authority = faulty(1);
+    let ids = BlockGenerator::builder("app", "drop")
+        .authority(Arc::clone(&authority))
+        .build()
+        .unwrap();
+    let clone = ids.clone();
+    ids.next_id().await.unwrap();
+    drop(ids);
+    tokio::time::sleep(ms(10)).await;
+    assert!(
+        authority.inner().state("app", "drop").unwrap().next > 2,
+        "a clone still holds it"
+    );
+    drop(clone);
+    tokio::time::sleep(ms(10)).await;
+    assert_eq!(
+        authority.inner().state("app", "drop"),
+        Some(CounterState { era: 0, next: 2 })
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_store_that_is_down_at_close_loses_the_tail_and_never_repeats_it() {
+    let authority = faulty(1);
+    let ids = BlockGenerator::builder("app", "down")
+        .authority(Arc::clone(&authority))
+        .build()
+        .unwrap();
+    let first = ids.next_id().await.unwrap();
+    authority.set_down(true);
+    assert!(ids.close().await.is_err(), "the store said no");
+    authority.set_down(false);
+    let again = BlockGenerator::builder("app", "down")
+        .authority(Arc::clone(&authority))
+        .build()
+        .unwrap();
+    let next = again.next_id().await.unwrap();
+    assert!(
+        next.counter() > 16,
+        "{first} then {next}: the lost tail is skipped"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn short_runs_and_races_with_other_generators_never_repeat_an_id() {
+    let authority = faulty(3);
+    let mut seen = HashSet::new();
+    let mut wasted = 0;
+    for run in 0..40u64 {
+        let a = BlockGenerator::builder("app", "race")
+            .authority(Arc::clone(&authority))
+            .build()
+            .unwrap();
+        let b = BlockGenerator::builder("app", "race")
+            .authority(Arc::clone(&authority))
+            .build()
+            .unwrap();
+        for i in 0..(run % 7 + 1) {
+            for ids in [&a, &b] {
+                if (run + i) % 3 != 0 || std::ptr::eq(ids, &a) {
+                    let id = ids.next_id().await.unwrap();
+                    assert!(seen.insert(id), "{id} served twice");
+                }
+            }
+        }
+        let (first, second) = if run % 2 == 0 { (a, b) } else { (b, a) };
+        first.close().await.unwrap();
+        if run % 5 == 0 {
+            drop(second);
+            tokio::task::yield_now().await;
+        } else {
+            second.close().await.unwrap();
+        }
+        let stored = authority.inner().state("app", "race").unwrap();
+        wasted = stored.next - 1 - seen.len() as u64;
+    }
+    assert!(
+        wasted < 40 * 16,
+        "closing gave most tails back: {wasted} ids lost"
+    );
+}
+
+/// A prefetch failing through an outage retries at most a second apart: once the store is back,
+/// it is used within a second (before, the pause doubled up to 10 s).
+#[tokio::test(start_paused = true)]
+async fn after_an_outage_the_store_is_used_again_within_a_second() {
+    let authority = faulty(1);
+    authority.set_latency(Latency::Fixed(ms(10)));
+    let ids = BlockGenerator::builder("app", "outage")
+        .authority(Arc::clone(&authority))
+        .cover(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let mut seen = HashSet::new();
+    serve(&ids, 3_000, 1_000, &mut seen).await;
+    authority.set_down(true);
+    while ids.stats().authorities[0].failures == 0 {
+        serve(&ids, 100, 1_000, &mut seen).await;
+    }
+    serve(&ids, 8_000, 1_000, &mut seen).await; // 8 s of failed prefetches: the cover holds
+    let before = authority.inner().allocations();
+    authority.set_down(false);
+    let back = tokio::time::Instant::now();
+    while authority.inner().allocations() == before {
+        serve(&ids, 1, 1_000, &mut seen).await;
+        assert!(
+            back.elapsed() <= Duration::from_secs(1) + ms(20),
+            "not used again within 1 s"
+        );
+    }
+}
