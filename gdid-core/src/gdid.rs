@@ -81,6 +81,7 @@ impl Gdid {
     ///     "authority 16 is out of range: the maximum is 15"
     /// );
     /// ```
+    #[inline]
     pub const fn from_parts(era: u32, authority: u8, counter: u64) -> Result<Gdid, InvalidParts> {
         if authority > AUTHORITY_MAX {
             return Err(InvalidParts::Authority(authority));
@@ -105,6 +106,7 @@ impl Gdid {
     /// assert_eq!(id.as_bytes(), &[1, 2, 3, 4, 0xfa, 0xca, 0xca, 0, 0xaa, 0x55, 0xaa, 0x55]);
     /// assert_eq!(id.authority(), 15);
     /// ```
+    #[inline]
     pub const fn from_raw(era: u32, id64: u64) -> Gdid {
         let e = era.to_be_bytes();
         let i = id64.to_be_bytes();
@@ -114,6 +116,7 @@ impl Gdid {
     }
 
     /// Builds an id from its 12-byte big-endian form. Every array is a valid id.
+    #[inline]
     pub const fn from_bytes(bytes: [u8; Gdid::SIZE]) -> Gdid {
         Gdid(bytes)
     }
@@ -130,6 +133,7 @@ impl Gdid {
     /// assert_eq!(Gdid::from_slice(&[0; 12]), Ok(Gdid::ZERO));
     /// assert_eq!(Gdid::from_slice(&[0; 11]).unwrap_err().to_string(), "expected 12 bytes, found 11");
     /// ```
+    #[inline]
     pub const fn from_slice(bytes: &[u8]) -> Result<Gdid, InvalidLength> {
         match bytes.first_chunk::<{ Gdid::SIZE }>() {
             Some(array) if bytes.len() == Gdid::SIZE => Ok(Gdid(*array)),
@@ -141,43 +145,51 @@ impl Gdid {
     }
 
     /// The 12-byte big-endian form, borrowed.
+    #[inline]
     pub const fn as_bytes(&self) -> &[u8; Gdid::SIZE] {
         &self.0
     }
 
     /// The 12-byte big-endian form, copied.
+    #[inline]
     pub const fn to_bytes(self) -> [u8; Gdid::SIZE] {
         self.0
     }
 
     /// The 12-byte big-endian form, consuming the id.
+    #[inline]
     pub const fn into_bytes(self) -> [u8; Gdid::SIZE] {
         self.0
     }
 
     /// The era: the high 32 bits.
+    #[inline]
     pub const fn era(&self) -> u32 {
         let b = &self.0;
         u32::from_be_bytes([b[0], b[1], b[2], b[3]])
     }
 
     /// The low 64 bits: `authority << 60 | counter`.
+    #[inline]
     pub const fn id64(&self) -> u64 {
         let b = &self.0;
         u64::from_be_bytes([b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11]])
     }
 
     /// The authority that issued the id, `0..=15`.
+    #[inline]
     pub const fn authority(&self) -> u8 {
         self.0[Gdid::ID64_OFFSET] >> 4
     }
 
     /// The counter, `0..=COUNTER_MAX`.
+    #[inline]
     pub const fn counter(&self) -> u64 {
         self.id64() & COUNTER_MAX
     }
 
     /// `true` only for [`Gdid::ZERO`].
+    #[inline]
     pub const fn is_zero(&self) -> bool {
         self.era() == 0 && self.id64() == 0
     }
@@ -196,6 +208,7 @@ impl Gdid {
     /// assert_eq!(Gdid::MAX.non_zero(), Some(Gdid::MAX));
     /// assert_eq!(Gdid::from_raw(5, 0).non_zero(), Some(Gdid::from_raw(5, 0)));
     /// ```
+    #[inline]
     pub const fn non_zero(self) -> Option<Gdid> {
         if self.is_zero() { None } else { Some(self) }
     }
@@ -217,6 +230,7 @@ impl Gdid {
     /// # Ok(())
     /// # }
     /// ```
+    #[inline]
     pub const fn cmp_ignoring_authority(&self, other: &Gdid) -> Ordering {
         let (a, b) = (self.era(), other.era());
         if a != b {
@@ -238,12 +252,14 @@ impl Gdid {
 }
 
 impl From<[u8; Gdid::SIZE]> for Gdid {
+    #[inline]
     fn from(bytes: [u8; Gdid::SIZE]) -> Self {
         Gdid(bytes)
     }
 }
 
 impl From<Gdid> for [u8; Gdid::SIZE] {
+    #[inline]
     fn from(id: Gdid) -> Self {
         id.0
     }
@@ -252,12 +268,14 @@ impl From<Gdid> for [u8; Gdid::SIZE] {
 impl TryFrom<&[u8]> for Gdid {
     type Error = InvalidLength;
 
+    #[inline]
     fn try_from(bytes: &[u8]) -> Result<Self, Self::Error> {
         Gdid::from_slice(bytes)
     }
 }
 
 impl AsRef<[u8]> for Gdid {
+    #[inline]
     fn as_ref(&self) -> &[u8] {
         &self.0
     }
