@@ -37,9 +37,6 @@ const DIGIT_PAIRS: &[u8; 200] = b"\
     6061626364656667686970717273747576777879\
     8081828384858687888990919293949596979899";
 
-const LOWER_DIGITS: &[u8; 16] = b"0123456789abcdef";
-const UPPER_DIGITS: &[u8; 16] = b"0123456789ABCDEF";
-
 impl Gdid {
     /// Longest colon form: `4294967295:15:1152921504606846975`.
     pub const TEXT_MAX_LEN: usize = 10 + 1 + 2 + 1 + 19;
@@ -74,25 +71,20 @@ impl Gdid {
     ///     "the authority segment at byte 2 is out of range: the maximum is 15"
     /// );
     /// ```
+    #[inline]
     pub const fn try_parse(input: &str) -> Result<Gdid, ParseError> {
         let bytes = input.as_bytes();
-        let mut colons = [0usize; 2];
-        let mut count = 0;
-        let mut i = 0;
-        while i < bytes.len() {
-            if bytes[i] == b':' {
-                if count < 2 {
-                    colons[count] = i;
-                }
-                count += 1;
+        // The canonical shapes in one pass; anything else (whitespace, `0x`, leading zeros past
+        // the field's width, an error) goes to the general parser, which decides alone.
+        if bytes.len() == HEX_DIGITS {
+            if let Some(id) = parse_hex_exact(bytes) {
+                return Ok(id);
             }
-            i += 1;
         }
-        match count {
-            0 => parse_hex(bytes),
-            2 => parse_colon(bytes, colons[0], colons[1]),
-            _ => Err(ParseError::SegmentCount { found: count + 1 }),
+        if let Some(id) = parse_colon_exact(bytes) {
+            return Ok(id);
         }
+        parse_general(bytes)
     }
 
     /// Writes the colon form into `buf` and returns it as a `&str`; never allocates.
@@ -103,15 +95,23 @@ impl Gdid {
     /// let mut buf = [0u8; Gdid::TEXT_MAX_LEN];
     /// assert_eq!(Gdid::MAX.encode_text(&mut buf), "4294967295:15:1152921504606846975");
     /// ```
+    #[inline]
     pub fn encode_text<'b>(&self, buf: &'b mut [u8; Gdid::TEXT_MAX_LEN]) -> &'b str {
         // Right to left, straight into `buf`: no scratch buffers to copy from.
         let mut start = write_decimal(buf, Gdid::TEXT_MAX_LEN, self.counter());
         start -= 1;
         buf[start] = b':';
-        start = write_decimal(buf, start, u64::from(self.authority()));
+        let authority = usize::from(self.authority());
+        if authority >= 10 {
+            start -= 2;
+            buf[start..start + 2].copy_from_slice(&DIGIT_PAIRS[2 * authority..2 * authority + 2]);
+        } else {
+            start -= 1;
+            buf[start] = DIGIT_PAIRS[2 * authority + 1];
+        }
         start -= 1;
         buf[start] = b':';
-        start = write_decimal(buf, start, u64::from(self.era()));
+        start = write_decimal_u32(buf, start, self.era());
         ascii(&buf[start..])
     }
 
@@ -124,14 +124,16 @@ impl Gdid {
     /// let id = Gdid::from_parts(0, 1, 0x4b).unwrap();
     /// assert_eq!(id.encode_hex_lower(&mut buf), "00000000100000000000004b");
     /// ```
+    #[inline]
     pub fn encode_hex_lower<'b>(&self, buf: &'b mut [u8; Gdid::HEX_LEN]) -> &'b str {
-        write_hex(&self.0, buf, LOWER_DIGITS);
+        write_hex(&self.0, buf, LOWER);
         ascii(buf)
     }
 
     /// Writes the 24 uppercase hex digits of the 12-byte form into `buf`; never allocates.
+    #[inline]
     pub fn encode_hex_upper<'b>(&self, buf: &'b mut [u8; Gdid::HEX_LEN]) -> &'b str {
-        write_hex(&self.0, buf, UPPER_DIGITS);
+        write_hex(&self.0, buf, UPPER);
         ascii(buf)
     }
 }
@@ -159,6 +161,173 @@ macro_rules! gdid {
         };
         ID
     }};
+}
+
+/// The general parser: every form [`Gdid::try_parse`] accepts and every error it reports.
+#[inline(never)]
+const fn parse_general(bytes: &[u8]) -> Result<Gdid, ParseError> {
+    let mut colons = [0usize; 2];
+    let mut count = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b':' {
+            if count < 2 {
+                colons[count] = i;
+            }
+            count += 1;
+        }
+        i += 1;
+    }
+    match count {
+        0 => parse_hex(bytes),
+        2 => parse_colon(bytes, colons[0], colons[1]),
+        _ => Err(ParseError::SegmentCount { found: count + 1 }),
+    }
+}
+
+/// The colon form without whitespace and with at most 10, 2 and 19 digits: `None` for anything
+/// else, which the general parser then reads (or refuses) exactly as before.
+///
+/// One pass, left to right, no error built: what the general parser spends in its colon count,
+/// trims, digit checks and leading-zero skips is gone.
+#[inline(always)]
+const fn parse_colon_exact(bytes: &[u8]) -> Option<Gdid> {
+    let n = bytes.len();
+    let (era, i) = leading_digits(bytes, 0, 10);
+    if i == 0 || i >= n || bytes[i] != b':' || era > u32::MAX as u64 {
+        return None;
+    }
+    let (authority, j) = leading_digits(bytes, i + 1, 2);
+    if j == i + 1 || j >= n || bytes[j] != b':' || authority > AUTHORITY_MAX as u64 {
+        return None;
+    }
+    let (counter, k) = leading_digits(bytes, j + 1, 19);
+    if k == j + 1 || k != n || counter > COUNTER_MAX {
+        return None;
+    }
+    // Checked above: era ≤ u32::MAX.
+    #[allow(clippy::cast_possible_truncation)]
+    let id = Gdid::from_raw(era as u32, (authority << Gdid::COUNTER_BITS) | counter);
+    Some(id)
+}
+
+/// Reads the decimal digits at `bytes[start..]`, at most `max_digits` of them (≤ 19, so the value
+/// fits); returns their value and the index after the last.
+///
+/// Eight digits at a time while eight remain and all are digits, then one at a time.
+#[inline(always)]
+const fn leading_digits(bytes: &[u8], start: usize, max_digits: usize) -> (u64, usize) {
+    let end = if bytes.len() - start < max_digits {
+        bytes.len()
+    } else {
+        start + max_digits
+    };
+    let mut value = 0u64;
+    let mut i = start;
+    while i + 8 <= end {
+        let word = load_word(bytes, i);
+        if !eight_digits(word) {
+            break;
+        }
+        value = value * 100_000_000 + eight_digits_value(word);
+        i += 8;
+    }
+    while i < end {
+        let digit = bytes[i].wrapping_sub(b'0');
+        if digit > 9 {
+            break;
+        }
+        value = value * 10 + digit as u64;
+        i += 1;
+    }
+    (value, i)
+}
+
+/// The eight bytes at `bytes[at..at + 8]` as a little-endian word (the first byte lowest).
+#[inline(always)]
+const fn load_word(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes([
+        bytes[at],
+        bytes[at + 1],
+        bytes[at + 2],
+        bytes[at + 3],
+        bytes[at + 4],
+        bytes[at + 5],
+        bytes[at + 6],
+        bytes[at + 7],
+    ])
+}
+
+/// Whether each byte of `word` is an ASCII digit.
+#[inline(always)]
+const fn eight_digits(word: u64) -> bool {
+    let high = word & 0xf0f0_f0f0_f0f0_f0f0;
+    let carried = word.wrapping_add(0x0606_0606_0606_0606) & 0xf0f0_f0f0_f0f0_f0f0;
+    (high | (carried >> 4)) == 0x3333_3333_3333_3333
+}
+
+/// The value of eight ASCII digits (the first byte most significant): three multiplications
+/// instead of eight dependent multiply-adds.
+#[inline(always)]
+const fn eight_digits_value(word: u64) -> u64 {
+    let w = word - 0x3030_3030_3030_3030;
+    let w = w.wrapping_mul(10) + (w >> 8);
+    let high = (w & 0x0000_00ff_0000_00ff).wrapping_mul(100 + (1_000_000 << 32));
+    let low = ((w >> 16) & 0x0000_00ff_0000_00ff).wrapping_mul(1 + (10_000 << 32));
+    high.wrapping_add(low) >> 32
+}
+
+/// Bytes of `word` strictly between `low` and `high` (both ≤ 128) get their top bit set, the
+/// others none; exact per byte (no carry crosses bytes), bytes ≥ 0x80 never match.
+#[inline(always)]
+const fn bytes_between(word: u64, low: u64, high: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let low7 = word & (ONES * 0x7f);
+    (ONES * (127 + high) - low7) & !word & (low7 + ONES * (127 - low)) & (ONES * 0x80)
+}
+
+/// Eight ASCII hex digits (either case, the first byte lowest) as four bytes in the same order;
+/// `None` if any byte is not a hex digit.
+#[inline(always)]
+const fn hex_word(word: u64) -> Option<[u8; 4]> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let digits = bytes_between(word, b'0' as u64 - 1, b'9' as u64 + 1);
+    let letters = bytes_between(word | (ONES * 0x20), b'a' as u64 - 1, b'f' as u64 + 1);
+    if digits | letters != ONES * 0x80 {
+        return None;
+    }
+    // '0'-'9' are 0x30-0x39, 'a'-'f' 0x61-0x66, 'A'-'F' 0x41-0x46: the low nibble, plus 9 for
+    // the letters (bit 6 set).
+    let nibbles = (word & (ONES * 0x0f)) + ((word >> 6) & ONES) * 9;
+    // Each 16-bit lane: first digit high, second low.
+    let v = ((nibbles & 0x000f_000f_000f_000f) << 4) | ((nibbles >> 8) & 0x000f_000f_000f_000f);
+    let v = (v | (v >> 8)) & 0x0000_ffff_0000_ffff;
+    let v = (v | (v >> 16)) & 0xffff_ffff;
+    // Truncation impossible: the masks above leave 32 bits.
+    #[allow(clippy::cast_possible_truncation)]
+    let bytes = (v as u32).to_le_bytes();
+    Some(bytes)
+}
+
+/// Exactly 24 hex digits: `None` for anything else (a bad digit included), which the general
+/// parser then reads or refuses.
+///
+/// Eight digits per step, checked and converted as one word ([`hex_word`]).
+#[inline(always)]
+const fn parse_hex_exact(bytes: &[u8]) -> Option<Gdid> {
+    if bytes.len() != HEX_DIGITS {
+        return None;
+    }
+    let (Some(a), Some(b), Some(c)) = (
+        hex_word(load_word(bytes, 0)),
+        hex_word(load_word(bytes, 8)),
+        hex_word(load_word(bytes, 16)),
+    ) else {
+        return None;
+    };
+    Some(Gdid::from_bytes([
+        a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], c[0], c[1], c[2], c[3],
+    ]))
 }
 
 #[inline(always)]
@@ -320,31 +489,82 @@ const fn char_at(bytes: &[u8], index: usize) -> char {
 }
 
 /// Writes `n` in decimal so that it ends just before `buf[end]`; returns where it starts.
+///
+/// Eight digits at a time first, each block as two independent halves of two pairs: the longest
+/// counter costs two 64-bit divisions by `10^8` instead of nine chained ones by 100.
+#[inline(always)]
 fn write_decimal(buf: &mut [u8], mut end: usize, mut n: u64) -> usize {
+    while n >= 100_000_000 {
+        // Truncation impossible: the remainder is below 10^8.
+        #[allow(clippy::cast_possible_truncation)]
+        let block = (n % 100_000_000) as u32;
+        n /= 100_000_000;
+        end -= 8;
+        write_eight_digits(buf, end, block);
+    }
+    // Truncation impossible: the loop left n below 10^8.
+    #[allow(clippy::cast_possible_truncation)]
+    let n = n as u32;
+    write_decimal_u32(buf, end, n)
+}
+
+/// [`write_decimal`] for a `u32`: two digits per step.
+#[inline(always)]
+fn write_decimal_u32(buf: &mut [u8], mut end: usize, mut n: u32) -> usize {
     while n >= 100 {
-        let pair = usize::try_from(n % 100).unwrap_or(0) * 2;
+        let pair = (n % 100) as usize * 2;
         n /= 100;
         end -= 2;
         buf[end..end + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
     }
+    let pair = n as usize * 2;
     if n >= 10 {
-        let pair = usize::try_from(n).unwrap_or(0) * 2;
         end -= 2;
         buf[end..end + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
     } else {
         end -= 1;
-        buf[end] = b"0123456789"[usize::try_from(n).unwrap_or(0)];
+        buf[end] = DIGIT_PAIRS[pair + 1];
     }
     end
 }
 
-/// Writes two digits per byte into `out`, which holds at least 24 bytes.
-fn write_hex(bytes: &[u8; Gdid::SIZE], out: &mut [u8], digits: &[u8; 16]) {
-    for (pair, byte) in out.chunks_exact_mut(2).zip(bytes) {
-        pair[0] = digits[usize::from(byte >> 4)];
-        pair[1] = digits[usize::from(byte & 0x0f)];
+/// Writes the eight digits of `block` (< 10^8, zero-padded) at `buf[at..at + 8]`.
+#[inline(always)]
+fn write_eight_digits(buf: &mut [u8], at: usize, block: u32) {
+    let (high, low) = (block / 10_000, block % 10_000);
+    let pairs = [high / 100, high % 100, low / 100, low % 100];
+    let out = &mut buf[at..at + 8];
+    for (k, pair) in pairs.into_iter().enumerate() {
+        let pair = pair as usize * 2;
+        out[2 * k..2 * k + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
     }
 }
+
+/// Writes two digits per byte into `out`, which holds at least 24 bytes; `letters` is
+/// [`LOWER`] or [`UPPER`].
+///
+/// Four bytes per step: their nibbles spread one per byte, then `'0'` added, and `letters` more
+/// where a nibble is 10 or above; no table lookups.
+#[inline(always)]
+fn write_hex(bytes: &[u8; Gdid::SIZE], out: &mut [u8], letters: u64) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    for (chunk, four) in out.chunks_exact_mut(8).zip(bytes.chunks_exact(4)) {
+        let mut v = 0u64;
+        for (k, byte) in four.iter().enumerate() {
+            v |= u64::from(*byte) << (16 * k);
+        }
+        // Each 16-bit lane: the high nibble in the low byte (written first), the low one above.
+        let nibbles = ((v >> 4) & 0x000f_000f_000f_000f) | ((v & 0x000f_000f_000f_000f) << 8);
+        let is_letter = ((nibbles + ONES * 6) >> 4) & ONES;
+        let chars = nibbles + ONES * u64::from(b'0') + is_letter * letters;
+        chunk.copy_from_slice(&chars.to_le_bytes());
+    }
+}
+
+/// What [`write_hex`] adds to `'0' + nibble` for the nibbles 10-15: `'a' - '0' - 10`.
+const LOWER: u64 = (b'a' - b'0' - 10) as u64;
+/// As [`LOWER`], for `'A'`.
+const UPPER: u64 = (b'A' - b'0' - 10) as u64;
 
 /// Views bytes this module wrote (ASCII digits, `:`, `x`) as `str`.
 ///
@@ -353,8 +573,9 @@ fn write_hex(bytes: &[u8; Gdid::SIZE], out: &mut [u8], digits: &[u8; 16]) {
 #[allow(unsafe_code)]
 fn ascii(bytes: &[u8]) -> &str {
     debug_assert!(bytes.is_ascii());
-    // SAFETY: every caller passes bytes taken only from DIGIT_PAIRS, LOWER_DIGITS, UPPER_DIGITS,
-    // "0123456789", b':' and b"0x", all ASCII, and ASCII is valid UTF-8.
+    // SAFETY: every caller passes bytes taken only from DIGIT_PAIRS, b':', b"0x" and `write_hex`
+    // ('0' plus a nibble, plus 39 or 7 for 10-15: '0'-'9', 'a'-'f', 'A'-'F'), all ASCII, and
+    // ASCII is valid UTF-8.
     unsafe { core::str::from_utf8_unchecked(bytes) }
 }
 
@@ -379,10 +600,10 @@ impl fmt::Debug for Gdid {
     }
 }
 
-fn fmt_hex(f: &mut fmt::Formatter<'_>, bytes: &[u8; Gdid::SIZE], digits: &[u8; 16]) -> fmt::Result {
+fn fmt_hex(f: &mut fmt::Formatter<'_>, bytes: &[u8; Gdid::SIZE], letters: u64) -> fmt::Result {
     let mut buf = [0u8; 2 + Gdid::HEX_LEN];
     buf[..2].copy_from_slice(b"0x");
-    write_hex(bytes, &mut buf[2..], digits);
+    write_hex(bytes, &mut buf[2..], letters);
     let text = ascii(&buf);
     f.pad(if f.alternate() { text } else { &text[2..] })
 }
@@ -390,14 +611,14 @@ fn fmt_hex(f: &mut fmt::Formatter<'_>, bytes: &[u8; Gdid::SIZE], digits: &[u8; 1
 impl fmt::LowerHex for Gdid {
     /// 24 lowercase hex digits of the 12-byte form; `{:#x}` adds `0x`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt_hex(f, &self.0, LOWER_DIGITS)
+        fmt_hex(f, &self.0, LOWER)
     }
 }
 
 impl fmt::UpperHex for Gdid {
     /// 24 uppercase hex digits of the 12-byte form; `{:#X}` adds `0x`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt_hex(f, &self.0, UPPER_DIGITS)
+        fmt_hex(f, &self.0, UPPER)
     }
 }
 
@@ -632,6 +853,77 @@ mod tests {
                 format!(" {g:#X} "),
             ] {
                 assert_eq!(text.parse::<Gdid>(), Ok(g), "text {text:?}");
+            }
+        }
+    }
+
+    /// The one-pass parsers decide nothing: whatever they accept, the general parser accepts
+    /// with the same id, and whatever they pass on it decides alone.
+    #[test]
+    fn the_fast_paths_agree_with_the_general_parser() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        };
+        let alphabets: [&[u8]; 4] = [
+            b"0123456789:",
+            b"0000000000119:::",
+            b"0123456789abcdefABCDEFxX: \t",
+            b"09afAFgG:/@`",
+        ];
+        let mut inputs: Vec<String> = Vec::new();
+        for g in fixtures() {
+            inputs.extend([g.to_string(), format!("{g:x}"), format!("{g:#X}")]);
+            inputs.push(format!("0{g}"));
+            inputs.push(format!("{}:{}:0{}", g.era(), g.authority(), g.counter()));
+            inputs.push(format!("{}:0{}:{}", g.era(), g.authority(), g.counter()));
+        }
+        for era in [
+            "4294967295",
+            "4294967296",
+            "9999999999",
+            "04294967295",
+            "0",
+            "00",
+        ] {
+            for authority in ["15", "16", "99", "015", "1", "01", "0"] {
+                for counter in [
+                    "1152921504606846975",
+                    "1152921504606846976",
+                    "9999999999999999999",
+                    "01152921504606846975",
+                    "0000000000000000000",
+                    "18446744073709551616",
+                    "7",
+                ] {
+                    inputs.push(format!("{era}:{authority}:{counter}"));
+                }
+            }
+        }
+        for _ in 0..200_000 {
+            let r = next();
+            let alphabet = alphabets[usize::try_from(r % 4).unwrap()];
+            let len = usize::try_from((r >> 8) % 36).unwrap();
+            let text: String = (0..len)
+                .map(|_| {
+                    let pick = usize::try_from(next() % alphabet.len() as u64).unwrap();
+                    char::from(alphabet[pick])
+                })
+                .collect();
+            inputs.push(text);
+        }
+        for input in &inputs {
+            let bytes = input.as_bytes();
+            let general = parse_general(bytes);
+            assert_eq!(Gdid::try_parse(input), general, "input {input:?}");
+            if let Some(id) = parse_colon_exact(bytes) {
+                assert_eq!(general, Ok(id), "input {input:?}");
+            }
+            if let Some(id) = parse_hex_exact(bytes) {
+                assert_eq!(general, Ok(id), "input {input:?}");
             }
         }
     }
