@@ -59,29 +59,36 @@ impl Form {
         uleb_len(id.era() as u64) + uleb_len(self.packed(id))
     }
 
+    #[inline(always)]
     fn write(self, id: &Gdid, out: &mut [u8]) -> Result<usize, BufferTooSmall> {
-        let needed = self.len(id);
-        if out.len() < needed {
+        let era = u64::from(id.era());
+        let packed = self.packed(id);
+        let era_len = uleb_len(era);
+        let needed = era_len + uleb_len(packed);
+        let Some(out) = out.get_mut(..needed) else {
             return Err(BufferTooSmall {
                 needed,
                 available: out.len(),
             });
-        }
-        Ok(self.write_unchecked(id, out))
+        };
+        let (head, tail) = out.split_at_mut(era_len);
+        put_uleb_exact(head, era);
+        put_uleb_exact(tail, packed);
+        Ok(needed)
     }
 
-    /// Writes into `out`, which holds at least `self.len(id)` bytes.
-    fn write_unchecked(self, id: &Gdid, out: &mut [u8]) -> usize {
-        let era_len = put_uleb(out, u64::from(id.era()));
-        era_len + put_uleb(&mut out[era_len..], self.packed(id))
-    }
-
+    #[inline(always)]
     fn encode(self, id: &Gdid, buf: &mut impl BufMut) {
         let mut scratch = [0u8; Gdid::VARINT_MAX_LEN];
-        let len = self.write_unchecked(id, &mut scratch);
+        let len = match self.write(id, &mut scratch) {
+            Ok(len) => len,
+            // VARINT_MAX_LEN holds every encoding.
+            Err(_) => 0,
+        };
         buf.put_slice(&scratch[..len]);
     }
 
+    #[inline(always)]
     fn decode(self, input: &[u8]) -> Result<(Gdid, usize), DecodeError> {
         let (era, era_len) = read_uleb(input, 0, Field::Era, u64::from(u32::MAX))?;
         let (packed, packed_len) = read_uleb(input, era_len, self.field(), u64::MAX)?;
@@ -134,6 +141,7 @@ impl Gdid {
     /// Gdid::from_parts(0, 0, 128).unwrap().encode_leb(&mut out);
     /// assert_eq!(out, [0x00, 0x80, 0x01]);
     /// ```
+    #[inline]
     pub fn encode_leb(&self, buf: &mut impl BufMut) {
         Form::Leb.encode(self, buf);
     }
@@ -144,6 +152,7 @@ impl Gdid {
     ///
     /// As [`BufMut::put_slice`]: when `buf` cannot hold [`compact_len`](Self::compact_len) more
     /// bytes.
+    #[inline]
     pub fn encode_compact(&self, buf: &mut impl BufMut) {
         Form::Compact.encode(self, buf);
     }
@@ -162,6 +171,7 @@ impl Gdid {
     /// let len = Gdid::from_parts(5, 0, 123).unwrap().write_leb(&mut out).unwrap();
     /// assert_eq!(&out[..len], [0x05, 0x7b]);
     /// ```
+    #[inline]
     pub fn write_leb(&self, out: &mut [u8]) -> Result<usize, BufferTooSmall> {
         Form::Leb.write(self, out)
     }
@@ -172,6 +182,7 @@ impl Gdid {
     ///
     /// [`BufferTooSmall`] when `out` is shorter than [`compact_len`](Self::compact_len); nothing
     /// is written then.
+    #[inline]
     pub fn write_compact(&self, out: &mut [u8]) -> Result<usize, BufferTooSmall> {
         Form::Compact.write(self, out)
     }
@@ -190,6 +201,7 @@ impl Gdid {
     /// assert_eq!((id, used), (Gdid::from_parts(5, 0, 123).unwrap(), 2));
     /// assert!(Gdid::decode_leb(&[0x05, 0xfb, 0x00]).is_err()); // overlong
     /// ```
+    #[inline]
     pub fn decode_leb(input: &[u8]) -> Result<(Gdid, usize), DecodeError> {
         Form::Leb.decode(input)
     }
@@ -199,6 +211,7 @@ impl Gdid {
     /// # Errors
     ///
     /// As [`decode_leb`](Self::decode_leb).
+    #[inline]
     pub fn decode_compact(input: &[u8]) -> Result<(Gdid, usize), DecodeError> {
         Form::Compact.decode(input)
     }
@@ -210,11 +223,87 @@ const fn uleb_len(value: u64) -> usize {
     bits.div_ceil(7) as usize
 }
 
+/// The 7-bit groups of the low 56 bits of `value`, one per byte, least significant first
+/// (little-endian), continuation bits clear: three shift-and-mask steps instead of a loop.
+#[inline(always)]
+const fn spread_groups(value: u64) -> u64 {
+    let v = (value & 0x0000_0000_0fff_ffff) | ((value & 0x00ff_ffff_f000_0000) << 4);
+    let v = (v & 0x0000_3fff_0000_3fff) | ((v & 0x0fff_c000_0fff_c000) << 2);
+    (v & 0x007f_007f_007f_007f) | ((v & 0x3f80_3f80_3f80_3f80) << 1)
+}
+
+/// The inverse of [`spread_groups`]: the value of eight 7-bit groups (continuation bits ignored).
+#[inline(always)]
+const fn gather_groups(bytes: u64) -> u64 {
+    let v = bytes & 0x7f7f_7f7f_7f7f_7f7f;
+    let v = (v & 0x007f_007f_007f_007f) | ((v & 0x7f00_7f00_7f00_7f00) >> 1);
+    let v = (v & 0x0000_3fff_0000_3fff) | ((v & 0x3fff_0000_3fff_0000) >> 2);
+    (v & 0x0000_0000_0fff_ffff) | ((v & 0x0fff_ffff_0000_0000) >> 4)
+}
+
+/// Writes the unsigned LEB128 of `value` into `out`, which is exactly `uleb_len(value)` long.
+///
+/// The bytes are made at once ([`spread_groups`] and a mask of continuation bits) and stored
+/// with at most two overlapping fixed-size stores, as `memcpy` does for short lengths: no loop
+/// and no byte-per-iteration dependency on `value >>= 7`.
+#[inline(always)]
+fn put_uleb_exact(out: &mut [u8], value: u64) {
+    let len = out.len();
+    if len == 1 {
+        // Truncation intended: `value` is below 0x80.
+        #[allow(clippy::cast_possible_truncation)]
+        let only = value as u8;
+        out[0] = only;
+        return;
+    }
+    // Bytes 0..len-1 (at most 8 of them in the word) carry the continuation bit.
+    let continued = if len >= 9 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * (len - 1))) - 1
+    };
+    let word = spread_groups(value) | (0x8080_8080_8080_8080 & continued);
+    // Truncations intended below: each store takes the low bytes of a shifted word.
+    #[allow(clippy::cast_possible_truncation)]
+    match len {
+        2..=3 => {
+            if let Some(head) = out.first_chunk_mut::<2>() {
+                *head = (word as u16).to_le_bytes();
+            }
+            if let Some(tail) = out.last_chunk_mut::<2>() {
+                *tail = ((word >> (8 * (len - 2))) as u16).to_le_bytes();
+            }
+        }
+        4..=8 => {
+            if let Some(head) = out.first_chunk_mut::<4>() {
+                *head = (word as u32).to_le_bytes();
+            }
+            if let Some(tail) = out.last_chunk_mut::<4>() {
+                *tail = ((word >> (8 * (len - 4))) as u32).to_le_bytes();
+            }
+        }
+        _ => {
+            // 9 or 10 bytes: the value is at least 2^56; its top 8 bits make the last 1 or 2.
+            if let Some(head) = out.first_chunk_mut::<8>() {
+                *head = word.to_le_bytes();
+            }
+            let top = value >> 56;
+            if len == 9 {
+                out[8] = top as u8;
+            } else {
+                out[8] = top as u8 | 0x80;
+                out[9] = (top >> 7) as u8;
+            }
+        }
+    }
+}
+
 /// Writes `value` at the start of `out`, which the caller has checked is long enough.
 ///
-/// Hand-written rather than the `leb128` crate's `write::unsigned`: that one writes each byte
-/// through `io::Write` (a `memcpy` call per byte) and measured 2.2-4.3× slower here
-/// (docs/performance.md, "Benchmarks").
+/// The reference for [`put_uleb_exact`] in the tests. Hand-written rather than the `leb128`
+/// crate's `write::unsigned`: that one writes each byte through `io::Write` (a `memcpy` call per
+/// byte) and measured 2.2-4.3× slower here (docs/performance.md, "Benchmarks").
+#[cfg(test)]
 fn put_uleb(out: &mut [u8], mut value: u64) -> usize {
     let mut len = 0;
     while value >= 0x80 {
@@ -249,10 +338,60 @@ fn read_uleb(
             return Ok((u64::from(byte), 1));
         }
     }
+    // Two bytes (values below 2^14) without a word: the input may hold fewer than eight.
+    if let Some(&[first, second]) = input.get(start..).and_then(<[u8]>::first_chunk::<2>) {
+        if first >= 0x80 && second < 0x80 && second != 0 {
+            let value = u64::from(first & 0x7f) | (u64::from(second) << 7);
+            if value <= max {
+                return Ok((value, 2));
+            }
+        }
+    }
+    if let Some(found) = read_uleb_word(input, start, max) {
+        return Ok(found);
+    }
     read_uleb_groups(input, start, field, max)
 }
 
-/// The general case of [`read_uleb`].
+/// The canonical encodings that start with 8 readable bytes, read a word at a time: `None` for
+/// anything else (too little input, an error), which [`read_uleb_groups`] then reads or refuses.
+#[inline(always)]
+fn read_uleb_word(input: &[u8], start: usize, max: u64) -> Option<(u64, usize)> {
+    let rest = input.get(start..)?;
+    let word = u64::from_le_bytes(*rest.first_chunk::<8>()?);
+    let ends = !word & 0x8080_8080_8080_8080;
+    let (value, len) = if ends != 0 {
+        // The first byte without the continuation bit is the last one: 1 to 8 bytes.
+        let len = ends.trailing_zeros() / 8 + 1;
+        let last = (word >> (8 * (len - 1))) & 0xff;
+        if last == 0 && len > 1 {
+            return None;
+        }
+        let kept = if len == 8 {
+            word
+        } else {
+            word & ((1u64 << (8 * len)) - 1)
+        };
+        (gather_groups(kept), len as usize)
+    } else {
+        // 9 or 10 bytes: the ninth holds bits 56..63, a tenth only bit 63 (and must be 1).
+        let low = gather_groups(word);
+        match *rest.get(8)? {
+            ninth @ 0x01..=0x7f => (low | (u64::from(ninth) << 56), 9),
+            ninth @ 0x80..=0xff if rest.get(9) == Some(&1) => {
+                (low | (u64::from(ninth & 0x7f) << 56) | (1 << 63), 10)
+            }
+            _ => return None,
+        }
+    };
+    if value > max {
+        return None;
+    }
+    Some((value, len))
+}
+
+/// The general case of [`read_uleb`]: byte by byte, every error.
+#[inline(never)]
 fn read_uleb_groups(
     input: &[u8],
     start: usize,
@@ -449,6 +588,87 @@ mod tests {
             Gdid::decode_compact(&bytes),
             Ok((id(0, 15, COUNTER_MAX), 11))
         );
+    }
+
+    /// A small deterministic generator (xorshift64*), so the tests need no dependency.
+    fn pseudo_random(seed: u64) -> impl Iterator<Item = u64> {
+        let mut state = seed | 1;
+        core::iter::repeat_with(move || {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        })
+    }
+
+    /// Every 7-bit boundary and its neighbours, 0, `u64::MAX`, and random values of every width.
+    fn interesting_values() -> Vec<u64> {
+        let mut values = vec![0, 1, u64::MAX, u64::MAX - 1, 1 << 63];
+        for shift in (7..64).step_by(7) {
+            let boundary = 1u64 << shift;
+            values.extend([boundary - 1, boundary, boundary + 1]);
+        }
+        values.extend(pseudo_random(7).take(20_000).map(|r| r >> (r % 64)));
+        values
+    }
+
+    #[test]
+    fn the_word_writer_matches_the_byte_loop() {
+        for value in interesting_values() {
+            let mut expected = [0u8; 10];
+            let len = put_uleb(&mut expected, value);
+            assert_eq!(len, uleb_len(value), "{value}");
+            let mut out = [0xaau8; 10];
+            put_uleb_exact(&mut out[..len], value);
+            assert_eq!(out[..len], expected[..len], "{value}");
+            assert!(
+                out[len..].iter().all(|&b| b == 0xaa),
+                "{value}: wrote past its length"
+            );
+        }
+    }
+
+    #[test]
+    fn the_word_reader_matches_the_byte_loop() {
+        let check = |input: &[u8]| {
+            for (field, max) in [(Field::Era, u64::from(u32::MAX)), (Field::Id64, u64::MAX)] {
+                let expected = read_uleb_groups(input, 0, field, max);
+                assert_eq!(read_uleb(input, 0, field, max), expected, "{input:02x?}");
+                if let Some(found) = read_uleb_word(input, 0, max) {
+                    assert_eq!(Ok(found), expected, "{input:02x?}");
+                }
+            }
+        };
+        for value in interesting_values() {
+            let mut bytes = [0u8; 12];
+            let len = put_uleb(&mut bytes, value);
+            for end in 0..=12 {
+                check(&bytes[..end]);
+            }
+            // Followed by continuation bytes, by a zero, and as an overlong form.
+            bytes[len..].fill(0x80);
+            check(&bytes);
+            if len < 10 {
+                bytes[len - 1] |= 0x80;
+                bytes[len] = 0;
+                check(&bytes);
+            }
+        }
+        // Random bytes, biased to continuation bytes so that long forms turn up.
+        let mut random = pseudo_random(11);
+        for _ in 0..50_000 {
+            let mut bytes = [0u8; 12];
+            for b in &mut bytes {
+                let r = random.next().unwrap();
+                *b = match r % 4 {
+                    0 => 0x80,
+                    1 => 0xff,
+                    _ => (r >> 8) as u8,
+                };
+            }
+            check(&bytes);
+            check(&bytes[..9]);
+        }
     }
 
     #[test]
