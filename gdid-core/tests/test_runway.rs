@@ -172,3 +172,42 @@ async fn after_an_outage_the_store_is_used_again_within_a_second() {
         );
     }
 }
+
+/// A young generator's first blocks are measured over a few milliseconds: at 100,000 ids/s, 16
+/// ids taken within one millisecond read as 16,000 ids/s, and the block sized for them covered 3
+/// of the 10 s configured until the third block, 1.6 s later. The rate is checked again 100 ms
+/// after such a block came: the ids in hand cover the configured time from then on, one store
+/// round trip later (the first block, the first sized one, the probe's: 100 ms + 3 round trips).
+#[tokio::test(start_paused = true)]
+async fn a_young_generator_covers_its_configured_time_100_ms_after_its_first_sized_block() {
+    for (latency_ms, ids_per_ms) in [(10, 100), (50, 100), (10, 1_000), (200, 10)] {
+        let authority = faulty(1);
+        authority.set_latency(Latency::Fixed(ms(latency_ms)));
+        let cover = Duration::from_secs(10);
+        let ids = BlockGenerator::builder("app", "young")
+            .authority(Arc::clone(&authority))
+            .cover(cover)
+            .build()
+            .unwrap();
+        let start = tokio::time::Instant::now();
+        let rate = ids_per_ms as f64 * 1_000.0;
+        let mut seen = HashSet::new();
+        while start.elapsed() < Duration::from_secs(3) {
+            for _ in 0..ids_per_ms {
+                let id = ids.next_id().await.unwrap();
+                assert!(seen.insert(id), "{id} served twice");
+            }
+            tokio::time::sleep(ms(1)).await;
+            if start.elapsed() > ms(100 + 3 * latency_ms + 1) {
+                let in_hand = ids.stats().ids_in_hand as f64;
+                assert!(
+                    in_hand >= rate * cover.as_secs_f64(),
+                    "{ids_per_ms} ids/ms, store latency {latency_ms} ms: at {:?} the ids in hand \
+                     ({in_hand}) cover {:.1} s of the {cover:?} configured",
+                    start.elapsed(),
+                    in_hand / rate
+                );
+            }
+        }
+    }
+}
