@@ -62,5 +62,7 @@ fn run() -> Result<(), Box<dyn Error>> {
     if issued.windows(2).any(|w| w[0] == w[1]) || issued.first().is_some_and(|id| *id <= first) {
         return Err("an id was issued twice, or before the first".into());
     }
+    // What was reserved and not issued goes back: the next run goes on from here.
+    ids.close()?;
     Ok(())
 }

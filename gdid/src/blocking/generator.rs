@@ -69,6 +69,35 @@ impl<G: IdGenerator> Generator<G> {
         self.ids.runtime().block_on(self.ids.get().next_ids(n))
     }
 
+    /// Stops the generator, giving the ids it reserved and did not serve back to the store
+    /// (see `gdid::BlockGenerator::close`): how many went back. Call it before the store is
+    /// dropped: dropping a generator gives its ids back in a task of the store's runtime, which
+    /// does not run once that runtime is shut down.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = gdid::blocking::Store::open("memory:")?;
+    /// let first = store.block_generator("shop", "orders").build()?;
+    /// assert_eq!(first.next_id()?.to_string(), "0:1:1");
+    /// first.close()?;
+    /// let second = store.block_generator("shop", "orders").build()?;
+    /// assert_eq!(second.next_id()?.to_string(), "0:1:2"); // nothing lost
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As the generator's async `close` (a store that could not take the ids back: they are
+    /// lost, never repeated).
+    ///
+    /// # Panics
+    ///
+    /// As [`next_id`](Self::next_id).
+    pub fn close(&self) -> Result<u64, Error> {
+        self.ids.runtime().block_on(self.ids.get().close())
+    }
+
     /// The async generator: its statistics, its settings, or to call it from async code (on
     /// any runtime: its background work stays on this store's).
     pub fn get_ref(&self) -> &G {
