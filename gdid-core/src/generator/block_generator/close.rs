@@ -55,6 +55,7 @@ impl BlockGenerator {
         let inner = &self.inner;
         inner.lock_state().closed = true;
         inner.wake_allocator.notify_one();
+        inner.changed.notify_waiters(); // callers waiting for a block get `Error::Closed`
         inner.wait_for_allocation().await;
         let tails = inner.withdraw_tail();
         give_back_all(
