@@ -277,57 +277,43 @@ const fn eight_digits_value(word: u64) -> u64 {
     high.wrapping_add(low) >> 32
 }
 
-/// Bytes of `word` strictly between `low` and `high` (both ≤ 128) get their top bit set, the
-/// others none; exact per byte (no carry crosses bytes), bytes ≥ 0x80 never match.
-#[inline(always)]
-const fn bytes_between(word: u64, low: u64, high: u64) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    let low7 = word & (ONES * 0x7f);
-    (ONES * (127 + high) - low7) & !word & (low7 + ONES * (127 - low)) & (ONES * 0x80)
-}
-
-/// Eight ASCII hex digits (either case, the first byte lowest) as four bytes in the same order;
-/// `None` if any byte is not a hex digit.
-#[inline(always)]
-const fn hex_word(word: u64) -> Option<[u8; 4]> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    let digits = bytes_between(word, b'0' as u64 - 1, b'9' as u64 + 1);
-    let letters = bytes_between(word | (ONES * 0x20), b'a' as u64 - 1, b'f' as u64 + 1);
-    if digits | letters != ONES * 0x80 {
-        return None;
-    }
-    // '0'-'9' are 0x30-0x39, 'a'-'f' 0x61-0x66, 'A'-'F' 0x41-0x46: the low nibble, plus 9 for
-    // the letters (bit 6 set).
-    let nibbles = (word & (ONES * 0x0f)) + ((word >> 6) & ONES) * 9;
-    // Each 16-bit lane: first digit high, second low.
-    let v = ((nibbles & 0x000f_000f_000f_000f) << 4) | ((nibbles >> 8) & 0x000f_000f_000f_000f);
-    let v = (v | (v >> 8)) & 0x0000_ffff_0000_ffff;
-    let v = (v | (v >> 16)) & 0xffff_ffff;
-    // Truncation impossible: the masks above leave 32 bits.
-    #[allow(clippy::cast_possible_truncation)]
-    let bytes = (v as u32).to_le_bytes();
-    Some(bytes)
-}
-
 /// Exactly 24 hex digits: `None` for anything else (a bad digit included), which the general
 /// parser then reads or refuses.
 ///
-/// Eight digits per step, checked and converted as one word ([`hex_word`]).
+/// Branch-free per digit (one flag for the whole input), so the loop vectorizes.
 #[inline(always)]
 const fn parse_hex_exact(bytes: &[u8]) -> Option<Gdid> {
-    if bytes.len() != HEX_DIGITS {
+    let digits = match bytes.first_chunk::<HEX_DIGITS>() {
+        Some(digits) if bytes.len() == HEX_DIGITS => digits,
+        _ => return None,
+    };
+    let mut nibbles = [0u8; HEX_DIGITS];
+    let mut invalid = 0u8;
+    let mut k = 0;
+    while k < HEX_DIGITS {
+        let c = digits[k];
+        let digit = c.wrapping_sub(b'0');
+        let letter = (c | 0x20).wrapping_sub(b'a');
+        let is_digit = digit < 10;
+        let is_letter = letter < 6;
+        nibbles[k] = if is_digit {
+            digit
+        } else {
+            letter.wrapping_add(10)
+        };
+        invalid |= !(is_digit | is_letter) as u8;
+        k += 1;
+    }
+    if invalid != 0 {
         return None;
     }
-    let (Some(a), Some(b), Some(c)) = (
-        hex_word(load_word(bytes, 0)),
-        hex_word(load_word(bytes, 8)),
-        hex_word(load_word(bytes, 16)),
-    ) else {
-        return None;
-    };
-    Some(Gdid::from_bytes([
-        a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], c[0], c[1], c[2], c[3],
-    ]))
+    let mut out = [0u8; Gdid::SIZE];
+    let mut k = 0;
+    while k < Gdid::SIZE {
+        out[k] = (nibbles[2 * k] << 4) | nibbles[2 * k + 1];
+        k += 1;
+    }
+    Some(Gdid::from_bytes(out))
 }
 
 #[inline(always)]

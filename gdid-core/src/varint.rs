@@ -249,12 +249,25 @@ const fn gather_groups(bytes: u64) -> u64 {
 #[inline(always)]
 fn put_uleb_exact(out: &mut [u8], value: u64) {
     let len = out.len();
-    if len == 1 {
-        // Truncation intended: `value` is below 0x80.
-        #[allow(clippy::cast_possible_truncation)]
-        let only = value as u8;
-        out[0] = only;
-        return;
+    // Truncations intended: each byte takes the low 7 bits of a shifted value.
+    #[allow(clippy::cast_possible_truncation)]
+    match out {
+        [only] => {
+            *only = value as u8;
+            return;
+        }
+        [first, second] => {
+            *first = value as u8 | 0x80;
+            *second = (value >> 7) as u8;
+            return;
+        }
+        [first, second, third] => {
+            *first = value as u8 | 0x80;
+            *second = (value >> 7) as u8 | 0x80;
+            *third = (value >> 14) as u8;
+            return;
+        }
+        _ => {}
     }
     // Bytes 0..len-1 (at most 8 of them in the word) carry the continuation bit.
     let continued = if len >= 9 {
@@ -266,15 +279,7 @@ fn put_uleb_exact(out: &mut [u8], value: u64) {
     // Truncations intended below: each store takes the low bytes of a shifted word.
     #[allow(clippy::cast_possible_truncation)]
     match len {
-        2..=3 => {
-            if let Some(head) = out.first_chunk_mut::<2>() {
-                *head = (word as u16).to_le_bytes();
-            }
-            if let Some(tail) = out.last_chunk_mut::<2>() {
-                *tail = ((word >> (8 * (len - 2))) as u16).to_le_bytes();
-            }
-        }
-        4..=8 => {
+        ..=8 => {
             if let Some(head) = out.first_chunk_mut::<4>() {
                 *head = (word as u32).to_le_bytes();
             }
@@ -338,8 +343,13 @@ fn read_uleb(
             return Ok((u64::from(byte), 1));
         }
     }
-    // Two bytes (values below 2^14) without a word: the input may hold fewer than eight.
-    if let Some(&[first, second]) = input.get(start..).and_then(<[u8]>::first_chunk::<2>) {
+    let rest = input.get(start..).unwrap_or_default();
+    if let Some(word) = rest.first_chunk::<8>() {
+        if let Some(found) = read_uleb_word(rest, u64::from_le_bytes(*word), max) {
+            return Ok(found);
+        }
+    } else if let Some(&[first, second]) = rest.first_chunk::<2>() {
+        // Two bytes (values below 2^14) when fewer than eight remain.
         if first >= 0x80 && second < 0x80 && second != 0 {
             let value = u64::from(first & 0x7f) | (u64::from(second) << 7);
             if value <= max {
@@ -347,32 +357,28 @@ fn read_uleb(
             }
         }
     }
-    if let Some(found) = read_uleb_word(input, start, max) {
-        return Ok(found);
-    }
     read_uleb_groups(input, start, field, max)
 }
 
-/// The canonical encodings that start with 8 readable bytes, read a word at a time: `None` for
-/// anything else (too little input, an error), which [`read_uleb_groups`] then reads or refuses.
+/// The canonical encodings of two bytes or more at the start of `rest`, whose first eight bytes
+/// are `word` (little-endian), read at once: `None` for anything else (an error included), which
+/// [`read_uleb_groups`] then reads or refuses.
 #[inline(always)]
-fn read_uleb_word(input: &[u8], start: usize, max: u64) -> Option<(u64, usize)> {
-    let rest = input.get(start..)?;
-    let word = u64::from_le_bytes(*rest.first_chunk::<8>()?);
+fn read_uleb_word(rest: &[u8], word: u64, max: u64) -> Option<(u64, usize)> {
     let ends = !word & 0x8080_8080_8080_8080;
     let (value, len) = if ends != 0 {
-        // The first byte without the continuation bit is the last one: 1 to 8 bytes.
-        let len = ends.trailing_zeros() / 8 + 1;
-        let last = (word >> (8 * (len - 1))) & 0xff;
-        if last == 0 && len > 1 {
+        // The first byte without the continuation bit is the last one: 1 to 8 bytes, all of
+        // them under `mask`.
+        let mask = ends ^ (ends - 1);
+        let kept = word & mask;
+        // Canonical: the last byte is not zero (the caller read one-byte values already).
+        if kept & !(mask >> 8) == 0 {
             return None;
         }
-        let kept = if len == 8 {
-            word
-        } else {
-            word & ((1u64 << (8 * len)) - 1)
-        };
-        (gather_groups(kept), len as usize)
+        (
+            gather_groups(kept),
+            (ends.trailing_zeros() as usize + 1) / 8,
+        )
     } else {
         // 9 or 10 bytes: the ninth holds bits 56..63, a tenth only bit 63 (and must be 1).
         let low = gather_groups(word);
@@ -634,8 +640,13 @@ mod tests {
             for (field, max) in [(Field::Era, u64::from(u32::MAX)), (Field::Id64, u64::MAX)] {
                 let expected = read_uleb_groups(input, 0, field, max);
                 assert_eq!(read_uleb(input, 0, field, max), expected, "{input:02x?}");
-                if let Some(found) = read_uleb_word(input, 0, max) {
-                    assert_eq!(Ok(found), expected, "{input:02x?}");
+                if let Some(word) = input.first_chunk::<8>() {
+                    let word = u64::from_le_bytes(*word);
+                    if input[0] >= 0x80 {
+                        if let Some(found) = read_uleb_word(input, word, max) {
+                            assert_eq!(Ok(found), expected, "{input:02x?}");
+                        }
+                    }
                 }
             }
         };
