@@ -218,10 +218,21 @@ impl Gdid {
 }
 
 /// Length of the unsigned LEB128 of `value`: one byte per started group of 7 bits.
+#[inline(always)]
 const fn uleb_len(value: u64) -> usize {
-    let bits = 64 - (value | 1).leading_zeros();
-    bits.div_ceil(7) as usize
+    ULEB_LEN_BY_LEADING_ZEROS[(value | 1).leading_zeros() as usize] as usize
 }
+
+/// [`uleb_len`] by the number of leading zero bits (0 to 63): one load instead of a division.
+const ULEB_LEN_BY_LEADING_ZEROS: [u8; 64] = {
+    let mut table = [0u8; 64];
+    let mut zeros = 0;
+    while zeros < 64 {
+        table[zeros] = (64 - zeros).div_ceil(7) as u8;
+        zeros += 1;
+    }
+    table
+};
 
 /// The 7-bit groups of the low 56 bits of `value`, one per byte, least significant first
 /// (little-endian), continuation bits clear: three shift-and-mask steps instead of a loop.
