@@ -1,12 +1,15 @@
 //! ns per id through each generator's public API, side by side in one run: gdid's
-//! `BlockGenerator` (`next_id().await`, per-thread and strict order, and `next_ids` amortized) and
-//! gdid-uuid's v7, v4 and v6 generators, against uuid v7 and v4, ulid, bson ObjectId and ferroid's
-//! snowflake; on 1 thread and on 2.
+//! `BlockGenerator` (`next_id().await`, per-thread and strict order, the synchronous
+//! `try_next_id()`, and `next_ids` amortized) and gdid-uuid's v7, v4 and v6 generators, against
+//! uuid v7 and v4, ulid, bson ObjectId and ferroid's snowflake; on 1 thread and on 2. The floor:
+//! an uncontended `AtomicU64::fetch_add` (each thread its own counter, on its own cache line), the
+//! cost of one atomic read-modify-write.
 //!
 //! `cargo bench -p gdid-benches --bench engine`
 
 use std::hint::black_box;
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -57,6 +60,10 @@ where
         / threads
 }
 
+/// A value alone on its cache lines (128 bytes, as crossbeam's `CachePadded` on x86-64).
+#[repr(align(128))]
+struct CachePadded<T>(T);
+
 /// Calls `make` `iters` times, keeping each result alive.
 fn repeat<T>(iters: u64, mut make: impl FnMut() -> T) {
     for _ in 0..iters {
@@ -76,8 +83,18 @@ fn next_id_runner<G: IdGenerator>(generator: G) -> impl FnMut(u64) {
     }
 }
 
+/// `BlockGenerator::next_id().await` (the inherent method, which inlines into the caller; the
+/// `IdGenerator` impl is a call into gdid-core that moves the whole future out).
 fn gdid_runner(generator: &BlockGenerator) -> impl FnMut(u64) + use<> {
-    next_id_runner(generator.clone())
+    let generator = generator.clone();
+    let rt = runtime();
+    move |iters| {
+        rt.block_on(async {
+            for _ in 0..iters {
+                black_box(generator.next_id().await.unwrap());
+            }
+        })
+    }
 }
 
 fn per_id(c: &mut Criterion) {
@@ -96,6 +113,30 @@ fn per_id(c: &mut Criterion) {
 
         group.bench_function(id("gdid_next_id"), |b| {
             b.iter_custom(|iters| on_threads(threads, iters, || gdid_runner(&per_thread)))
+        });
+        group.bench_function(id("atomic_fetch_add"), |b| {
+            b.iter_custom(|iters| {
+                on_threads(threads, iters, || {
+                    // One counter per thread: uncontended.
+                    let counter = Box::new(CachePadded(AtomicU64::new(0)));
+                    move |iters| repeat(iters, || counter.0.fetch_add(1, Ordering::Relaxed))
+                })
+            })
+        });
+        group.bench_function(id("gdid_try_next_id"), |b| {
+            b.iter_custom(|iters| {
+                on_threads(threads, iters, || {
+                    let generator = per_thread.clone();
+                    let rt = runtime();
+                    // Synchronous while a block is in hand; `next_id().await` when it is not.
+                    move |iters| {
+                        repeat(iters, || match generator.try_next_id() {
+                            Some(id) => id,
+                            None => rt.block_on(generator.next_id()).unwrap(),
+                        })
+                    }
+                })
+            })
         });
         group.bench_function(id("gdid_next_id_strict"), |b| {
             b.iter_custom(|iters| on_threads(threads, iters, || gdid_runner(&strict)))
