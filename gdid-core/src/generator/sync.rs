@@ -1,5 +1,5 @@
 //! The synchronisation primitives of the block generator's hand-off between the shared block and
-//! the threads' slices: std's, arc-swap's and thread_local's in ordinary builds, loom's under
+//! the threads' slices: std's (thread-locals included) and arc-swap's in ordinary builds, loom's under
 //! `RUSTFLAGS="--cfg gdid_loom"`, so that the model checker runs the real code
 //! (`gdid-core/tests/loom_block_handoff.rs`).
 //!
@@ -25,10 +25,14 @@ pub(crate) use self::loom_impl::{Current, PerThread};
 
 #[cfg(not(gdid_loom))]
 mod std_impl {
-    use std::sync::Arc;
+    use std::cell::{Cell, RefCell};
+    use std::marker::PhantomData;
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
     use arc_swap::ArcSwap;
-    use thread_local::ThreadLocal;
+
+    use super::super::segment::Slot;
 
     /// A value read without a lock and replaced whole: [`ArcSwap`].
     pub(crate) struct Current<T>(ArcSwap<T>);
@@ -52,32 +56,167 @@ mod std_impl {
         }
     }
 
-    /// One value per thread: [`ThreadLocal`].
-    pub(crate) struct PerThread<T: Send>(ThreadLocal<T>);
+    /// One [`Slot`] per thread and generator.
+    ///
+    /// - **Fast path**: [`HOT`], a `const`-initialized thread-local without destructor, holds the
+    ///   key of the last generator this thread served (never reused) and its slot: one
+    ///   thread-local read and a compare, no thread id lookup, no lock, no atomic.
+    /// - A thread's slots are listed in [`OWNED`], whose destructor, when the thread exits, first
+    ///   clears [`HOT`] and then gives each slot, with the slice left in it, to its generator's
+    ///   free list: the next thread that asks that generator for a slot gets it and serves that
+    ///   slice first. From then on (in thread-local destructors run after it) the exiting thread
+    ///   finds no slot and is given none, so one slot never has two writers.
+    /// - Slots are never freed: once their generator is dropped they go to a process-wide pool
+    ///   that later generators take from. Memory is bounded by the most slots ever in use at
+    ///   once, and the `&'static Slot` in [`HOT`] is always valid (a stale one is never used:
+    ///   its key is that of a dropped generator).
+    pub(crate) struct PerThread<T: 'static> {
+        /// This generator's key in [`HOT`] and [`OWNED`].
+        key: u64,
+        shared: Arc<Registry>,
+        of: PhantomData<&'static T>,
+    }
 
     /// What [`PerThread`] gives for one thread: derefs to the value.
     pub(crate) type Local<'a, T> = &'a T;
 
-    impl<T: Send + Sync> PerThread<T> {
+    /// A generator's slots: every one (for statistics), and those that exited threads left.
+    struct Registry {
+        all: Mutex<Vec<&'static Slot>>,
+        free: Mutex<Vec<&'static Slot>>,
+    }
+
+    /// The generators' keys: 0 is none.
+    static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
+
+    /// The slots of dropped generators, emptied, to be used again.
+    static POOL: Mutex<Vec<&'static Slot>> = Mutex::new(Vec::new());
+
+    /// An empty slot never filled: in [`HOT`] before a generator is served (under key 0, never a
+    /// generator's), and what [`PerThread::get_or`] gives a thread whose thread-locals are
+    /// destroyed (`take_many` finds nothing in it).
+    static NO_SLOT: Slot = Slot::new();
+
+    thread_local! {
+        /// The key of the generator this thread served last, and this thread's slot of it.
+        static HOT: Cell<(u64, &'static Slot)> = const { Cell::new((0, &NO_SLOT)) };
+        /// This thread's slots: generator key, generator, slot.
+        static OWNED: Owned = const { Owned(RefCell::new(Vec::new())) };
+    }
+
+    /// This thread's slots; when it exits, each goes to its generator's free list.
+    struct Owned(RefCell<Vec<(u64, Weak<Registry>, &'static Slot)>>);
+
+    impl Drop for Owned {
+        fn drop(&mut self) {
+            // First: from now on this thread finds no slot.
+            HOT.set((0, &NO_SLOT));
+            for (_, registry, slot) in self.0.get_mut().drain(..) {
+                if let Some(registry) = registry.upgrade() {
+                    lock(&registry.free).push(slot);
+                }
+            }
+        }
+    }
+
+    impl Drop for Registry {
+        fn drop(&mut self) {
+            // Nobody uses these slots any more: their generator is gone, and the threads that
+            // remember them do so under its key, never asked for again.
+            let all = std::mem::take(self.all.get_mut().unwrap_or_else(PoisonError::into_inner));
+            for slot in &all {
+                slot.reset();
+            }
+            lock(&POOL).extend(all);
+        }
+    }
+
+    impl PerThread<Slot> {
         pub(crate) fn new() -> Self {
-            PerThread(ThreadLocal::new())
+            PerThread {
+                key: NEXT_KEY.fetch_add(1, Relaxed),
+                shared: Arc::new(Registry {
+                    all: Mutex::new(Vec::new()),
+                    free: Mutex::new(Vec::new()),
+                }),
+                of: PhantomData,
+            }
         }
 
-        /// This thread's value, if it has one.
+        /// This thread's slot if it served this generator last: the fast path.
         #[inline]
-        pub(crate) fn get(&self) -> Option<Local<'_, T>> {
-            self.0.get()
+        pub(crate) fn hot(&self) -> Option<Local<'_, Slot>> {
+            let (key, slot) = HOT.get();
+            (key == self.key).then_some(slot)
         }
 
-        /// This thread's value, made by `make` the first time.
-        pub(crate) fn get_or(&self, make: impl FnOnce() -> T) -> Local<'_, T> {
-            self.0.get_or(make)
+        /// This thread's slot, if it has one.
+        #[inline]
+        pub(crate) fn get(&self) -> Option<Local<'_, Slot>> {
+            self.hot().or_else(|| self.find())
+        }
+
+        /// This thread's slot, found in [`OWNED`] (another generator was served since).
+        #[cold]
+        fn find(&self) -> Option<&'static Slot> {
+            let slot = OWNED
+                .try_with(|owned| {
+                    let owned = owned.0.try_borrow().ok()?;
+                    owned
+                        .iter()
+                        .find(|(key, _, _)| *key == self.key)
+                        .map(|(_, _, slot)| *slot)
+                })
+                .ok()
+                .flatten()?;
+            HOT.set((self.key, slot));
+            Some(slot)
+        }
+
+        /// This thread's slot, made by `make` the first time (or one an exited thread left);
+        /// `None` once this thread's thread-locals are being destroyed.
+        pub(crate) fn try_get_or(&self, make: impl FnOnce() -> Slot) -> Option<Local<'_, Slot>> {
+            self.get().or_else(|| self.adopt(make))
+        }
+
+        /// This thread's slot, made by `make` the first time (or one an exited thread left); an
+        /// empty slot, never to be filled, once this thread's thread-locals are being destroyed.
+        pub(crate) fn get_or(&self, make: impl FnOnce() -> Slot) -> Local<'_, Slot> {
+            self.try_get_or(make).unwrap_or(&NO_SLOT)
+        }
+
+        /// Gives this thread a slot: one an exited thread left, else a pooled or a new one.
+        #[cold]
+        fn adopt(&self, make: impl FnOnce() -> Slot) -> Option<&'static Slot> {
+            let slot = OWNED
+                .try_with(|owned| {
+                    let mut owned = owned.0.try_borrow_mut().ok()?;
+                    let slot = lock(&self.shared.free).pop().unwrap_or_else(|| {
+                        let slot = lock(&POOL)
+                            .pop()
+                            .unwrap_or_else(|| Box::leak(Box::new(make())));
+                        lock(&self.shared.all).push(slot);
+                        slot
+                    });
+                    // Forget the slots of dropped generators (back in the pool).
+                    owned.retain(|(_, registry, _)| registry.strong_count() > 0);
+                    owned.push((self.key, Arc::downgrade(&self.shared), slot));
+                    Some(slot)
+                })
+                .ok()
+                .flatten()?;
+            HOT.set((self.key, slot));
+            Some(slot)
         }
 
         /// Every thread's value.
-        pub(crate) fn iter(&self) -> impl Iterator<Item = Local<'_, T>> {
-            self.0.iter()
+        pub(crate) fn iter(&self) -> impl Iterator<Item = Local<'_, Slot>> {
+            lock(&self.shared.all).clone().into_iter()
         }
+    }
+
+    fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+        mutex.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -108,7 +247,7 @@ mod loom_impl {
         }
     }
 
-    /// One value per model thread. As `thread_local` does, a thread that exited
+    /// One value per model thread. As the std build does, a thread that exited
     /// ([`release`](Self::release)) leaves its value to the next thread that asks for one with
     /// [`get_or`](Self::get_or) (`get` finds nothing for a thread that never had one).
     pub(crate) struct PerThread<T>(Mutex<Vec<(Option<ThreadId>, Arc<T>)>>);
@@ -121,12 +260,22 @@ mod loom_impl {
             PerThread(Mutex::new(Vec::new()))
         }
 
+        /// As [`get`](Self::get): the model has no one-entry cache.
+        pub(crate) fn hot(&self) -> Option<Local<'_, T>> {
+            self.get()
+        }
+
         pub(crate) fn get(&self) -> Option<Local<'_, T>> {
             let me = Some(loom::thread::current().id());
             let all = self.0.lock().unwrap();
             all.iter()
                 .find(|(thread, _)| *thread == me)
                 .map(|(_, value)| Arc::clone(value))
+        }
+
+        /// As [`get_or`](Self::get_or): a model thread always has its thread-locals.
+        pub(crate) fn try_get_or(&self, make: impl FnOnce() -> T) -> Option<Local<'_, T>> {
+            Some(self.get_or(make))
         }
 
         pub(crate) fn get_or(&self, make: impl FnOnce() -> T) -> Local<'_, T> {

@@ -18,23 +18,82 @@
 //! served once or is still in a slot, and [`Stats`](super::Stats) can count them.
 //! `gdid-core/tests/loom_block_handoff.rs` checks these rules with the model checker.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use tokio::time::Instant;
 use tracing::debug;
 
 use super::super::authority::Block;
 use super::super::config::IdOrder;
+use super::super::error::Error;
 use super::super::segment::{Claim, Segment, Slot};
 use super::{Inner, State};
 use crate::Gdid;
+
+/// The future of [`BlockGenerator::next_id`](super::BlockGenerator::next_id): at the first poll,
+/// an id from what is in hand ([`Inner::try_next_id`], inlined into the caller); only when there
+/// is none, the wait for a block, boxed. An `async fn` kept the wait's state inline: a future of
+/// hundreds of bytes, whose poll the compiler did not inline, and whose 80-byte output was copied
+/// for every id.
+pub(super) struct NextId<'a> {
+    inner: &'a Arc<Inner>,
+    slow: Option<SlowNextId<'a>>,
+}
+
+type SlowNextId<'a> = Pin<Box<dyn Future<Output = Result<Gdid, Error>> + Send + 'a>>;
+
+impl<'a> NextId<'a> {
+    #[inline]
+    pub(super) fn new(inner: &'a Arc<Inner>) -> Self {
+        NextId { inner, slow: None }
+    }
+}
+
+impl Future for NextId<'_> {
+    type Output = Result<Gdid, Error>;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let slow = match &mut this.slow {
+            Some(slow) => slow,
+            None => match this.inner.try_next_id() {
+                Some(id) => return Poll::Ready(Ok(id)),
+                None => this.slow.insert(slow_next_id(this.inner)),
+            },
+        };
+        slow.as_mut().poll(cx)
+    }
+}
+
+/// The wait for a block of [`NextId`].
+#[cold]
+fn slow_next_id(inner: &Arc<Inner>) -> SlowNextId<'_> {
+    Box::pin(inner.next_id_slow())
+}
 
 impl Inner {
     /// One id from what is in hand, without waiting: this thread's slice, refilled from the
     /// current segment when it is used up (per-thread order), or the shared cursor (strict
     /// order). `None` when the current segment is used up.
+    ///
+    /// The fast path is this thread's slot, found in the one-entry thread-local cache (a strict
+    /// generator has no slots: it never finds one there).
     #[inline]
     pub(super) fn try_next_id(self: &Arc<Self>) -> Option<Gdid> {
+        match self.slots.hot().and_then(|slot| slot.take()) {
+            Some(id) => Some(id),
+            None => self.try_next_id_cold(),
+        }
+    }
+
+    /// [`try_next_id`](Self::try_next_id) when this thread's slot is not in the cache or is used
+    /// up.
+    #[inline(never)]
+    fn try_next_id_cold(self: &Arc<Self>) -> Option<Gdid> {
         match self.config.order {
             IdOrder::PerThread => self
                 .slots
