@@ -129,15 +129,23 @@ fn main() {
         },
     ];
     println!(
-        "| mode | ids | rate achieved | p50 | p99 | p99.9 | p99.99 | max | allocations | allocations per 1M ids |"
+        "| mode | ids | rate achieved | p50 | p99 | p99.9 | p99.99 | max | calls > 10 µs | stalls (calls ≥ 1 ms) | allocations | allocations per 1M ids |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for mode in &modes {
         let out = rt.block_on(run(mode, seconds));
         let h = &out.latency;
         let rate = out.ids as f64 / out.elapsed.as_secs_f64();
+        // A call of 1 ms or more waited for the store (or the thread was descheduled: on a
+        // loaded machine, compare with a run of the naive mode).
+        let slow = |from: u64| {
+            h.iter_recorded()
+                .filter(|v| v.value_iterated_to() >= from)
+                .map(|v| v.count_at_value())
+                .sum::<u64>()
+        };
         println!(
-            "| {} | {} | {:.0} ids/s | {} | {} | {} | {} | {} | {} | {:.2} |",
+            "| {} | {} | {:.0} ids/s | {} | {} | {} | {} | {} | {} | {} | {} | {:.2} |",
             mode.name,
             out.ids,
             rate,
@@ -146,6 +154,8 @@ fn main() {
             fmt_ns(h.value_at_quantile(0.999)),
             fmt_ns(h.value_at_quantile(0.9999)),
             fmt_ns(h.max()),
+            slow(10_001),
+            slow(1_000_000),
             out.allocations,
             out.allocations as f64 * 1e6 / out.ids as f64,
         );
