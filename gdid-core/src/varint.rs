@@ -80,11 +80,8 @@ impl Form {
     #[inline(always)]
     fn encode(self, id: &Gdid, buf: &mut impl BufMut) {
         let mut scratch = [0u8; Gdid::VARINT_MAX_LEN];
-        let len = match self.write(id, &mut scratch) {
-            Ok(len) => len,
-            // VARINT_MAX_LEN holds every encoding.
-            Err(_) => 0,
-        };
+        // VARINT_MAX_LEN holds every encoding: the error cannot happen.
+        let len = self.write(id, &mut scratch).unwrap_or_default();
         buf.put_slice(&scratch[..len]);
     }
 
@@ -226,9 +223,12 @@ const fn uleb_len(value: u64) -> usize {
 /// [`uleb_len`] by the number of leading zero bits (0 to 63): one load instead of a division.
 const ULEB_LEN_BY_LEADING_ZEROS: [u8; 64] = {
     let mut table = [0u8; 64];
-    let mut zeros = 0;
+    let mut zeros: usize = 0;
     while zeros < 64 {
-        table[zeros] = (64 - zeros).div_ceil(7) as u8;
+        // At most 10: the narrowing is exact.
+        #[allow(clippy::cast_possible_truncation)]
+        let len = (64 - zeros).div_ceil(7) as u8;
+        table[zeros] = len;
         zeros += 1;
     }
     table
@@ -685,7 +685,7 @@ mod tests {
                 *b = match r % 4 {
                     0 => 0x80,
                     1 => 0xff,
-                    _ => (r >> 8) as u8,
+                    _ => r.to_le_bytes()[1],
                 };
             }
             check(&bytes);
