@@ -3,9 +3,11 @@
 //! Groups (ids are `group/function/parameter`):
 //!
 //! - `format`: id to text (stack buffer where the crate offers one, `String` otherwise);
-//! - `parse`: text to id, including two error paths;
+//! - `parse`: text to id, including two error paths; gdid and uuid through `try_parse`/`parse_str`
+//!   and through `FromStr`;
 //! - `bytes`: the fixed binary forms of gdid (12 bytes) and uuid (16 bytes); `*_from_slice` stores
-//!   the whole `Result` through `black_box`, `*_from_slice_to/into_bytes` only the bytes;
+//!   the whole `Result` through `black_box`, `*_from_slice_to/into_bytes` only the bytes,
+//!   `*_from_bytes` builds the id from an array;
 //! - `varint`: gdid `leb` and `compact`, next to a minimal hand-written canonical LEB128 codec of
 //!   the same two values (u32 era, u64) and to the raw `leb128` crate calls, so that the cost of
 //!   the `leb128` crate and of the gdid wrapper around it can be told apart;
@@ -18,6 +20,7 @@
 
 use std::fmt::Write as _;
 use std::hint::black_box;
+use std::str::FromStr as _;
 
 use bson::oid::ObjectId;
 use criterion::measurement::WallTime;
@@ -32,6 +35,8 @@ const GDID_TYPICAL: &str = "1293:3:57";
 const GDID_LONG: &str = "4294967295:15:1152921504606846975";
 /// The hex form of `GDID_TYPICAL`.
 const GDID_HEX: &str = "0000050d3000000000000039";
+/// `GDID_HEX` with the `0x` prefix.
+const GDID_HEX_0X: &str = "0x0000050d3000000000000039";
 /// Authority 18 is out of range.
 const GDID_INVALID: &str = "1:18:3";
 const UUID_TEXT: &str = "67e55044-10b1-426f-9247-bb680e5fe0c8";
@@ -126,6 +131,12 @@ fn format(c: &mut Criterion) {
     bench.time_into("uuid_hyphenated_encode_lower", &id, &buffer, |id, buf| {
         black_box(id.hyphenated().encode_lower(buf));
     });
+    let out = String::with_capacity(64);
+    bench.time_into("uuid_display_write_string", &id, &out, |id, out| {
+        out.clear();
+        write!(out, "{id}").expect("writing to a String cannot fail");
+        black_box(out.as_str());
+    });
 
     let id = Ulid::from_string(ULID_TEXT).expect("valid ulid");
     let buffer = [0u8; ulid::ULID_LEN];
@@ -150,6 +161,16 @@ fn parse(c: &mut Criterion) {
     ] {
         Bench::new(&mut group, label).time(function, input, Gdid::try_parse);
     }
+    // Through `FromStr` (`str::parse`), as most code calls it, and the `0x` hex form.
+    for (function, label, input) in [
+        ("gdid_colon_from_str", "typical", GDID_TYPICAL),
+        ("gdid_colon_from_str", "long", GDID_LONG),
+        ("gdid_hex_from_str", "24_digits", GDID_HEX),
+        ("gdid_hex_from_str", "0x_24_digits", GDID_HEX_0X),
+    ] {
+        Bench::new(&mut group, label).time(function, input, Gdid::from_str);
+    }
+    Bench::new(&mut group, "hyphenated").time("uuid_from_str", UUID_TEXT, Uuid::from_str);
     assert!(Uuid::parse_str(UUID_INVALID).is_err());
     for (function, label, input) in [
         ("uuid_parse_str", "hyphenated", UUID_TEXT),
@@ -176,6 +197,9 @@ macro_rules! time_bytes {
         let raw = id.$to();
         let mut bench = Bench::new($group, concat!($len, "_bytes"));
         bench.time(concat!($kind, "_from_slice"), &raw[..], <$type>::from_slice);
+        bench.time(concat!($kind, "_from_bytes"), &raw, |raw| {
+            <$type>::from_bytes(*raw)
+        });
         bench.time(concat!($kind, "_", stringify!($to)), &id, |id| id.$to());
         bench.time(concat!($kind, "_as_bytes_copy"), &id, |id| *id.as_bytes());
         let name = concat!($kind, "_from_slice_", stringify!($to));
