@@ -177,11 +177,9 @@ impl BlockGenerator {
     /// [`Error::Unavailable`] (every authority tried failed, each cause named) or
     /// [`Error::Timeout`].
     #[inline]
-    pub async fn next_id(&self) -> Result<Gdid, Error> {
-        match self.inner.try_next_id() {
-            Some(id) => Ok(id),
-            None => self.inner.next_id_slow().await,
-        }
+    pub fn next_id(&self) -> impl std::future::Future<Output = Result<Gdid, Error>> + Send + '_ {
+        // A future of its own (handoff.rs): small enough to inline into the caller.
+        handoff::NextId::new(&self.inner)
     }
 
     /// One new id from what is in hand, synchronously: `None` when none is (the current block
