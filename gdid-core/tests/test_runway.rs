@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use gdid_core::Gdid;
 use gdid_core::generator::{
-    Authority, BlockGenerator, CounterState, Error, FaultyAuthority, Latency, MemoryAuthority,
+    BlockGenerator, CounterState, Error, FaultyAuthority, Latency, MemoryAuthority,
 };
 
 type Faulty = Arc<FaultyAuthority<MemoryAuthority>>;

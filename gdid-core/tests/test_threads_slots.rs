@@ -1,14 +1,15 @@
 #![cfg(feature = "generator")]
-//! Per-thread slices (`Slot`s, one per thread through `thread_local::ThreadLocal`) from plain
-//! std threads, each with a current-thread runtime of its own (issue 18): no id is served twice,
-//! each thread's ids increase, and no id is lost (every claimed id is served or still in a
-//! slice: `Stats::issued` counts exactly the ids served).
+//! Per-thread slices (`Slot`s, one per thread and generator, found through a thread-local of the
+//! generator engine, `sync.rs`) from plain std threads, each with a current-thread runtime of its
+//! own (issue 18): no id is served twice, each thread's ids increase, and no id is lost (every
+//! claimed id is served or still in a slice: `Stats::issued` counts exactly the ids served).
 //!
-//! Threads also exit while others serve and new threads start: `thread_local` gives a new thread
-//! the id, and so the value, of an exited one. The slice an exited thread left is the new
-//! thread's, to serve first: replacing it lost its ids and fired `Slot::fill`'s debug assertion
-//! "a slice with ids left is being replaced". Calls made from thread-local destructors, after
-//! `thread_local` released the thread's id, never reach a slot another live thread uses.
+//! Threads also exit while others serve and new threads start: an exiting thread's slots go to
+//! their generators' free lists, and the next thread that asks a generator for a slot gets one,
+//! with the slice left in it, to serve first: replacing it lost its ids and fired `Slot::fill`'s
+//! debug assertion "a slice with ids left is being replaced". Calls made from thread-local
+//! destructors, after the thread's slots were handed on, never reach a slot another live thread
+//! uses: they take their ids from the shared block.
 //!
 //! Run in debug builds too (the assertion is active there):
 //! `cargo test -p gdid-core --features generator --test test_threads_slots`.

@@ -281,6 +281,7 @@ impl std::fmt::Debug for BlockGenerator {
 impl IdGenerator for BlockGenerator {
     type Id = Gdid;
 
+    #[inline]
     fn next_id(&self) -> impl std::future::Future<Output = Result<Gdid, Error>> + Send {
         BlockGenerator::next_id(self)
     }
