@@ -18,26 +18,40 @@ mod common;
 
 const ROWS: usize = 1_000;
 
-/// Creates `table` with a `column_type` primary key, inserts the ids, reads them back in
-/// `ORDER BY id` order and checks that order is `Ord` order, and that every id came back intact.
-async fn round_trip_and_order<DB>(pool: &Pool<DB>, table: &str, column_type: &str)
+/// Creates `table` with `columns`, dropping the one a failed run may have left.
+async fn create_table<DB>(pool: &Pool<DB>, table: &str, columns: &str)
+where
+    DB: Database,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+{
+    for statement in [
+        format!("DROP TABLE IF EXISTS {table}"),
+        format!("CREATE TABLE {table} ({columns})"),
+    ] {
+        pool.execute(AssertSqlSafe(statement)).await.unwrap();
+    }
+}
+
+/// Ids in `column_type` columns of tables named after `dialect`:
+/// - a primary key: the ids inserted read back in `ORDER BY id` order, which must be `Ord` order,
+///   every id intact, and one is found by a bound parameter;
+/// - an `Option<Gdid>` column: `None` binds as NULL and NULL reads back as `None`, a value as
+///   `Some`; `IS NULL` finds the row that has no id.
+async fn columns_round_trip_and_sort<DB>(pool: &Pool<DB>, dialect: &str, column_type: &str)
 where
     DB: Database,
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
     for<'a> DB::Arguments: IntoArguments<DB>,
     Gdid: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
     i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
+    Option<Gdid>: for<'q> Encode<'q, DB>,
     usize: sqlx::ColumnIndex<DB::Row>,
 {
+    // A primary key column.
+    let table = &table_name(dialect);
     let ids = common::scrambled_ids(0x6d1d, ROWS);
-    pool.execute(AssertSqlSafe(format!("DROP TABLE IF EXISTS {table}")))
-        .await
-        .unwrap();
-    pool.execute(AssertSqlSafe(format!(
-        "CREATE TABLE {table} (id {column_type} PRIMARY KEY, n BIGINT NOT NULL)"
-    )))
-    .await
-    .unwrap();
+    let columns = format!("id {column_type} PRIMARY KEY, n BIGINT NOT NULL");
+    create_table(pool, table, &columns).await;
 
     let mut insert = QueryBuilder::<DB>::new(format!("INSERT INTO {table} (id, n) "));
     insert.push_values(ids.iter().enumerate(), |mut row, (n, id)| {
@@ -73,52 +87,16 @@ where
     pool.execute(AssertSqlSafe(format!("DROP TABLE {table}")))
         .await
         .unwrap();
-}
 
-/// A column value that is not 12 bytes is a decode error, never a padded or cut id.
-async fn wrong_length_is_a_decode_error<DB>(pool: &Pool<DB>, select_11_bytes: &'static str)
-where
-    DB: Database,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'a> DB::Arguments: IntoArguments<DB>,
-    Gdid: Type<DB> + for<'r> Decode<'r, DB>,
-    usize: sqlx::ColumnIndex<DB::Row>,
-{
-    let err = sqlx::query_as::<DB, (Gdid,)>(select_11_bytes)
-        .fetch_one(pool)
-        .await
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("expected 12 bytes, found 11"),
-        "unexpected error: {err}"
-    );
-}
-
-/// An `Option<Gdid>` column: `None` binds as NULL and NULL reads back as `None`, a value as
-/// `Some`; `IS NULL` finds the row that has no id.
-async fn nullable_column_round_trips<DB>(pool: &Pool<DB>, table: &str, column_type: &str)
-where
-    DB: Database,
-    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
-    for<'a> DB::Arguments: IntoArguments<DB>,
-    Gdid: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    i64: Type<DB> + for<'q> Encode<'q, DB> + for<'r> Decode<'r, DB>,
-    Option<Gdid>: for<'q> Encode<'q, DB>,
-    usize: sqlx::ColumnIndex<DB::Row>,
-{
+    // A nullable column.
+    let table = &table_name(&format!("{dialect}_null"));
     let rows: [(i64, Option<Gdid>); 3] = [
         (1, None),
         (2, Some("1293:3:57".parse().unwrap())),
         (3, Some(Gdid::ZERO)),
     ];
-    pool.execute(AssertSqlSafe(format!("DROP TABLE IF EXISTS {table}")))
-        .await
-        .unwrap();
-    pool.execute(AssertSqlSafe(format!(
-        "CREATE TABLE {table} (n BIGINT PRIMARY KEY, parent {column_type} NULL)"
-    )))
-    .await
-    .unwrap();
+    let columns = format!("n BIGINT PRIMARY KEY, parent {column_type} NULL");
+    create_table(pool, table, &columns).await;
     let mut insert = QueryBuilder::<DB>::new(format!("INSERT INTO {table} (n, parent) "));
     insert.push_values(rows, |mut row, (n, parent)| {
         row.push_bind(n).push_bind(parent);
@@ -154,30 +132,36 @@ where
         .unwrap();
 }
 
+/// A column value that is not 12 bytes is a decode error, never a padded or cut id.
+async fn wrong_length_is_a_decode_error<DB>(pool: &Pool<DB>, select_11_bytes: &'static str)
+where
+    DB: Database,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'a> DB::Arguments: IntoArguments<DB>,
+    Gdid: Type<DB> + for<'r> Decode<'r, DB>,
+    usize: sqlx::ColumnIndex<DB::Row>,
+{
+    let err = sqlx::query_as::<DB, (Gdid,)>(select_11_bytes)
+        .fetch_one(pool)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("expected 12 bytes, found 11"),
+        "unexpected error: {err}"
+    );
+}
+
 fn table_name(dialect: &str) -> String {
     format!("gdid_test_{dialect}_{}", std::process::id())
 }
 
-#[tokio::test]
-async fn mysql_binary_12_round_trips_and_sorts() {
-    let Some(url) = gdid_testkit::server("GDID_MYSQL_URL") else {
-        return;
-    };
-    let pool = sqlx::MySqlPool::connect(&url).await.unwrap();
-    round_trip_and_order(&pool, &table_name("mysql"), "BINARY(12)").await;
-    nullable_column_round_trips(&pool, &table_name("mysql_null"), "BINARY(12)").await;
-    wrong_length_is_a_decode_error(&pool, "SELECT CAST(REPEAT('a', 11) AS BINARY(11))").await;
-}
-
-#[tokio::test]
-async fn postgres_bytea_round_trips_and_sorts() {
-    let Some(url) = gdid_testkit::server("GDID_POSTGRES_URL") else {
-        return;
-    };
-    let pool = sqlx::PgPool::connect(&url).await.unwrap();
-    round_trip_and_order(&pool, &table_name("pg"), "BYTEA").await;
-    nullable_column_round_trips(&pool, &table_name("pg_null"), "BYTEA").await;
-    wrong_length_is_a_decode_error(&pool, "SELECT decode('0102030405060708090a0b', 'hex')").await;
+/// A pool on the server `variable` names, or `None` when the test is skipped.
+async fn connect<DB: Database>(variable: &str) -> Option<Pool<DB>> {
+    Some(
+        Pool::connect(&gdid_testkit::server(variable)?)
+            .await
+            .unwrap(),
+    )
 }
 
 #[tokio::test]
@@ -187,9 +171,25 @@ async fn sqlite_blob_round_trips_and_sorts() {
     std::fs::create_dir_all(&dir).unwrap();
     let url = format!("sqlite://{}?mode=rwc", dir.join("ids.sqlite").display());
     let pool = sqlx::SqlitePool::connect(&url).await.unwrap();
-    round_trip_and_order(&pool, "ids", "BLOB").await;
-    nullable_column_round_trips(&pool, "nullable_ids", "BLOB").await;
+    columns_round_trip_and_sort(&pool, "sqlite", "BLOB").await;
     wrong_length_is_a_decode_error(&pool, "SELECT x'0102030405060708090a0b'").await;
     pool.close().await;
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test]
+async fn mysql_binary_12_round_trips_and_sorts() {
+    if let Some(pool) = connect::<sqlx::MySql>("GDID_MYSQL_URL").await {
+        columns_round_trip_and_sort(&pool, "mysql", "BINARY(12)").await;
+        wrong_length_is_a_decode_error(&pool, "SELECT CAST(REPEAT('a', 11) AS BINARY(11))").await;
+    }
+}
+
+#[tokio::test]
+async fn postgres_bytea_round_trips_and_sorts() {
+    if let Some(pool) = connect::<sqlx::Postgres>("GDID_POSTGRES_URL").await {
+        columns_round_trip_and_sort(&pool, "pg", "BYTEA").await;
+        wrong_length_is_a_decode_error(&pool, "SELECT decode('0102030405060708090a0b', 'hex')")
+            .await;
+    }
 }
