@@ -1,11 +1,14 @@
 #![cfg(feature = "bson")]
 //! BSON: both of bson's serializers write the same `Binary` of subtype 0x80.
 
+use std::fmt::Debug;
+
 use bson::oid::ObjectId;
 use bson::spec::BinarySubtype;
 use bson::{Binary, Bson, RawDocumentBuf, doc};
 use gdid_core::Gdid;
 use gdid_core::bson::{BINARY_SUBTYPE, BsonError};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Debug, PartialEq, Clone)]
@@ -34,6 +37,19 @@ fn expected_binary(id: Gdid) -> Binary {
     }
 }
 
+/// `document` deserializes into `value`.
+fn assert_reads_back<T: DeserializeOwned + PartialEq + Debug>(document: bson::Document, value: &T) {
+    assert_eq!(
+        &bson::deserialize_from_document::<T>(document).unwrap(),
+        value
+    );
+}
+
+/// The BSON `bytes` deserialize into `value`.
+fn assert_reads_back_from_bytes<T: DeserializeOwned + PartialEq + Debug>(bytes: &[u8], value: &T) {
+    assert_eq!(&bson::deserialize_from_slice::<T>(bytes).unwrap(), value);
+}
+
 #[test]
 fn the_document_serializer_writes_a_0x80_binary() {
     let o = order();
@@ -47,10 +63,7 @@ fn the_document_serializer_writes_a_0x80_binary() {
             "total_cents": 4200_i64,
         }
     );
-    assert_eq!(
-        bson::deserialize_from_document::<Order>(document).unwrap(),
-        o
-    );
+    assert_reads_back(document, &o);
 }
 
 #[test]
@@ -70,7 +83,7 @@ fn the_raw_serializer_writes_the_same_bytes() {
     let id = raw_doc.get_binary("_id").unwrap();
     assert_eq!(id.subtype, BINARY_SUBTYPE);
     assert_eq!(id.bytes, o.id.as_bytes());
-    assert_eq!(bson::deserialize_from_slice::<Order>(&raw).unwrap(), o);
+    assert_reads_back_from_bytes(&raw, &o);
 }
 
 #[test]
@@ -158,10 +171,7 @@ fn a_plain_field_is_a_0x80_binary_in_the_document_serializer() {
     let document = bson::serialize_to_document(&p).unwrap();
     assert_eq!(document, expected_plain_document(&p));
     assert_eq!(bson::serialize_to_bson(&p.id).unwrap(), Bson::from(p.id));
-    assert_eq!(
-        bson::deserialize_from_document::<Plain>(document).unwrap(),
-        p
-    );
+    assert_reads_back(document, &p);
 }
 
 #[test]
@@ -175,11 +185,8 @@ fn a_plain_field_is_a_0x80_binary_in_the_raw_serializer_the_drivers() {
     );
     let bytes = bson::serialize_to_vec(&p).unwrap();
     assert_eq!(bytes, raw.as_bytes());
-    assert_eq!(bson::deserialize_from_slice::<Plain>(&bytes).unwrap(), p);
-    assert_eq!(
-        bson::deserialize_from_slice::<Plain>(raw.as_bytes()).unwrap(),
-        p
-    );
+    assert_reads_back_from_bytes(&bytes, &p);
+    assert_reads_back_from_bytes(raw.as_bytes(), &p);
 }
 
 #[test]
@@ -211,13 +218,12 @@ fn every_writing_path_gives_the_same_bytes() {
 
 #[test]
 fn other_formats_keep_their_forms() {
-    let p = plain();
-    let json = serde_json::to_string(&p).unwrap();
+    let json = serde_json::to_string(&plain()).unwrap();
     assert_eq!(
         json,
         r#"{"_id":"1:2:3","parent":"1:2:1","children":["1:2:4","4294967295:15:1152921504606846975"]}"#
     );
-    assert_eq!(serde_json::from_str::<Plain>(&json).unwrap(), p);
+    assert_eq!(serde_json::from_str::<Plain>(&json).unwrap(), plain());
 }
 
 /// What earlier versions wrote (colon or hex text, generic binary), what NFX/Azos write (0x80) and
@@ -320,25 +326,13 @@ fn none_is_null_and_null_is_none() {
         bson::Document::try_from(RawDocumentBuf::from_bytes(raw.clone()).unwrap()).unwrap(),
         document
     );
-    assert_eq!(
-        bson::deserialize_from_slice::<Nullable>(&raw).unwrap(),
-        none
-    );
-    assert_eq!(
-        bson::deserialize_from_document::<Nullable>(document).unwrap(),
-        none
-    );
+    assert_reads_back_from_bytes(&raw, &none);
+    assert_reads_back(document, &none);
     // Null reads as None even where ZERO is the convention; a missing helper field too.
     let nulls = doc! { "plain": null, "azos": null };
-    assert_eq!(
-        bson::deserialize_from_document::<Nullable>(nulls.clone()).unwrap(),
-        none
-    );
+    assert_reads_back(nulls.clone(), &none);
     let raw = bson::serialize_to_vec(&nulls).unwrap();
-    assert_eq!(
-        bson::deserialize_from_slice::<Nullable>(&raw).unwrap(),
-        none
-    );
+    assert_reads_back_from_bytes(&raw, &none);
 
     let id: Gdid = "9:1:9".parse().unwrap();
     let some = Nullable {
@@ -349,14 +343,8 @@ fn none_is_null_and_null_is_none() {
     let document = bson::serialize_to_document(&some).unwrap();
     assert_eq!(document, doc! { "plain": id, "helper": id, "azos": id });
     let raw = bson::serialize_to_vec(&some).unwrap();
-    assert_eq!(
-        bson::deserialize_from_slice::<Nullable>(&raw).unwrap(),
-        some
-    );
-    assert_eq!(
-        bson::deserialize_from_document::<Nullable>(document).unwrap(),
-        some
-    );
+    assert_reads_back_from_bytes(&raw, &some);
+    assert_reads_back(document, &some);
     // A plain Option keeps Some(ZERO) apart from None; only the explicit helper does not.
     let zero = Nullable {
         plain: Some(Gdid::ZERO),

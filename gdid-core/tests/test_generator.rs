@@ -27,6 +27,20 @@ fn slow(latency_ms: u64) -> Arc<FaultyAuthority<MemoryAuthority>> {
     authority
 }
 
+/// Authority `number` in memory, never answering.
+fn hanging(number: u8) -> Faulty {
+    let authority = faulty(number);
+    authority.set_hang(true);
+    authority
+}
+
+/// What `ids.next_id()` returned, and after how long.
+async fn timed_next_id(ids: &BlockGenerator) -> (Result<Gdid, Error>, Duration) {
+    let started = Instant::now();
+    let id = ids.next_id().await;
+    (id, started.elapsed())
+}
+
 /// A generator of `app/<sequence>` over (a handle on) `authority`.
 fn over<A: Authority>(sequence: &str, authority: &Arc<A>) -> BlockGeneratorBuilder {
     BlockGenerator::builder("app", sequence).authority(Arc::clone(authority))
@@ -39,6 +53,15 @@ fn blocks_of(block: u64, sequence: &str, authority: impl Authority) -> BlockGene
         .fixed_block_size(block)
 }
 
+/// [`blocks_of`], built, with no background prefetch: a block is fetched when the previous one
+/// is used up.
+fn unprefetched(block: u64, sequence: &str, authority: impl Authority) -> BlockGenerator {
+    blocks_of(block, sequence, authority)
+        .no_prefetch()
+        .build()
+        .unwrap()
+}
+
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
@@ -48,10 +71,7 @@ fn ms(n: u64) -> Duration {
 #[tokio::test(start_paused = true)]
 async fn single_flight_wastes_no_block() {
     let authority = slow(30);
-    let ids = blocks_of(10, "scala", Arc::clone(&authority))
-        .no_prefetch()
-        .build()
-        .unwrap();
+    let ids = unprefetched(10, "scala", Arc::clone(&authority));
     let callers: Vec<_> = (0..100)
         .map(|_| {
             let ids = ids.clone();
@@ -157,10 +177,7 @@ async fn the_block_size_follows_the_consumption_rate() {
 
 #[tokio::test(start_paused = true)]
 async fn next_ids_returns_runs_of_consecutive_ids() {
-    let ids = blocks_of(100, "batch", MemoryAuthority::new(2))
-        .no_prefetch()
-        .build()
-        .unwrap();
+    let ids = unprefetched(100, "batch", MemoryAuthority::new(2));
     let single = ids.next_id().await.unwrap();
     let batch = ids.next_ids(250).await.unwrap();
     assert_eq!(batch.len(), 250);
@@ -184,10 +201,7 @@ async fn next_ids_returns_runs_of_consecutive_ids() {
 #[tokio::test(start_paused = true)]
 async fn next_block_is_contiguous_and_dedicated_when_the_cache_cannot_hold_it() {
     let authority = faulty(3);
-    let ids = blocks_of(100, "contiguous", Arc::clone(&authority))
-        .no_prefetch()
-        .build()
-        .unwrap();
+    let ids = unprefetched(100, "contiguous", Arc::clone(&authority));
     let first = ids.next_id().await.unwrap();
     let small = ids.next_block(10).await.unwrap();
     assert_eq!(small.len(), 10);
@@ -277,33 +291,28 @@ async fn all_authorities_down_is_a_typed_error_naming_each() {
 /// A hanging authority is abandoned after the allocation timeout; the next one serves.
 #[tokio::test(start_paused = true)]
 async fn a_hanging_authority_fails_over_within_the_timeout() {
-    let hanging = faulty(1);
-    hanging.set_hang(true);
-    let ids = over("hang", &hanging)
+    let ids = over("hang", &hanging(1))
         .authority(faulty(2))
         .allocation_timeout(Duration::from_secs(2))
         .request_timeout(Duration::from_secs(5))
         .build()
         .unwrap();
-    let started = Instant::now();
-    let id = ids.next_id().await.unwrap();
-    assert_eq!(id.authority(), 2);
-    assert_eq!(started.elapsed(), Duration::from_secs(2));
+    let (id, took) = timed_next_id(&ids).await;
+    assert_eq!(id.unwrap().authority(), 2);
+    assert_eq!(took, Duration::from_secs(2));
 }
 
 /// Every authority hangs: the caller gets a timeout error at the request timeout, not a hang.
 #[tokio::test(start_paused = true)]
 async fn only_hanging_authorities_give_a_timeout_error() {
-    let hanging = faulty(1);
-    hanging.set_hang(true);
-    let ids = over("hang-all", &hanging)
+    let ids = over("hang-all", &hanging(1))
         .allocation_timeout(Duration::from_secs(30))
         .request_timeout(Duration::from_secs(5))
         .build()
         .unwrap();
-    let started = Instant::now();
-    let err = ids.next_id().await.unwrap_err();
-    assert_eq!(started.elapsed(), Duration::from_secs(5));
+    let (err, took) = timed_next_id(&ids).await;
+    assert_eq!(took, Duration::from_secs(5));
+    let err = err.unwrap_err();
     assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
     assert_eq!(
         err.to_string(),
@@ -418,10 +427,7 @@ async fn the_era_rolls_over_at_counter_max() {
             next: COUNTER_MAX - 24,
         },
     );
-    let ids = blocks_of(10, "rollover", near_end)
-        .no_prefetch()
-        .build()
-        .unwrap();
+    let ids = unprefetched(10, "rollover", near_end);
     let all: Vec<Gdid> = ids.next_ids(40).await.unwrap().iter().collect();
     assert!(all.windows(2).all(|w| w[0] < w[1]));
     assert_eq!(all[0].to_string(), format!("5:1:{}", COUNTER_MAX - 24));
@@ -723,9 +729,7 @@ fn waiting_outside_a_runtime_is_an_error_not_a_panic() {
         .enable_all()
         .build()
         .unwrap();
-    let hanging = faulty(1);
-    hanging.set_hang(true);
-    let ids = over("outside", &hanging).build().unwrap();
+    let ids = over("outside", &hanging(1)).build().unwrap();
     let waiting = ids.clone();
     // An allocation under way, started by a caller inside the runtime.
     runtime.spawn(async move { waiting.next_id().await });

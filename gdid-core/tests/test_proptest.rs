@@ -1,6 +1,6 @@
 //! Property tests: every form round-trips, `Ord` is byte order, decoders never panic.
 
-use gdid_core::{AUTHORITY_MAX, COUNTER_MAX, Gdid};
+use gdid_core::{AUTHORITY_MAX, COUNTER_MAX, DecodeError, Gdid};
 use proptest::prelude::*;
 
 /// Any valid id, with extra weight on the small values that the variable-length forms favour.
@@ -10,6 +10,29 @@ fn any_gdid() -> impl Strategy<Value = Gdid> {
     (era, 0..=AUTHORITY_MAX, counter)
         .prop_map(|(era, authority, counter)| Gdid::from_parts(era, authority, counter).unwrap())
 }
+
+/// A variable-length form: its name, its encoder into a `Vec`, its encoded length, its decoder.
+type VarintForm = (
+    &'static str,
+    fn(&Gdid, &mut Vec<u8>),
+    fn(&Gdid) -> usize,
+    fn(&[u8]) -> Result<(Gdid, usize), DecodeError>,
+);
+
+const VARINT_FORMS: [VarintForm; 2] = [
+    (
+        "leb",
+        |id, out| id.encode_leb(out),
+        Gdid::leb_len,
+        Gdid::decode_leb,
+    ),
+    (
+        "compact",
+        |id, out| id.encode_compact(out),
+        Gdid::compact_len,
+        Gdid::decode_compact,
+    ),
+];
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(4096))]
@@ -32,16 +55,14 @@ proptest! {
 
     #[test]
     fn variable_length_forms_round_trip(id in any_gdid()) {
-        let mut leb = Vec::new();
-        id.encode_leb(&mut leb);
-        prop_assert_eq!(leb.len(), id.leb_len());
-        prop_assert_eq!(Gdid::decode_leb(&leb), Ok((id, leb.len())));
-        let mut compact = Vec::new();
-        id.encode_compact(&mut compact);
-        prop_assert_eq!(compact.len(), id.compact_len());
-        prop_assert_eq!(Gdid::decode_compact(&compact), Ok((id, compact.len())));
+        for (name, encode, len, decode) in VARINT_FORMS {
+            let mut encoded = Vec::new();
+            encode(&id, &mut encoded);
+            prop_assert_eq!(encoded.len(), len(&id), "{}", name);
+            prop_assert_eq!(decode(&encoded), Ok((id, encoded.len())), "{}", name);
+        }
         if id.era() < 128 && id.counter() < (1 << 31) {
-            prop_assert!(compact.len() <= 6);
+            prop_assert!(id.compact_len() <= 6);
         }
     }
 
@@ -59,15 +80,12 @@ proptest! {
 
     #[test]
     fn decoders_never_panic_and_accept_only_canonical_input(bytes in proptest::collection::vec(any::<u8>(), 0..24)) {
-        if let Ok((id, used)) = Gdid::decode_leb(&bytes) {
-            let mut again = Vec::new();
-            id.encode_leb(&mut again);
-            prop_assert_eq!(&again[..], &bytes[..used]);
-        }
-        if let Ok((id, used)) = Gdid::decode_compact(&bytes) {
-            let mut again = Vec::new();
-            id.encode_compact(&mut again);
-            prop_assert_eq!(&again[..], &bytes[..used]);
+        for (name, encode, _, decode) in VARINT_FORMS {
+            if let Ok((id, used)) = decode(&bytes) {
+                let mut again = Vec::new();
+                encode(&id, &mut again);
+                prop_assert_eq!(&again[..], &bytes[..used], "{}", name);
+            }
         }
         match Gdid::from_slice(&bytes) {
             Ok(id) => prop_assert_eq!(&id.to_bytes()[..], &bytes[..]),

@@ -18,6 +18,14 @@ fn faulty(number: u8) -> Faulty {
     Arc::new(FaultyAuthority::new(MemoryAuthority::new(number)))
 }
 
+/// A generator of `app/<sequence>` over (a handle on) `authority`, with the default settings.
+fn generator(sequence: &str, authority: &Faulty) -> BlockGenerator {
+    BlockGenerator::builder("app", sequence)
+        .authority(Arc::clone(authority))
+        .build()
+        .unwrap()
+}
+
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
@@ -36,10 +44,7 @@ async fn serve(ids: &BlockGenerator, n: u64, per_second: u64, seen: &mut HashSet
 async fn close_gives_back_the_current_and_the_pending_block() {
     let authority = faulty(1);
     authority.set_latency(Latency::Fixed(ms(10)));
-    let ids = BlockGenerator::builder("app", "close")
-        .authority(Arc::clone(&authority))
-        .build()
-        .unwrap();
+    let ids = generator("close", &authority);
     let mut seen = HashSet::new();
     serve(&ids, 12, 1_000, &mut seen).await; // past the low-water mark: a block is pending
     tokio::time::sleep(ms(50)).await;
@@ -62,10 +67,7 @@ async fn close_gives_back_the_current_and_the_pending_block() {
 #[tokio::test(start_paused = true)]
 async fn dropping_the_last_clone_gives_back_in_a_task() {
     let authority = faulty(1);
-    let ids = BlockGenerator::builder("app", "drop")
-        .authority(Arc::clone(&authority))
-        .build()
-        .unwrap();
+    let ids = generator("drop", &authority);
     let clone = ids.clone();
     ids.next_id().await.unwrap();
     drop(ids);
@@ -85,18 +87,12 @@ async fn dropping_the_last_clone_gives_back_in_a_task() {
 #[tokio::test(start_paused = true)]
 async fn a_store_that_is_down_at_close_loses_the_tail_and_never_repeats_it() {
     let authority = faulty(1);
-    let ids = BlockGenerator::builder("app", "down")
-        .authority(Arc::clone(&authority))
-        .build()
-        .unwrap();
+    let ids = generator("down", &authority);
     let first = ids.next_id().await.unwrap();
     authority.set_down(true);
     assert!(ids.close().await.is_err(), "the store said no");
     authority.set_down(false);
-    let again = BlockGenerator::builder("app", "down")
-        .authority(Arc::clone(&authority))
-        .build()
-        .unwrap();
+    let again = generator("down", &authority);
     let next = again.next_id().await.unwrap();
     assert!(
         next.counter() > 16,
@@ -110,14 +106,8 @@ async fn short_runs_and_races_with_other_generators_never_repeat_an_id() {
     let mut seen = HashSet::new();
     let mut wasted = 0;
     for run in 0..40u64 {
-        let a = BlockGenerator::builder("app", "race")
-            .authority(Arc::clone(&authority))
-            .build()
-            .unwrap();
-        let b = BlockGenerator::builder("app", "race")
-            .authority(Arc::clone(&authority))
-            .build()
-            .unwrap();
+        let a = generator("race", &authority);
+        let b = generator("race", &authority);
         for i in 0..(run % 7 + 1) {
             for ids in [&a, &b] {
                 if (run + i) % 3 != 0 || std::ptr::eq(ids, &a) {

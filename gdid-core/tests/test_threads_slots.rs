@@ -19,6 +19,7 @@ use std::collections::HashSet;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Barrier, Mutex};
+use std::thread::Scope;
 use std::time::Duration;
 
 use gdid_core::Gdid;
@@ -138,11 +139,16 @@ fn a_new_thread_serves_the_slice_an_exited_thread_left() {
     );
 }
 
-/// Long-lived threads serve ids throughout while short-lived ones come and go (each takes a few
-/// ids and exits, the next one starting at once and getting its id and slot): threads exit and
-/// start mid-run.
-#[test]
-fn threads_come_and_go() {
+/// The runs of ids the threads of a round were served.
+type Runs = Mutex<Vec<Vec<Gdid>>>;
+
+/// 20 rounds, each on a new generator: two long-lived threads take `PER_THREAD` ids each while
+/// `others` starts more threads in the same scope, each pushing the ids it was served to the
+/// runs; then the runs are checked.
+fn rounds_beside_long_lived_threads<F>(others: F)
+where
+    F: for<'scope, 'env> Fn(&'scope Scope<'scope, 'env>, &'scope BlockGenerator, &'scope Runs),
+{
     for _ in 0..20 {
         let ids = generator(IdOrder::PerThread);
         let runs = Mutex::new(Vec::new());
@@ -153,24 +159,33 @@ fn threads_come_and_go() {
                     runs.lock().unwrap().push(run);
                 });
             }
-            for chain in 0..2 {
-                let (ids, runs) = (&ids, &runs);
-                scope.spawn(move || {
-                    for i in 0..100 {
-                        let n = 1 + (i + chain) % 7;
-                        let run = std::thread::spawn({
-                            let ids = ids.clone();
-                            move || take(&ids, n)
-                        })
-                        .join()
-                        .unwrap();
-                        runs.lock().unwrap().push(run);
-                    }
-                });
-            }
+            others(scope, &ids, &runs);
         });
         check(&ids, &runs.into_inner().unwrap());
     }
+}
+
+/// Long-lived threads serve ids throughout while short-lived ones come and go (each takes a few
+/// ids and exits, the next one starting at once and getting its id and slot): threads exit and
+/// start mid-run.
+#[test]
+fn threads_come_and_go() {
+    rounds_beside_long_lived_threads(|scope, ids, runs| {
+        for chain in 0..2 {
+            scope.spawn(move || {
+                for i in 0..100 {
+                    let n = 1 + (i + chain) % 7;
+                    let run = std::thread::spawn({
+                        let ids = ids.clone();
+                        move || take(&ids, n)
+                    })
+                    .join()
+                    .unwrap();
+                    runs.lock().unwrap().push(run);
+                }
+            });
+        }
+    });
 }
 
 /// What a call made from a thread-local destructor got: ids, an error, or a panic (message).
@@ -336,34 +351,23 @@ thread_local! {
 /// lets the next caller start another) and never serve an id twice.
 #[test]
 fn runtimes_dropped_in_thread_local_destructors() {
-    for _ in 0..20 {
-        let ids = generator(IdOrder::PerThread);
-        let runs = Mutex::new(Vec::new());
-        std::thread::scope(|scope| {
-            for _ in 0..2 {
-                scope.spawn(|| {
-                    let run = take(&ids, PER_THREAD);
-                    runs.lock().unwrap().push(run);
-                });
-            }
-            for i in 0..60 {
-                let (ids, runs) = (ids.clone(), &runs);
-                scope.spawn(move || {
-                    RUNTIME.with(|rt| *rt.borrow_mut() = Some(runtime()));
-                    let run = RUNTIME.with(|rt| {
-                        let rt = rt.borrow();
-                        let rt = rt.as_ref().unwrap();
-                        let later = ids.clone();
-                        rt.spawn(async move {
-                            tokio::time::sleep(Duration::from_secs(3600)).await;
-                            let _ = later.next_id().await;
-                        });
-                        rt.block_on(take_async(&ids, 1 + i % 5))
+    rounds_beside_long_lived_threads(|scope, ids, runs| {
+        for i in 0..60 {
+            let ids = ids.clone();
+            scope.spawn(move || {
+                RUNTIME.with(|rt| *rt.borrow_mut() = Some(runtime()));
+                let run = RUNTIME.with(|rt| {
+                    let rt = rt.borrow();
+                    let rt = rt.as_ref().unwrap();
+                    let later = ids.clone();
+                    rt.spawn(async move {
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                        let _ = later.next_id().await;
                     });
-                    runs.lock().unwrap().push(run);
+                    rt.block_on(take_async(&ids, 1 + i % 5))
                 });
-            }
-        });
-        check(&ids, &runs.into_inner().unwrap());
-    }
+                runs.lock().unwrap().push(run);
+            });
+        }
+    });
 }
