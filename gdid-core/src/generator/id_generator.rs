@@ -93,37 +93,31 @@ impl<Id: Send + 'static> IdGenerator for dyn DynIdGenerator<Id> + '_ {
     }
 }
 
-impl<G: IdGenerator + ?Sized> IdGenerator for Arc<G> {
-    type Id = G::Id;
+/// `IdGenerator` for pointers to a generator (`Arc<G>`, `&G`): every call goes to the generator.
+macro_rules! impl_id_generator_for_pointers {
+    ($($pointer:ty),*) => {$(
+        impl<G: IdGenerator + ?Sized> IdGenerator for $pointer {
+            type Id = G::Id;
 
-    fn next_id(&self) -> impl Future<Output = Result<G::Id, Error>> + Send {
-        (**self).next_id()
-    }
+            fn next_id(&self) -> impl Future<Output = Result<G::Id, Error>> + Send {
+                (**self).next_id()
+            }
 
-    fn next_ids(&self, n: u64) -> impl Future<Output = Result<IdBatch<G::Id>, Error>> + Send {
-        (**self).next_ids(n)
-    }
+            fn next_ids(
+                &self,
+                n: u64,
+            ) -> impl Future<Output = Result<IdBatch<G::Id>, Error>> + Send {
+                (**self).next_ids(n)
+            }
 
-    fn close(&self) -> impl Future<Output = Result<u64, Error>> + Send {
-        (**self).close()
-    }
+            fn close(&self) -> impl Future<Output = Result<u64, Error>> + Send {
+                (**self).close()
+            }
+        }
+    )*};
 }
 
-impl<G: IdGenerator + ?Sized> IdGenerator for &G {
-    type Id = G::Id;
-
-    fn next_id(&self) -> impl Future<Output = Result<G::Id, Error>> + Send {
-        (**self).next_id()
-    }
-
-    fn next_ids(&self, n: u64) -> impl Future<Output = Result<IdBatch<G::Id>, Error>> + Send {
-        (**self).next_ids(n)
-    }
-
-    fn close(&self) -> impl Future<Output = Result<u64, Error>> + Send {
-        (**self).close()
-    }
-}
+impl_id_generator_for_pointers!(Arc<G>, &G);
 
 /// Consecutive ids: `first` and the `len - 1` that follow it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

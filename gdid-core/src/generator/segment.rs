@@ -178,6 +178,19 @@ pub(crate) struct Slot {
     version: AtomicU64,
 }
 
+/// A slot with no slice, as an expression: [`Slot::new`] is `const` except under loom.
+macro_rules! empty_slot {
+    () => {
+        Slot {
+            era: AtomicU32::new(0),
+            high: AtomicU64::new(0),
+            next: AtomicU64::new(0),
+            end: AtomicU64::new(0),
+            version: AtomicU64::new(0),
+        }
+    };
+}
+
 impl Default for Slot {
     fn default() -> Self {
         Slot::new()
@@ -188,25 +201,13 @@ impl Slot {
     /// A slot with no slice.
     #[cfg(not(gdid_loom))]
     pub(crate) const fn new() -> Self {
-        Slot {
-            era: AtomicU32::new(0),
-            high: AtomicU64::new(0),
-            next: AtomicU64::new(0),
-            end: AtomicU64::new(0),
-            version: AtomicU64::new(0),
-        }
+        empty_slot!()
     }
 
     /// A slot with no slice (loom's atomics are not `const`).
     #[cfg(gdid_loom)]
     pub(crate) fn new() -> Self {
-        Slot {
-            era: AtomicU32::new(0),
-            high: AtomicU64::new(0),
-            next: AtomicU64::new(0),
-            end: AtomicU64::new(0),
-            version: AtomicU64::new(0),
-        }
+        empty_slot!()
     }
 
     /// Empties the slot, for a generator to come. Only when no thread uses it any more (its
