@@ -31,6 +31,10 @@ pub struct AgentArgs {
     /// the next round runs all the same.
     #[arg(long, value_name = "SECS")]
     watch: Option<u64>,
+    /// Also delete, in every round, the used-up windows of each sequence but the N latest on
+    /// each shard (open windows and claims are never deleted). Without it nothing is deleted.
+    #[arg(long, value_name = "N")]
+    keep_used_windows: Option<u64>,
 }
 
 /// Why `gdid agent` stopped.
@@ -122,9 +126,12 @@ pub async fn run(args: AgentArgs) -> Result<(), AgentFailure> {
     let sequences: Vec<&str> = args.sequences.iter().map(String::as_str).collect();
     // Every store a shard labelled by its URL (without the password), prepared; the window
     // size is checked before any store is opened.
-    let agent = gdid::Store::options()
+    let mut agent = gdid::Store::options()
         .window_agent(&args.stores, args.window_size, args.min_open_windows)
         .await?;
+    if let Some(keep) = args.keep_used_windows {
+        agent = agent.keep_used_windows(keep);
+    }
     supply(&agent, &args, &sequences, watch).await
 }
 
@@ -172,6 +179,21 @@ async fn supply<S: WindowShard>(
 
 /// One line saying what a round did.
 async fn summary<S: WindowShard>(
+    agent: &WindowAgent<S>,
+    args: &AgentArgs,
+    sequences: &[&str],
+    report: &AgentReport,
+) -> String {
+    let opened = opened_summary(agent, args, sequences, report).await;
+    match report.pruned {
+        0 => opened,
+        1 => format!("{opened}; deleted 1 used-up window"),
+        n => format!("{opened}; deleted {n} used-up windows"),
+    }
+}
+
+/// What a round opened, in words.
+async fn opened_summary<S: WindowShard>(
     agent: &WindowAgent<S>,
     args: &AgentArgs,
     sequences: &[&str],

@@ -192,6 +192,50 @@ fn a_second_run_tops_up_what_was_used_and_finds_every_sequence() {
     assert!(summary.starts_with("opened no window"), "{summary}");
 }
 
+/// `--keep-used-windows N` deletes the used-up windows beyond the N latest; the ids after them
+/// go on where they were.
+#[test]
+fn the_agent_deletes_used_up_windows_beyond_those_it_keeps() {
+    let store = sqlite_url("gdid-cli-agent-prune");
+    let sequence = fresh("prune");
+    let run = |more: &[&str]| {
+        let sizes = [
+            "--sequence",
+            &sequence,
+            "--min-open-windows",
+            "1",
+            "--window-size",
+            "10",
+        ];
+        let (windows, summary) =
+            opened(&succeeded(&agent(&[&store], &[&sizes[..], more].concat())));
+        (windows.len(), summary)
+    };
+    for round in 0..3 {
+        assert_eq!(run(&[]), (1, "opened 1 window".to_owned()));
+        let from = 1 + 10 * round;
+        assert_eq!(
+            window_ids(&[&store], &sequence, 10),
+            (from..from + 10).collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(
+        run(&["--keep-used-windows", "1"]),
+        (1, "opened 1 window; deleted 2 used-up windows".to_owned())
+    );
+    assert_eq!(
+        run(&["--keep-used-windows", "1"]),
+        (
+            0,
+            "opened no window: every shard has 1 open window(s) of each sequence".to_owned()
+        )
+    );
+    assert_eq!(
+        window_ids(&[&store], &sequence, 10),
+        (31..41).collect::<Vec<_>>()
+    );
+}
+
 #[test]
 fn the_agent_supplies_mariadb_and_postgresql_as_two_shards() {
     let (Some(mysql), Some(postgres)) = (server("GDID_MYSQL_URL"), server("GDID_POSTGRES_URL"))

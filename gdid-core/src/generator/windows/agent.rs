@@ -49,9 +49,13 @@ pub enum AgentError<E: std::error::Error + 'static> {
 pub struct AgentReport {
     /// Each window opened: sequence, shard label, window.
     pub created: Vec<(String, String, Window)>,
+    /// Used-up windows deleted ([`WindowAgent::keep_used_windows`]), on all shards together.
+    pub pruned: u64,
 }
 
-/// Keeps at least `min_open_windows` open windows of `window_size` values on every shard.
+/// Keeps at least `min_open_windows` open windows of `window_size` values on every shard, and
+/// (with [`keep_used_windows`](Self::keep_used_windows)) deletes the used-up windows beyond a
+/// history, so that a long-running shard does not slow down.
 ///
 /// ```
 /// use gdid_core::generator::windows::{WindowAgent, WindowShard};
@@ -72,6 +76,8 @@ pub struct WindowAgent<S> {
     shards: Vec<Shard<S>>,
     window_size: u64,
     min_open_windows: u64,
+    /// Used-up windows each shard keeps per sequence; `None`: the agent deletes none.
+    keep_used: Option<u64>,
 }
 
 /// One shard of the agent.
@@ -104,7 +110,29 @@ impl<S: WindowShard> WindowAgent<S> {
             shards: Vec::new(),
             window_size,
             min_open_windows,
+            keep_used: None,
         })
+    }
+
+    /// Makes every run also delete, on each shard and for each sequence it supplies, the
+    /// used-up windows but the `keep` latest ([`WindowShard::prune`]). Open windows and the
+    /// claims (the chain that keeps agents from overlapping) are never deleted. Without it the
+    /// agent deletes nothing, and used-up windows stay until pruned
+    /// (`gdid sequences prune-windows`).
+    ///
+    /// ```
+    /// use gdid_core::generator::windows::{WindowAgent, WindowShard};
+    ///
+    /// # #[allow(dead_code)]
+    /// # fn agent<S: WindowShard>() -> Result<WindowAgent<S>, Box<dyn std::error::Error>> {
+    /// let agent = WindowAgent::new(1_000_000, 2)?.keep_used_windows(10);
+    /// # Ok(agent)
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn keep_used_windows(mut self, keep: u64) -> Self {
+        self.keep_used = Some(keep);
+        self
     }
 
     /// Adds a shard, prepares it ([`WindowShard::prepare`]) and reads its identity
@@ -155,7 +183,9 @@ impl<S: WindowShard> WindowAgent<S> {
     }
 
     /// One pass: each sequence named (or, when none is named, every sequence found on a shard)
-    /// gets `min_open_windows` open windows on every shard.
+    /// gets `min_open_windows` open windows on every shard; then, with
+    /// [`keep_used_windows`](Self::keep_used_windows), its used-up windows beyond that history
+    /// are deleted.
     ///
     /// # Errors
     ///
@@ -193,6 +223,9 @@ impl<S: WindowShard> WindowAgent<S> {
                     report
                         .created
                         .push((sequence.clone(), label.clone(), window));
+                }
+                if let Some(keep) = self.keep_used {
+                    report.pruned += shard.named(shard.store.prune(sequence, keep).await)?;
                 }
             }
         }

@@ -271,3 +271,39 @@ async fn a_window_starting_at_0_never_serves_0() {
         .unwrap();
     assert_eq!(batch.iter().collect::<Vec<_>>(), [1, 2, 3]);
 }
+
+/// Without a history to keep, the agent deletes no window; with one, each run deletes the
+/// used-up windows beyond it on every shard, and never an open window or a claim.
+#[tokio::test]
+async fn the_agent_prunes_used_up_windows_beyond_the_history_it_keeps() {
+    let (x, y) = (MemoryShard::default(), MemoryShard::default());
+    let shards = vec![("x".into(), x.clone()), ("y".into(), y.clone())];
+    let ids = WindowGenerator::new(shards, "order", 2).unwrap();
+    let not_keeping = agent(2, 1, &[("x", &x), ("y", &y)]).await;
+    for _ in 0..4 {
+        let report = not_keeping.run_once(&["order"]).await.unwrap();
+        // A window of 2 opened on each shard, then both used up.
+        assert_eq!((report.created.len(), report.pruned), (2, 0), "{report:?}");
+        ids.next_ids(4).await.unwrap();
+    }
+    assert_eq!(x.windows("order").await.unwrap().len(), 4);
+
+    let keeping = agent(2, 1, &[("x", &x), ("y", &y)])
+        .await
+        .keep_used_windows(1);
+    let report = keeping.run_once(&["order"]).await.unwrap();
+    assert_eq!(report.created.len(), 2, "{report:?}");
+    assert_eq!(report.pruned, 2 * 3, "{report:?}");
+    for shard in [&x, &y] {
+        let windows = shard.windows("order").await.unwrap();
+        let used: Vec<_> = windows.iter().filter(|w| w.next_hi == w.end).collect();
+        let open = windows.iter().filter(|w| w.next_hi < w.end).count();
+        assert_eq!((used.len(), open), (1, 1), "{windows:?}");
+        // The latest used-up window is the one kept: round 4's, 13..15 or 15..17.
+        assert!(used[0].start >= 13, "{windows:?}");
+        // Every claim stays: 5 rounds of 2 windows, each claimed on both shards.
+        assert_eq!(shard.0.lock().unwrap().claims.len(), 10);
+    }
+    assert_eq!(ids.next_ids(4).await.unwrap().iter().min(), Some(17));
+    assert_disjoint_and_above_zero(&[&x, &y], "order").await;
+}
