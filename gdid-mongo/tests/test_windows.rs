@@ -78,3 +78,42 @@ async fn a_text_window_end_is_an_error_naming_the_document() {
         "{message}"
     );
 }
+
+/// `prepare` indexes what the high-water query and the take read: by sequence and end on both
+/// collections, by sequence, open and start on the windows, so that neither walks every window
+/// or claim ever made.
+#[tokio::test]
+async fn the_window_collections_have_the_high_water_and_take_indexes() {
+    let Some(uri) = uri() else { return };
+    let database = client(&uri).await.database(&fresh("windex"));
+    let shard = MongoWindowShard::new(&database);
+    shard.prepare().await.unwrap();
+    shard.prepare().await.unwrap(); // idempotent
+    // Each index's keys as `field:direction,…`, whatever numeric type the server returns.
+    let indexes = async |collection: &str| -> Vec<String> {
+        let collection = database.collection::<bson::Document>(collection);
+        let mut cursor = collection.list_indexes().await.unwrap();
+        let mut indexes = Vec::new();
+        while cursor.advance().await.unwrap() {
+            let keys = cursor.deserialize_current().unwrap().keys;
+            let keys = keys.iter().map(|(field, direction)| {
+                let direction = direction.as_i32().map(f64::from).or(direction.as_f64());
+                format!("{field}:{}", direction.unwrap_or(f64::NAN))
+            });
+            indexes.push(keys.collect::<Vec<_>>().join(","));
+        }
+        indexes
+    };
+    let windows = indexes("gdid_windows").await;
+    for keys in ["sequence:1,end:-1", "sequence:1,open:1,start:1"] {
+        assert!(
+            windows.iter().any(|k| k == keys),
+            "{keys} not in {windows:?}"
+        );
+    }
+    let claims = indexes("gdid_window_claims").await;
+    assert!(
+        claims.iter().any(|k| k == "sequence:1,end:-1"),
+        "{claims:?}"
+    );
+}
