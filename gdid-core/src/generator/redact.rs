@@ -1,17 +1,19 @@
 //! [`redact`]: a store URL fit to print. The one function every crate of the workspace uses
 //! wherever a store is named (labels, errors, logs, command output).
 
-/// Query parameters whose values are secrets (compared without regard to case).
-const SECRET_PARAMETERS: [&str; 8] = [
+/// Query parameters whose values are secrets: a key (percent-decoded, without `_` and `-`,
+/// compared without regard to case) that contains one of these...
+const SECRET_PARTS: [&str; 6] = [
     "password",
-    "pass",
     "passwd",
-    "pwd",
-    "sslpassword",
     "secret",
     "token",
     "apikey",
+    "credential",
 ];
+
+/// ...or is one of these (MongoDB's `authMechanismProperties` can carry `AWS_SESSION_TOKEN:…`).
+const SECRET_KEYS: [&str; 3] = ["pass", "pwd", "authmechanismproperties"];
 
 /// What stands for a hidden secret.
 const HIDDEN: &str = "***";
@@ -67,7 +69,9 @@ pub fn redact(url: &str) -> String {
 }
 
 /// `url` with the value of every secret parameter (`?key=` or `&key=`, wherever it stands: a
-/// query can follow an `@` taken for the end of the user-info) hidden.
+/// query can follow an `@` taken for the end of the user-info) hidden. A secret written with an
+/// unescaped `&` reads as a secret parameter followed by parameters without `=`: those are
+/// hidden with it.
 fn hide_secret_parameters(url: &str) -> String {
     let mut out = String::with_capacity(url.len());
     let mut rest = url;
@@ -75,28 +79,61 @@ fn hide_secret_parameters(url: &str) -> String {
     let first = rest.find(['?', '&']).unwrap_or(rest.len());
     out.push_str(&rest[..first]);
     rest = &rest[first..];
+    let mut in_secret = false;
     while let Some(separator) = rest.chars().next() {
-        out.push(separator);
         let parameter_end = rest[1..].find(['?', '&']).map_or(rest.len(), |i| i + 1);
         let parameter = &rest[1..parameter_end];
+        rest = &rest[parameter_end..];
         match parameter.split_once('=') {
             Some((key, _value)) if is_secret(key) => {
+                out.push(separator);
                 out.push_str(key);
                 out.push('=');
                 out.push_str(HIDDEN);
+                in_secret = true;
             }
-            _ => out.push_str(parameter),
+            None if in_secret => {} // the rest of the secret's value
+            _ => {
+                out.push(separator);
+                out.push_str(parameter);
+                in_secret = false;
+            }
         }
-        rest = &rest[parameter_end..];
     }
     out
 }
 
 fn is_secret(key: &str) -> bool {
-    let key = key.trim().replace(['_', '-'], "");
-    SECRET_PARAMETERS
-        .iter()
-        .any(|secret| key.eq_ignore_ascii_case(secret))
+    let key: String = percent_decoded(key.trim())
+        .filter(|c| !matches!(c, '_' | '-'))
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    SECRET_PARTS.iter().any(|part| key.contains(part)) || SECRET_KEYS.contains(&key.as_str())
+}
+
+/// The characters of `text` with each `%XX` escape of an ASCII character decoded (a key spelled
+/// `%70assword` is `password` to the driver).
+fn percent_decoded(text: &str) -> impl Iterator<Item = char> + '_ {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        let mut chars = rest.chars();
+        let c = chars.next()?;
+        let escaped = rest
+            .get(1..3)
+            .filter(|_| c == '%')
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+            .filter(u8::is_ascii);
+        match escaped {
+            Some(byte) => {
+                rest = &rest[3..];
+                Some(char::from(byte))
+            }
+            None => {
+                rest = chars.as_str();
+                Some(c)
+            }
+        }
+    })
 }
 
 #[cfg(test)]
@@ -104,7 +141,7 @@ mod tests {
     use super::redact;
 
     /// Every form of URL a store is given in, with the secret `s3cr3t` somewhere in it.
-    const WITH_SECRETS: [(&str, &str); 14] = [
+    const WITH_SECRETS: &[(&str, &str)] = &[
         // An `@` in the query, after the user-info or without one.
         (
             "postgres://h/db?user=app@corp&password=s3cr3t",
@@ -161,11 +198,34 @@ mod tests {
             "mongodb://h/?authMechanism=PLAIN&password=***",
         ),
         ("sqlite:ids.sqlite?pwd=s3cr3t", "sqlite:ids.sqlite?pwd=***"),
+        // Keys that name a secret without being one of the usual few.
+        (
+            "mongodb://h/?tls=true&tlsCertificateKeyFilePassword=s3cr3t",
+            "mongodb://h/?tls=true&tlsCertificateKeyFilePassword=***",
+        ),
+        (
+            "mongodb://h/?authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:s3cr3t",
+            "mongodb://h/?authMechanism=MONGODB-AWS&authMechanismProperties=***",
+        ),
+        (
+            "postgres://h/db?client_secret=s3cr3t&api-key=s3cr3t&access_token=s3cr3t",
+            "postgres://h/db?client_secret=***&api-key=***&access_token=***",
+        ),
+        // A key with a percent-escape, as the driver decodes it.
+        (
+            "postgres://h/db?%70assword=s3cr3t&sslmode=disable",
+            "postgres://h/db?%70assword=***&sslmode=disable",
+        ),
+        // An unescaped `&` in a secret parameter's value.
+        (
+            "postgres://h/db?password=ab&s3cr3t&sslmode=disable",
+            "postgres://h/db?password=***&sslmode=disable",
+        ),
     ];
 
     #[test]
     fn no_secret_survives_in_any_url_form() {
-        for (url, redacted) in WITH_SECRETS {
+        for &(url, redacted) in WITH_SECRETS {
             let got = redact(url);
             assert_eq!(got, redacted, "{url}");
             assert!(!got.contains("s3"), "{url} → {got}");
@@ -180,6 +240,7 @@ mod tests {
             "mongodb://127.0.0.1:27018/?directConnection=true",
             "sqlite:ids.sqlite",
             "sqlite:/tmp/a@b/ids.sqlite",
+            "postgres://h/db?sslmode=disable&application_name=orders&options",
             "memory",
             "",
         ] {
