@@ -26,9 +26,14 @@ pub(super) async fn establish<S: RangeStore>(store: &S, layout: RangeLayout) -> 
         None => {
             // Ranges stored before layouts were recorded: they must be this layout's.
             let stored = store.list().await?;
-            layout
-                .check_stored(&stored)
-                .map_err(|reason| refused(store, layout, &reason.to_string()))?;
+            if let Err(reason) = layout.check_stored(&stored) {
+                // Or a creator of another layout recorded it and wrote its ranges since the
+                // read above: then that is what to say.
+                return Err(match store.read_layout().await? {
+                    Some(recorded) if recorded != layout => refused_for(store, layout, recorded),
+                    _ => refused(store, layout, &reason.to_string()),
+                });
+            }
             store.insert_layout(layout).await?;
             store.read_layout().await?.ok_or_else(|| {
                 Error::store(format!(
@@ -39,11 +44,7 @@ pub(super) async fn establish<S: RangeStore>(store: &S, layout: RangeLayout) -> 
         }
     };
     if recorded != layout {
-        return Err(refused(
-            store,
-            layout,
-            &format!("the sequence was created with {recorded}, which is its layout for good"),
-        ));
+        return Err(refused_for(store, layout, recorded));
     }
     let first_missing = checked_against_record(store, layout).await?;
     if first_missing == layout.ranges() {
@@ -80,6 +81,15 @@ async fn checked_against_record<S: RangeStore>(
             store.layout_record()
         ))
     })
+}
+
+/// The error for asking `layout` of a sequence created with `recorded`.
+fn refused_for<S: RangeStore>(store: &S, layout: RangeLayout, recorded: RangeLayout) -> Error {
+    refused(
+        store,
+        layout,
+        &format!("the sequence was created with {recorded}, which is its layout for good"),
+    )
 }
 
 /// The error for asking `layout` of a sequence that has another.
