@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use std::os::unix::process::CommandExt;
 
 pub use engine::Engine;
-pub use machine::machine_servers;
+pub use machine::{machine_servers, machine_servers_to_keep};
 pub use private::PrivateServers;
 
 use engine::{Launch, tail};

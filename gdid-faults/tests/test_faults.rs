@@ -15,7 +15,9 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::Duration;
 
 use gdid_faults::load::{self, Load};
-use gdid_faults::server::{Engine, PrivateServers, Server, machine_servers};
+use gdid_faults::server::{
+    Engine, PrivateServers, Server, machine_servers, machine_servers_to_keep,
+};
 use gdid_faults::{gdid_binary, scenarios};
 use gdid_testkit::sqlite_url;
 
@@ -58,7 +60,7 @@ fn private(engine: Engine) -> Option<Server> {
 #[test]
 fn a_stopped_database_is_invisible_within_the_cover_and_a_typed_error_beyond_it() {
     let _one = one_at_a_time();
-    let machine = machine_servers();
+    let machine = machine_servers_to_keep();
     for engine in Engine::ALL {
         let Some(server) = private(engine) else {
             continue;

@@ -6,7 +6,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
 use std::process::Command;
 
-use gdid_faults::server::{Engine, PrivateServers, machine_servers};
+use gdid_faults::server::{Engine, PrivateServers, machine_servers, machine_servers_to_keep};
 use gdid_faults::url::ServerUrl;
 
 /// The address a server's URL names.
@@ -55,7 +55,7 @@ fn private_servers_stop_and_start_and_leave_nothing_behind_even_after_a_killed_r
         format!("{} TERM\n", orphan.id()),
     )
     .unwrap();
-    let machine = machine_servers();
+    let machine = machine_servers_to_keep();
 
     let servers = PrivateServers::start().unwrap();
     assert!(!leftover.exists(), "{} is left", leftover.display());

@@ -41,6 +41,21 @@ pub fn machine_servers() -> Vec<u32> {
     servers
 }
 
+/// [`machine_servers`], before a test that must leave them running.
+///
+/// # Panics
+///
+/// When none is found and `CI=true`: CI starts the machine's MariaDB and PostgreSQL
+/// (`scripts/services.sh`), and a check that they kept running must not pass for want of a
+/// server to check.
+pub fn machine_servers_to_keep() -> Vec<u32> {
+    let servers = machine_servers();
+    if servers.is_empty() && std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("no mariadbd or postgres process of the machine found, and CI=true");
+    }
+    servers
+}
+
 /// The name and the parent's id in a `/proc/PID/stat` line: `PID (NAME) STATE PPID …`.
 fn name_and_parent(stat: &str) -> Option<(String, u32)> {
     let (_, rest) = stat.split_once(" (")?;
