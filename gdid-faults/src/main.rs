@@ -4,9 +4,12 @@
 //!
 //! ```sh
 //! cargo build --release -p gdid-cli && cargo run --release -p gdid-faults
+//! cargo run --release -p gdid-faults -- crash-loop load   # only these scenarios
 //! ```
 //!
-//! `gdid-faults load-worker …` is one process of the load scenario (see `gdid_faults::load`).
+//! The scenarios, by the name that runs it alone: `stopped`, `slow`, `failover`, `crash-loop`,
+//! `load`, `bad-data`. `gdid-faults load-worker …` is one process of the load scenario (see
+//! `gdid_faults::load`).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -19,8 +22,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.split_first() {
         Some((command, worker)) if command == "load-worker" => load_worker(worker),
-        None => all_scenarios(),
-        Some(_) => Err("usage: gdid-faults [load-worker STORE SCOPE THREADS RATE MS MS MS]".into()),
+        _ => Chosen::from_args(&args).and_then(all_scenarios),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -49,8 +51,38 @@ fn load_worker(args: &[String]) -> Result<(), SetupError> {
     Ok(())
 }
 
-fn all_scenarios() -> Result<(), SetupError> {
-    let table = runtime(2)?.block_on(run())?;
+/// The scenarios to run, by name ([`Chosen::NAMES`]); all of them when none is named.
+struct Chosen(Vec<String>);
+
+impl Chosen {
+    const NAMES: [&str; 6] = [
+        "stopped",
+        "slow",
+        "failover",
+        "crash-loop",
+        "load",
+        "bad-data",
+    ];
+
+    fn from_args(args: &[String]) -> Result<Chosen, SetupError> {
+        match args.iter().find(|a| !Self::NAMES.contains(&a.as_str())) {
+            Some(unknown) => Err(format!(
+                "no scenario {unknown:?}: usage: gdid-faults [{}]… | load-worker STORE SCOPE \
+                 THREADS RATE MS MS MS",
+                Self::NAMES.join("|")
+            )
+            .into()),
+            None => Ok(Chosen(args.to_vec())),
+        }
+    }
+
+    fn runs(&self, name: &str) -> bool {
+        self.0.is_empty() || self.0.iter().any(|n| n == name)
+    }
+}
+
+fn all_scenarios(chosen: Chosen) -> Result<(), SetupError> {
+    let table = runtime(2)?.block_on(run(&chosen))?;
     println!("{}", Row::HEADER);
     for row in &table.rows {
         println!("{row}");
@@ -96,7 +128,7 @@ async fn blocking(
     Ok(vec![tokio::task::spawn_blocking(scenario).await??])
 }
 
-async fn run() -> Result<Table, SetupError> {
+async fn run(chosen: &Chosen) -> Result<Table, SetupError> {
     let private = tokio::task::spawn_blocking(PrivateServers::start).await??;
     let mut servers = Vec::new();
     for engine in Engine::ALL {
@@ -106,12 +138,13 @@ async fn run() -> Result<Table, SetupError> {
         }
     }
     let mut table = Table::default();
-    for server in &servers {
+    let servers_for = |name: &str| if chosen.runs(name) { &servers[..] } else { &[] };
+    for server in servers_for("stopped") {
         let rows = scenarios::server_stopped(server).await;
         let rows = rows.map(|outcomes| outcomes.into_iter().map(|o| o.row).collect());
         table.add(&format!("{} stopped", server.engine().name()), rows);
     }
-    for server in &servers {
+    for server in servers_for("slow") {
         let name = server.engine().name();
         let row = scenarios::slow_store(name, server.url()).await;
         table.add(
@@ -119,21 +152,26 @@ async fn run() -> Result<Table, SetupError> {
             row.map(|outcome| vec![outcome.row]),
         );
     }
-    if let (Ok(first), Ok(second)) = (private.get(Engine::MariaDb), private.get(Engine::Postgres)) {
+    if let (true, Ok(first), Ok(second)) = (
+        chosen.runs("failover"),
+        private.get(Engine::MariaDb),
+        private.get(Engine::Postgres),
+    ) {
         let row = scenarios::failover(("MariaDB", first.url()), ("PostgreSQL", second.url())).await;
         table.add("failover", row.map(|row| vec![row]));
     }
     let sqlite = gdid_testkit::sqlite_url("gdid-faults");
     let mut stores = vec![("SQLite", sqlite.as_str())];
     stores.extend(servers.iter().map(|s| (s.engine().name(), s.url())));
+    let stores_for = |name: &str| if chosen.runs(name) { &stores[..] } else { &[] };
     let gdid = gdid_binary()?;
     let me = std::env::current_exe()?;
-    for &(name, store) in &stores {
+    for &(name, store) in stores_for("crash-loop") {
         let (gdid, name_, store) = (gdid.clone(), name.to_owned(), store.to_owned());
         let row = blocking(move || scenarios::crash_loop(&gdid, &name_, &store)).await;
         table.add(&format!("crash loop {name}"), row);
     }
-    for &(name, store) in &stores {
+    for &(name, store) in stores_for("load") {
         let (me, name_, store) = (me.clone(), name.to_owned(), store.to_owned());
         let row = blocking(move || {
             gdid_faults::load::load(&me, &name_, &store, Load::ISSUE).map(|outcome| outcome.row)
@@ -141,7 +179,7 @@ async fn run() -> Result<Table, SetupError> {
         .await;
         table.add(&format!("load {name}"), row);
     }
-    for &(name, store) in &stores {
+    for &(name, store) in stores_for("bad-data") {
         let row = gdid_faults::corrupt::bad_stored_data(name, store).await;
         table.add(&format!("bad stored data {name}"), row.map(|row| vec![row]));
     }
