@@ -37,6 +37,10 @@
 //! | `serde`    | serde for [`Gdid`] (`gdid::serde`)                                 |
 //! | `bson`     | BSON for [`Gdid`] (`gdid::bson`)                                   |
 //! | `blocking` | `gdid::blocking`: stores and generators without async              |
+//! | `metrics`  | generators report through the `metrics` facade (any exporter)       |
+//! | `diesel`   | diesel 2.3 columns for [`Gdid`] (MySQL, PostgreSQL, SQLite)        |
+//! | `sea-orm`  | sea-orm 2.0 column and primary-key type for [`Gdid`]                |
+//! | `postgres-types` | `ToSql`/`FromSql` for [`Gdid`] (tokio-postgres, postgres)    |
 //!
 //! A URL whose store's feature is off is refused with [`StoreError::FeatureDisabled`], naming
 //! the feature. `memory:` stores (in this process only: not durable, for tests and examples)

@@ -6,6 +6,13 @@
 //! Only what the hand-off uses is here: the atomics of [`Segment`](super::segment::Segment) and
 //! [`Slot`](super::segment::Slot), the generator's state lock, the current segment
 //! ([`Current`]) and the per-thread slots ([`PerThread`]).
+//!
+//! What the model does not cover: under loom, [`PerThread`] is a map keyed by loom's thread ids,
+//! not the std lookup (the one-entry thread-local cache, the pool of slots, the thread-local
+//! destructor that hands a slot on). The model checks the hand-off given that each live thread
+//! finds a slot no other live thread writes; that the std lookup gives exactly that, with threads
+//! starting and exiting while others serve, is the stress test
+//! `gdid-core/tests/test_threads_slots.rs`.
 
 #[cfg(not(gdid_loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, fence};
