@@ -8,7 +8,8 @@ use std::sync::Arc;
 use gdid_core::generator::numbering::NumberRecord;
 use gdid_core::generator::sequences::Sequence;
 use gdid_core::generator::{
-    AuthorityError, BoxFuture, CounterState, DynAuthority, Pick, RangeLayout, SharedIdGenerator,
+    AuthorityError, BoxFuture, CounterKey, CounterState, DynAuthority, Pick, RangeLayout,
+    SharedIdGenerator,
 };
 
 use crate::error::Source;
@@ -40,13 +41,12 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug {
     /// The store as a shard of hi-lo windows; `None` when it keeps no windows.
     fn shard(&self) -> Option<StoreShard>;
 
-    /// Raises the floor of the counter record of `key` (an authority number, or `COUNTER_KEY`
-    /// for the one-at-a-time counter) to `floor` (`gdid_core::generator::raise_floor`).
+    /// Raises the floor of the counter record `key` (keyed by an authority number, or by
+    /// `COUNTER_KEY` for the one-at-a-time counter) to `floor`
+    /// (`gdid_core::generator::raise_floor`).
     fn raise_floor<'a>(
         &'a self,
-        key: u8,
-        scope: &'a str,
-        sequence: &'a str,
+        key: CounterKey<'a>,
         floor: CounterState,
     ) -> BoxFuture<'a, Result<bool, AuthorityError>>;
 

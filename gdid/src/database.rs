@@ -30,8 +30,8 @@ pub(crate) trait Store: Send + Sync + fmt::Debug + 'static {
     /// Where the store records its authority number.
     fn record(&self) -> &dyn NumberRecord;
 
-    /// The store as authority `number` (at most 15).
-    fn numbered(&self, number: u8) -> Self::Authority;
+    /// The store as authority `number`: an error when it is past 15.
+    fn numbered(&self, number: u8) -> Result<Self::Authority, impl std::error::Error>;
 
     /// The sharded counter of `sequence`, its layout created if missing.
     fn sharded(
@@ -56,6 +56,14 @@ pub(crate) struct Database<S: Store> {
     authorities: Mutex<HashMap<u8, S::Authority>>,
 }
 
+/// `store` as authority `number`, checked against its record before the first block. Numbers
+/// are checked before a backend is asked for an authority.
+fn authority_of<S: Store>(store: &S, number: u8) -> S::Authority {
+    store
+        .numbered(number)
+        .unwrap_or_else(|_| unreachable!("authority number {number} was checked"))
+}
+
 impl<S: Store> Database<S> {
     /// `store` as a backend.
     pub(crate) fn new(store: S) -> Self {
@@ -71,7 +79,7 @@ impl<S: Store> Database<S> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .entry(number)
-            .or_insert_with(|| self.store.numbered(number))
+            .or_insert_with(|| authority_of(&self.store, number))
             .clone()
     }
 }
@@ -88,7 +96,7 @@ impl<S: Store> Backend for Database<S> {
     fn one_at_a_time(&self, scope: &str, sequence: &str) -> SharedIdGenerator<u64> {
         // The counters' row is keyed `COUNTER_KEY` whatever the store's number, and reserving
         // it claims no number: an authority of that key only reaches the row.
-        let row = self.store.numbered(COUNTER_KEY);
+        let row = authority_of(&self.store, COUNTER_KEY);
         Arc::new(OneAtATime::new(row, scope, sequence))
     }
 
@@ -111,26 +119,19 @@ impl<S: Store> Backend for Database<S> {
 
     fn raise_floor<'a>(
         &'a self,
-        key: u8,
-        scope: &'a str,
-        sequence: &'a str,
+        key: CounterKey<'a>,
         floor: CounterState,
     ) -> BoxFuture<'a, Result<bool, AuthorityError>> {
         Box::pin(async move {
             // The record of `key` is reached without claiming a number: the store's number was
             // settled when it was opened, and `COUNTER_KEY` is the counters' row.
-            let record = self.store.numbered(key);
-            let key = CounterKey {
-                key,
-                scope,
-                sequence,
-            };
+            let record = authority_of(&self.store, key.key);
             raise_floor(&record, key, floor).await
         })
     }
 
     fn sequences(&self) -> BoxFuture<'_, Result<Vec<Sequence>, AuthorityError>> {
-        Box::pin(async move { sequences::list(&self.store.numbered(COUNTER_KEY)).await })
+        Box::pin(async move { sequences::list(&authority_of(&self.store, COUNTER_KEY)).await })
     }
 
     fn is_duplicate_key(&self, error: &(dyn std::error::Error + 'static)) -> bool {

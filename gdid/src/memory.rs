@@ -6,9 +6,9 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use gdid_core::generator::numbering::{COUNTER_KEY, MemoryRecord, NumberRecord};
 use gdid_core::generator::sequences::Sequence;
 use gdid_core::generator::{
-    Authority, AuthorityError, Block, BoxFuture, CounterFields, CounterRow, CounterState,
-    DynAuthority, MemoryAuthority, OneAtATime, Pick, RangeLayout, SharedIdGenerator, StoredCounter,
-    StoredInt,
+    Authority, AuthorityError, Block, BoxFuture, CounterFields, CounterKey, CounterRow,
+    CounterState, DynAuthority, MemoryAuthority, OneAtATime, Pick, RangeLayout, SharedIdGenerator,
+    StoredCounter, StoredInt,
 };
 
 use crate::backend::Backend;
@@ -108,17 +108,15 @@ impl Backend for MemoryBackend {
 
     fn raise_floor<'a>(
         &'a self,
-        key: u8,
-        scope: &'a str,
-        sequence: &'a str,
+        key: CounterKey<'a>,
         floor: CounterState,
     ) -> BoxFuture<'a, Result<bool, AuthorityError>> {
-        let counters = if key == COUNTER_KEY {
+        let counters = if key.key == COUNTER_KEY {
             self.counters.clone()
         } else {
-            self.numbered(key)
+            self.numbered(key.key)
         };
-        Box::pin(async move { counters.raise_floor(scope, sequence, floor) })
+        Box::pin(async move { counters.raise_floor(key.scope, key.sequence, floor) })
     }
 
     fn sequences(&self) -> BoxFuture<'_, Result<Vec<Sequence>, AuthorityError>> {

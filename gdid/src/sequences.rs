@@ -4,7 +4,7 @@
 
 use gdid_core::generator::numbering::COUNTER_KEY;
 use gdid_core::generator::sequences::Sequence;
-use gdid_core::generator::{AuthorityError, CounterState};
+use gdid_core::generator::{AuthorityError, CounterKey, CounterState};
 
 use crate::error::StoreError;
 use crate::store::Store;
@@ -45,10 +45,8 @@ impl Store {
         sequence: &str,
         floor: CounterState,
     ) -> Result<bool, StoreError> {
-        let raised = self
-            .backend()
-            .raise_floor(self.authority_number(), scope, sequence, floor);
-        raised.await.map_err(|e| self.sequences_error(e))
+        self.raise(self.authority_number(), scope, sequence, floor)
+            .await
     }
 
     /// Raises the floor of the one-at-a-time counter of (`scope`, `sequence`) to `next`: its
@@ -76,9 +74,23 @@ impl Store {
         next: u64,
     ) -> Result<bool, StoreError> {
         let floor = CounterState { era: 0, next };
-        let raised = self
-            .backend()
-            .raise_floor(COUNTER_KEY, scope, sequence, floor);
+        self.raise(COUNTER_KEY, scope, sequence, floor).await
+    }
+
+    /// Raises the floor of the counter record of (`scope`, `sequence`) keyed `key` to `floor`.
+    async fn raise(
+        &self,
+        key: u8,
+        scope: &str,
+        sequence: &str,
+        floor: CounterState,
+    ) -> Result<bool, StoreError> {
+        let key = CounterKey {
+            key,
+            scope,
+            sequence,
+        };
+        let raised = self.backend().raise_floor(key, floor);
         raised.await.map_err(|e| self.sequences_error(e))
     }
 

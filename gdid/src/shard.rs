@@ -78,65 +78,44 @@ trait ErasedShard: Send + Sync {
     fn prune(&self, sequence: String, keep: u64) -> BoxFuture<'_, Result<u64, ShardError>>;
 }
 
+/// `operation` boxed, its error a [`ShardError`] of a shard of type `S`.
+fn erased<'a, S: WindowShard, T>(
+    operation: impl Future<Output = Result<T, S::Error>> + Send + 'a,
+) -> BoxFuture<'a, Result<T, ShardError>> {
+    Box::pin(async move { operation.await.map_err(ShardError::of::<S>) })
+}
+
 impl<S: WindowShard + 'static> ErasedShard for S {
     fn prune(&self, sequence: String, keep: u64) -> BoxFuture<'_, Result<u64, ShardError>> {
-        Box::pin(async move {
-            WindowShard::prune(self, &sequence, keep)
-                .await
-                .map_err(ShardError::of::<S>)
-        })
+        erased::<S, _>(async move { WindowShard::prune(self, &sequence, keep).await })
     }
 
     fn prepare(&self) -> BoxFuture<'_, Result<(), ShardError>> {
-        Box::pin(async move {
-            WindowShard::prepare(self)
-                .await
-                .map_err(ShardError::of::<S>)
-        })
+        erased::<S, _>(async move { WindowShard::prepare(self).await })
     }
 
     fn identity(&self, candidate: String) -> BoxFuture<'_, Result<String, ShardError>> {
-        Box::pin(async move {
-            WindowShard::identity(self, &candidate)
-                .await
-                .map_err(ShardError::of::<S>)
-        })
+        erased::<S, _>(async move { WindowShard::identity(self, &candidate).await })
     }
 
     fn ping(&self) -> BoxFuture<'_, Result<(), ShardError>> {
-        Box::pin(async move { WindowShard::ping(self).await.map_err(ShardError::of::<S>) })
+        erased::<S, _>(async move { WindowShard::ping(self).await })
     }
 
     fn sequences(&self) -> BoxFuture<'_, Result<Vec<String>, ShardError>> {
-        Box::pin(async move {
-            WindowShard::sequences(self)
-                .await
-                .map_err(ShardError::of::<S>)
-        })
+        erased::<S, _>(async move { WindowShard::sequences(self).await })
     }
 
     fn high_water(&self, sequence: String) -> BoxFuture<'_, Result<u64, ShardError>> {
-        Box::pin(async move {
-            WindowShard::high_water(self, &sequence)
-                .await
-                .map_err(ShardError::of::<S>)
-        })
+        erased::<S, _>(async move { WindowShard::high_water(self, &sequence).await })
     }
 
     fn open_windows(&self, sequence: String) -> BoxFuture<'_, Result<u64, ShardError>> {
-        Box::pin(async move {
-            WindowShard::open_windows(self, &sequence)
-                .await
-                .map_err(ShardError::of::<S>)
-        })
+        erased::<S, _>(async move { WindowShard::open_windows(self, &sequence).await })
     }
 
     fn windows(&self, sequence: String) -> BoxFuture<'_, Result<Vec<Window>, ShardError>> {
-        Box::pin(async move {
-            WindowShard::windows(self, &sequence)
-                .await
-                .map_err(ShardError::of::<S>)
-        })
+        erased::<S, _>(async move { WindowShard::windows(self, &sequence).await })
     }
 
     fn claim(
@@ -145,11 +124,7 @@ impl<S: WindowShard + 'static> ErasedShard for S {
         start: u64,
         end: u64,
     ) -> BoxFuture<'_, Result<bool, ShardError>> {
-        Box::pin(async move {
-            WindowShard::claim(self, &sequence, start, end)
-                .await
-                .map_err(ShardError::of::<S>)
-        })
+        erased::<S, _>(async move { WindowShard::claim(self, &sequence, start, end).await })
     }
 
     fn open(
@@ -158,11 +133,7 @@ impl<S: WindowShard + 'static> ErasedShard for S {
         start: u64,
         end: u64,
     ) -> BoxFuture<'_, Result<(), ShardError>> {
-        Box::pin(async move {
-            WindowShard::open(self, &sequence, start, end)
-                .await
-                .map_err(ShardError::of::<S>)
-        })
+        erased::<S, _>(async move { WindowShard::open(self, &sequence, start, end).await })
     }
 
     fn take(
@@ -170,11 +141,7 @@ impl<S: WindowShard + 'static> ErasedShard for S {
         sequence: String,
         n: u64,
     ) -> BoxFuture<'_, Result<Option<(u64, u64)>, ShardError>> {
-        Box::pin(async move {
-            WindowShard::take(self, &sequence, n)
-                .await
-                .map_err(ShardError::of::<S>)
-        })
+        erased::<S, _>(async move { WindowShard::take(self, &sequence, n).await })
     }
 }
 
