@@ -128,6 +128,9 @@ impl SqlAuthority {
     }
 }
 
+/// What the statements of `counters.rs` return.
+type Counters<T> = Result<T, AuthorityError>;
+
 /// The store side of the authority: the statements of `counters.rs`; the rules are gdid-core's
 /// ([`reserve`](gdid_core::generator::reserve)), which make it an [`Authority`] and a
 /// [`CounterRow`](gdid_core::generator::CounterRow).
@@ -152,49 +155,31 @@ impl CounterStore for SqlAuthority {
         key: &CounterKey<'_>,
         size: i64,
         at: Allocations,
-    ) -> Result<Option<[StoredInt; 2]>, AuthorityError> {
+    ) -> Counters<Option<[StoredInt; 2]>> {
         counters::advance(&self.store, key, size, at).await
     }
 
-    async fn raise(
-        &self,
-        key: &CounterKey<'_>,
-        era: i64,
-        next: i64,
-    ) -> Result<bool, AuthorityError> {
+    async fn raise(&self, key: &CounterKey<'_>, era: i64, next: i64) -> Counters<bool> {
         counters::raise(&self.store, key, era, next).await
     }
 
-    async fn lower(
-        &self,
-        key: &CounterKey<'_>,
-        era: i64,
-        from: i64,
-        to: i64,
-    ) -> Result<bool, AuthorityError> {
+    async fn lower(&self, key: &CounterKey<'_>, era: i64, from: i64, to: i64) -> Counters<bool> {
         counters::lower(&self.store, key, era, from, to).await
     }
 
-    async fn records(&self) -> Result<Vec<StoredCounter>, AuthorityError> {
+    async fn records(&self) -> Counters<Vec<StoredCounter>> {
         counters::records(&self.store).await
     }
 
-    async fn spellings(
-        &self,
-        key: &CounterKey<'_>,
-    ) -> Result<Vec<(String, String)>, AuthorityError> {
+    async fn spellings(&self, key: &CounterKey<'_>) -> Counters<Vec<(String, String)>> {
         counters::spellings(&self.store, key).await
     }
 
-    async fn read(&self, key: &CounterKey<'_>) -> Result<Option<[StoredInt; 2]>, AuthorityError> {
+    async fn read(&self, key: &CounterKey<'_>) -> Counters<Option<[StoredInt; 2]>> {
         counters::read(&self.store, key).await
     }
 
-    async fn insert_if_absent(
-        &self,
-        key: &CounterKey<'_>,
-        start: CounterStart,
-    ) -> Result<(), AuthorityError> {
+    async fn insert_if_absent(&self, key: &CounterKey<'_>, start: CounterStart) -> Counters<()> {
         counters::create_row(&self.store, key, start).await
     }
 }

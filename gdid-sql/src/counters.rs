@@ -307,34 +307,16 @@ pub(crate) async fn raise(
     era: i64,
     next: i64,
 ) -> Result<bool, AuthorityError> {
-    let dialect = store.dialect();
-    let update = sql(
-        dialect,
-        &format!(
-            "UPDATE gdid_counters SET era = ?, next_counter = ? \
-             WHERE {key} AND era >= {era_min} AND era <= {era_max} \
-             AND next_counter >= {min} AND next_counter <= {max}{guard} \
-             AND (era < ? OR (era = ? AND next_counter < ?))",
-            key = key_condition(dialect),
-            era_min = ADVANCED_ERA.start(),
-            era_max = ADVANCED_ERA.end(),
-            min = STORED_NEXT.start(),
-            max = STORED_NEXT.end(),
-            guard = integer_guard(dialect, &["era", "next_counter"]),
-        ),
+    let matching = format!(
+        "era >= {era_min} AND era <= {era_max} AND next_counter >= {min} \
+         AND next_counter <= {max} AND (era < ? OR (era = ? AND next_counter < ?))",
+        era_min = ADVANCED_ERA.start(),
+        era_max = ADVANCED_ERA.end(),
+        min = STORED_NEXT.start(),
+        max = STORED_NEXT.end(),
     );
-    let done = with_pool!(store, pool => {
-        let query = sqlx::query(AssertSqlSafe(update.0.clone())).bind(era).bind(next);
-        bind_key!(query, dialect, key)
-            .bind(era)
-            .bind(era)
-            .bind(next)
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected())
-    })
-    .map_err(driver_error)?;
-    Ok(done > 0)
+    let set = ("era = ?, next_counter = ?", &[era, next][..]);
+    update_row(store, key, set, (&matching, &[era, era, next])).await
 }
 
 /// Moves the row of `key` back from `from` to `to` while it holds exactly `era`, `from`: whether
@@ -346,24 +328,46 @@ pub(crate) async fn lower(
     from: i64,
     to: i64,
 ) -> Result<bool, AuthorityError> {
+    let matching = "era = ? AND next_counter = ?";
+    update_row(
+        store,
+        key,
+        ("next_counter = ?", &[to]),
+        (matching, &[era, from]),
+    )
+    .await
+}
+
+/// Runs `UPDATE gdid_counters SET <set> WHERE <the row of key> AND <matching>`, a conditional
+/// write of that row when its fields are integers, its placeholders bound to the values of `set`,
+/// then the key's, then the values of `matching`: whether a row matched.
+async fn update_row(
+    store: &SqlStore,
+    key: &CounterKey<'_>,
+    set: (&str, &[i64]),
+    matching: (&str, &[i64]),
+) -> Result<bool, AuthorityError> {
     let dialect = store.dialect();
     let update = sql(
         dialect,
         &format!(
-            "UPDATE gdid_counters SET next_counter = ? \
-             WHERE {key}{guard} AND era = ? AND next_counter = ?",
+            "UPDATE gdid_counters SET {set} WHERE {key}{guard} AND {matching}",
+            set = set.0,
             key = key_condition(dialect),
             guard = integer_guard(dialect, &["era", "next_counter"]),
+            matching = matching.0,
         ),
     );
     let done = with_pool!(store, pool => {
-        let query = sqlx::query(AssertSqlSafe(update.0.clone())).bind(to);
-        bind_key!(query, dialect, key)
-            .bind(era)
-            .bind(from)
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected())
+        let mut query = sqlx::query(AssertSqlSafe(update.0.clone()));
+        for value in set.1 {
+            query = query.bind(*value);
+        }
+        let mut query = bind_key!(query, dialect, key);
+        for value in matching.1 {
+            query = query.bind(*value);
+        }
+        query.execute(pool).await.map(|done| done.rows_affected())
     })
     .map_err(driver_error)?;
     Ok(done > 0)
