@@ -141,6 +141,21 @@ impl MongoAuthority {
     pub fn number_record(&self) -> &MongoNumberRecord {
         self.numbering.record()
     }
+
+    /// The conditional write `update` of the counter document `filter` matches: whether one
+    /// matched. A server that fails on a field of the wrong type found a corrupt document, which
+    /// is no match either.
+    async fn update_matched(
+        &self,
+        filter: Document,
+        update: Document,
+    ) -> Result<bool, AuthorityError> {
+        match self.collection.update_one(filter, update).await {
+            Ok(done) => Ok(done.matched_count > 0),
+            Err(e) if is_type_mismatch(&e) => Ok(false),
+            Err(e) => Err(driver_error(e)),
+        }
+    }
 }
 
 /// The `_id` of the counter document of `key`.
@@ -276,11 +291,7 @@ impl CounterStore for MongoAuthority {
             ],
         );
         let update = doc! { "$set": { "era": era, "next": next } };
-        match self.collection.update_one(filter, update).await {
-            Ok(done) => Ok(done.matched_count > 0),
-            Err(e) if is_type_mismatch(&e) => Ok(false),
-            Err(e) => Err(driver_error(e)),
-        }
+        self.update_matched(filter, update).await
     }
 
     async fn lower(
@@ -295,11 +306,7 @@ impl CounterStore for MongoAuthority {
             "$and": [valid_counter(&document_id(key)), { "era": era, "next": from }],
         };
         let update = doc! { "$set": { "next": to } };
-        match self.collection.update_one(filter, update).await {
-            Ok(done) => Ok(done.matched_count > 0),
-            Err(e) if is_type_mismatch(&e) => Ok(false),
-            Err(e) => Err(driver_error(e)),
-        }
+        self.update_matched(filter, update).await
     }
 
     async fn records(&self) -> Result<Vec<StoredCounter>, AuthorityError> {

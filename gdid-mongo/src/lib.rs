@@ -30,6 +30,7 @@
 
 mod authority;
 mod counter;
+mod cursor;
 mod durability;
 mod error;
 mod numbering;

@@ -13,6 +13,7 @@ use gdid_core::generator::numbering::{COUNTER_KEY, NumberRecord, stored_number};
 use gdid_core::generator::{AuthorityError, BoxFuture};
 use mongodb::{Collection, Database};
 
+use crate::cursor::find_all;
 use crate::durability::{collection_with_concern, durable};
 use crate::error::Driver;
 
@@ -96,21 +97,12 @@ impl NumberRecord for MongoNumberRecord {
             "authority": { "$ne": i32::from(COUNTER_KEY) },
         };
         Box::pin(async move {
-            let mut cursor = self
-                .collection
-                .find(counters)
-                .projection(doc! { "authority": 1 })
+            let find = self.collection.find(counters);
+            let documents = find_all(find.projection(doc! { "authority": 1 }))
                 .await
                 .map_err(|e| AuthorityError::store(Driver(e)))?;
             let mut found = Vec::new();
-            while cursor
-                .advance()
-                .await
-                .map_err(|e| AuthorityError::store(Driver(e)))?
-            {
-                let document: Document = cursor
-                    .deserialize_current()
-                    .map_err(|e| AuthorityError::store(Driver(e)))?;
+            for document in documents {
                 let number = self.number_in("authority", &document)?;
                 if !found.contains(&number) {
                     found.push(number);

@@ -21,6 +21,7 @@ use gdid_core::generator::{
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database};
 
+use crate::cursor::find_all;
 use crate::durability::{collection_with_concern, durable};
 use crate::error::Driver;
 use crate::unique::{is_duplicate_key, is_type_mismatch};
@@ -156,24 +157,14 @@ impl RangeStore for MongoRanges {
     }
 
     async fn list(&self) -> Result<Vec<RangeState>, Error> {
-        let mut cursor = self
-            .collection
-            .find(doc! { "sequence": &self.sequence })
-            .sort(doc! { "range": 1 })
+        let find = self.collection.find(doc! { "sequence": &self.sequence });
+        let documents = find_all(find.sort(doc! { "range": 1 }))
             .await
             .map_err(|e| Error::store(Driver(e)))?;
-        let mut states = Vec::new();
-        while cursor
-            .advance()
-            .await
-            .map_err(|e| Error::store(Driver(e)))?
-        {
-            let document = cursor
-                .deserialize_current()
-                .map_err(|e| Error::store(Driver(e)))?;
-            states.push(self.range_state(&document)?);
-        }
-        Ok(states)
+        documents
+            .iter()
+            .map(|document| self.range_state(document))
+            .collect()
     }
 
     async fn read_layout(&self) -> Result<Option<RangeLayout>, Error> {
