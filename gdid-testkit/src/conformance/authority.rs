@@ -8,6 +8,51 @@ use gdid_core::generator::{Authority, AuthorityError, Block, BlockGenerator, Err
 
 use super::{Backend, fresh};
 
+/// `shape[0]` connections to authority `number` of `place`, `shape[1]` tasks on each, all at once,
+/// each task running `work` with its connection's authority, `scope`, its connection's index and
+/// its own: what each task returned.
+async fn at_once<B, W, F>(
+    backend: &B,
+    place: &B::Place,
+    number: u8,
+    shape: [u64; 2],
+    scope: &str,
+    work: W,
+) -> Vec<F::Output>
+where
+    B: Backend,
+    W: Fn(B::Authority, String, u64, u64) -> F,
+    F: Future<Output: Send + 'static> + Send + 'static,
+{
+    let mut tasks = Vec::new();
+    for connection in 0..shape[0] {
+        let authority = backend.connect(place, number).await;
+        for task in 0..shape[1] {
+            let work = work(authority.clone(), scope.to_owned(), connection, task);
+            tasks.push(tokio::spawn(work));
+        }
+    }
+    let mut results = Vec::new();
+    for task in tasks {
+        results.push(task.await.unwrap());
+    }
+    results
+}
+
+/// A generator of `scope`/`orders` over a connection of its own to authority `number` of `place`:
+/// a process starting.
+async fn orders_process<B: Backend>(
+    backend: &B,
+    place: &B::Place,
+    number: u8,
+    scope: &str,
+) -> BlockGenerator {
+    BlockGenerator::builder(scope, "orders")
+        .authority(backend.connect(place, number).await)
+        .build()
+        .unwrap()
+}
+
 /// 2 connections × 4 tasks allocating blocks of varied sizes: the blocks tile 1.. exactly, with
 /// no overlap and nothing lost, and the stored counter holds the exact total (the next block
 /// starts right after the last).
@@ -15,26 +60,16 @@ pub async fn concurrent_allocation_is_disjoint_and_loses_nothing<B: Backend>(bac
     let store = backend.store().to_owned();
     let place = backend.place(3).await;
     let scope = fresh("concurrent");
-    let mut tasks = Vec::new();
-    for connection in 0..2u64 {
-        let authority = backend.connect(&place, 3).await;
-        for task in 0..4u64 {
-            let authority = authority.clone();
-            let scope = scope.clone();
-            tasks.push(tokio::spawn(async move {
-                let mut blocks = Vec::new();
-                for i in 0..40u64 {
-                    let size = 1 + (connection * 31 + task * 7 + i * 13 + i * i) % 999;
-                    blocks.push(authority.allocate(&scope, "seq", size).await.unwrap());
-                }
-                blocks
-            }));
+    let work = |authority: B::Authority, scope: String, connection: u64, task: u64| async move {
+        let mut blocks = Vec::new();
+        for i in 0..40u64 {
+            let size = 1 + (connection * 31 + task * 7 + i * 13 + i * i) % 999;
+            blocks.push(authority.allocate(&scope, "seq", size).await.unwrap());
         }
-    }
-    let mut blocks: Vec<Block> = Vec::new();
-    for task in tasks {
-        blocks.extend(task.await.unwrap());
-    }
+        blocks
+    };
+    let per_task = at_once(backend, &place, 3, [2, 4], &scope, work).await;
+    let mut blocks: Vec<Block> = per_task.into_iter().flatten().collect();
     blocks.sort_by_key(|b| b.start());
     let mut expected_start = 1;
     for block in &blocks {
@@ -93,10 +128,7 @@ pub async fn a_restart_never_repeats_an_id<B: Backend>(backend: &B) {
     let mut seen = HashSet::new();
     let mut last = Gdid::ZERO;
     for _run in 0..3 {
-        let ids = BlockGenerator::builder(&scope, "orders")
-            .authority(backend.connect(&place, 1).await)
-            .build()
-            .unwrap();
+        let ids = orders_process(backend, &place, 1, &scope).await;
         for _ in 0..500 {
             let id = ids.next_id().await.unwrap();
             assert!(seen.insert(id), "{store}: {id} issued twice");
@@ -114,10 +146,7 @@ pub async fn a_closed_generator_gives_its_tail_back<B: Backend>(backend: &B) {
     let scope = fresh("give_back");
     let mut next_expected = 1;
     for _run in 0..2 {
-        let ids = BlockGenerator::builder(&scope, "orders")
-            .authority(backend.connect(&place, 2).await)
-            .build()
-            .unwrap();
+        let ids = orders_process(backend, &place, 2, &scope).await;
         for _ in 0..5 {
             let id = ids.next_id().await.unwrap();
             assert_eq!(
@@ -142,10 +171,7 @@ pub async fn a_tail_reserved_after_is_not_given_back<B: Backend>(backend: &B) {
     let store = backend.store();
     let place = backend.place(2).await;
     let scope = fresh("give_back_late");
-    let ids = BlockGenerator::builder(&scope, "orders")
-        .authority(backend.connect(&place, 2).await)
-        .build()
-        .unwrap();
+    let ids = orders_process(backend, &place, 2, &scope).await;
     let served = ids.next_id().await.unwrap();
     let other = backend.connect(&place, 2).await;
     let meanwhile = other.allocate(&scope, "orders", 10).await.unwrap();
@@ -169,35 +195,27 @@ pub async fn generators_closing_at_once_never_repeat_an_id<B: Backend>(backend: 
     let store = backend.store().to_owned();
     let place = backend.place(2).await;
     let scope = fresh("give_back_race");
-    let mut tasks = Vec::new();
-    for connection in 0..3u64 {
-        let authority = backend.connect(&place, 2).await;
-        for task in 0..2u64 {
-            let (authority, scope) = (authority.clone(), scope.clone());
-            tasks.push(tokio::spawn(async move {
-                let (mut served, mut given) = (Vec::new(), 0);
-                for run in 0..15u64 {
-                    let ids = BlockGenerator::builder(&scope, "orders")
-                        .authority(authority.clone())
-                        .build()
-                        .unwrap();
-                    let count = 1 + (connection * 7 + task * 5 + run * 3) % 20;
-                    for _ in 0..count {
-                        served.push(ids.next_id().await.unwrap());
-                    }
-                    if run % 4 == 3 {
-                        drop(ids); // gives back in a task of its own
-                    } else {
-                        given += ids.close().await.unwrap();
-                    }
-                }
-                (served, given)
-            }));
+    let work = |authority: B::Authority, scope: String, connection: u64, task: u64| async move {
+        let (mut served, mut given) = (Vec::new(), 0);
+        for run in 0..15u64 {
+            let ids = BlockGenerator::builder(&scope, "orders")
+                .authority(authority.clone())
+                .build()
+                .unwrap();
+            let count = 1 + (connection * 7 + task * 5 + run * 3) % 20;
+            for _ in 0..count {
+                served.push(ids.next_id().await.unwrap());
+            }
+            if run % 4 == 3 {
+                drop(ids); // gives back in a task of its own
+            } else {
+                given += ids.close().await.unwrap();
+            }
         }
-    }
+        (served, given)
+    };
     let (mut all, mut given) = (Vec::new(), 0);
-    for task in tasks {
-        let (served, back) = task.await.unwrap();
+    for (served, back) in at_once(backend, &place, 2, [3, 2], &scope, work).await {
         all.extend(served);
         given += back;
     }
