@@ -1,36 +1,19 @@
 //! `gdid convert` with ELinks end to end: `--to elink` (seed 0), `--from elink`, `--from auto`.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-fn gdid(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gdid"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the gdid binary runs");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
-}
+use common::{gdid_with_stdin, stderr, stdout};
 
-fn stdout(output: &Output) -> &str {
-    std::str::from_utf8(&output.stdout).unwrap()
-}
-
-fn stderr(output: &Output) -> &str {
-    std::str::from_utf8(&output.stderr).unwrap()
+/// What `gdid` printed, converting `stdin` as `args` say; the run must succeed.
+fn converted(args: &[&str], stdin: &str) -> String {
+    let out = gdid_with_stdin(args, stdin);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out).to_owned()
 }
 
 #[test]
 fn to_elink_spells_with_seed_0_and_matches_azos() {
-    let out = gdid(
+    let elinks = converted(
         &[
             "convert",
             "--to",
@@ -40,41 +23,35 @@ fn to_elink_spells_with_seed_0_and_matches_azos() {
         ],
         "",
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     // Upstream: AUCKIR-ABASVITILT is 1280:2:8902382 spelled with seed 0.
-    assert_eq!(
-        stdout(&out),
-        "AUCKIR-ABASVITILT\nAXAZGA-XAXAXAXA-XAXAXAXA\n"
-    );
+    assert_eq!(elinks, "AUCKIR-ABASVITILT\nAXAZGA-XAXAXAXA-XAXAXAXA\n");
 }
 
 #[test]
 fn from_elink_reads_the_upstream_strings_in_any_case_and_spacing() {
-    let out = gdid(
+    let texts = converted(
         &["convert", "--from", "elink", "--to", "text"],
         "TUSHEK-TRTV\nCDHOAL-OKHIRAGNAFIPOMEP-UBBR\nai a i i w iw\nZAVIFA-YOLO\n\
          CHAGVU-ANHTUGIFNU-TVWETOUF-JOJKJU\n",
     );
-    assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
-        stdout(&out),
+        texts,
         "7:12:0\n1490109883:12:9831762982682\n0:0:123\n1:1:123\n27:15:200100999666333000\n"
     );
 }
 
 #[test]
 fn from_auto_reads_every_text_form() {
-    let out = gdid(
+    let texts = converted(
         &["convert", "--from", "auto", "--to", "text"],
         "1280:2:8902382\n0x00000500200000000087d6ee\nAUCKIR-ABASVITILT\n  auckir abasvitilt  \n",
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "1280:2:8902382\n".repeat(4));
+    assert_eq!(texts, "1280:2:8902382\n".repeat(4));
 }
 
 #[test]
 fn bad_elinks_are_reported_with_their_line_and_the_rest_converted() {
-    let out = gdid(
+    let out = gdid_with_stdin(
         &["convert", "--from", "auto", "--to", "hex"],
         "TUSHEK-TOTV\nTUSHEK-TRTV\nPYYEOP-ABYOIWUFOBSHAMNE-GO\n1:16:0\n",
     );
@@ -91,7 +68,7 @@ fn bad_elinks_are_reported_with_their_line_and_the_rest_converted() {
 
 #[test]
 fn the_text_form_stays_strict() {
-    let out = gdid(&["convert", "--to", "hex", "AUCKIR-ABASVITILT"], "");
+    let out = gdid_with_stdin(&["convert", "--to", "hex", "AUCKIR-ABASVITILT"], "");
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).starts_with("gdid: line 1: invalid text value \"AUCKIR-ABASVITILT\""),

@@ -1,21 +1,8 @@
 //! `gdid inspect` end to end: the real binary, its output, its exit status.
 
-use std::process::{Command, Output};
+mod common;
 
-fn gdid(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gdid"))
-        .args(args)
-        .output()
-        .expect("the gdid binary runs")
-}
-
-fn stdout(output: &Output) -> &str {
-    std::str::from_utf8(&output.stdout).unwrap()
-}
-
-fn stderr(output: &Output) -> &str {
-    std::str::from_utf8(&output.stderr).unwrap()
-}
+use common::{gdid, stderr, stdout};
 
 #[test]
 fn prints_a_table_of_every_field_and_form() {
@@ -43,26 +30,22 @@ fn json_is_exactly_one_object_with_the_documented_fields() {
         r#""elink":"ACACIG-GP"}"#,
         "\n"
     );
+    // The arguments after `inspect`.
     for args in [
-        &["inspect", "--json", "0:1:75"][..],
-        &["inspect", "--json", "0x00000000100000000000004B"],
-        &[
-            "inspect",
-            "--from",
-            "bytes",
-            "--json",
-            "00000000100000000000004b",
-        ],
-        &["inspect", "--from", "leb", "--json", "00cb8080808080808010"],
-        &["inspect", "--from", "compact", "--json", "00b109"],
-        &["inspect", "--from", "elink", "--json", "ACACIG-GP"],
-        &["inspect", "--from", "elink", "--json", "acac ig gp"],
+        &["--json", "0:1:75"][..],
+        &["--json", "0x00000000100000000000004B"],
+        &["--from", "bytes", "--json", "00000000100000000000004b"],
+        &["--from", "leb", "--json", "00cb8080808080808010"],
+        &["--from", "compact", "--json", "00b109"],
+        &["--from", "elink", "--json", "ACACIG-GP"],
+        &["--from", "elink", "--json", "acac ig gp"],
         // Another seed spells the same id: the output is still spelled with seed 0.
-        &["inspect", "--from", "elink", "--json", "CUCKKN-IV"],
-        &["inspect", "--from", "auto", "--json", "ACACIG-GP"],
-        &["inspect", "--from", "auto", "--json", "0:1:75"],
+        &["--from", "elink", "--json", "CUCKKN-IV"],
+        &["--from", "auto", "--json", "ACACIG-GP"],
+        &["--from", "auto", "--json", "0:1:75"],
     ] {
-        let out = gdid(args);
+        let args = [&["inspect"], args].concat();
+        let out = gdid(&args);
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
         assert_eq!(stdout(&out), expected, "{args:?}");
         let value: serde_json::Value = serde_json::from_str(stdout(&out)).unwrap();

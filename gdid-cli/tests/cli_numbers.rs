@@ -5,15 +5,10 @@
 use std::collections::HashSet;
 use std::process::{Child, Command, Output, Stdio};
 
-use gdid_testkit::{fresh, server};
+use common::gdid;
+use gdid_testkit::{fresh, server, sqlite_url};
 
-fn gdid(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gdid"))
-        .args(args)
-        .current_dir(std::env::temp_dir())
-        .output()
-        .expect("the gdid binary runs")
-}
+mod common;
 
 fn spawn(args: &[&str]) -> Child {
     Command::new(env!("CARGO_BIN_EXE_gdid"))
@@ -23,6 +18,12 @@ fn spawn(args: &[&str]) -> Child {
         .stderr(Stdio::piped())
         .spawn()
         .expect("the gdid binary starts")
+}
+
+/// Runs `gdid` with `first` and with `second` at the same moment: both are started before
+/// either is waited on, so that they race.
+fn race(first: &[&str], second: &[&str]) -> [Output; 2] {
+    [spawn(first), spawn(second)].map(|child| child.wait_with_output().unwrap())
 }
 
 fn ids(output: &Output) -> Vec<String> {
@@ -115,32 +116,21 @@ fn authority_numbers_follow_the_store_not_the_order_of_store() {
 /// number recorded wins, the other process is refused (exit 2) and prints no id.
 #[test]
 fn two_processes_numbering_a_fresh_store_at_once_agree_on_one_number() {
-    gdid_testkit::ran("SQLite");
     for round in 0..5 {
-        let dir = std::env::temp_dir().join(fresh("gdid-cli-numbers-race"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let store = format!("sqlite:{}", dir.join("ids.sqlite").display());
-        let args = |number: &'static str| {
+        let store = sqlite_url("gdid-cli-numbers-race");
+        let store = store.as_str();
+        let args = |number| {
             [
                 "next",
                 "--store",
-                &store,
+                store,
                 "--authority",
                 number,
                 "--count",
                 "5",
             ]
-            .map(str::to_owned)
         };
-        let (three, four) = (args("3"), args("4"));
-        let children = [
-            spawn(&three.each_ref().map(String::as_str)),
-            spawn(&four.each_ref().map(String::as_str)),
-        ];
-        let outputs: Vec<Output> = children
-            .into_iter()
-            .map(|child| child.wait_with_output().unwrap())
-            .collect();
+        let outputs = race(&args("3"), &args("4"));
         let won: Vec<&Output> = outputs.iter().filter(|o| o.status.success()).collect();
         assert_eq!(
             won.len(),
@@ -157,7 +147,7 @@ fn two_processes_numbering_a_fresh_store_at_once_agree_on_one_number() {
         let number = authority(&issued[0]).to_owned();
         assert!(issued.iter().all(|id| authority(id) == number));
         // Afterwards the store is that authority for everyone.
-        let again = ids(&gdid(&["next", "--store", &store, "--count", "1"]));
+        let again = ids(&gdid(&["next", "--store", store, "--count", "1"]));
         assert_eq!(authority(&again[0]), number, "round {round}");
     }
 }
@@ -192,11 +182,10 @@ fn counters_leave_the_number_free(a: &str, b: &str) {
 
 #[test]
 fn one_at_a_time_and_sharded_counters_record_no_authority_number() {
-    let dir = std::env::temp_dir().join(fresh("gdid-cli-unnumbered"));
-    std::fs::create_dir_all(&dir).unwrap();
-    gdid_testkit::ran("SQLite");
-    let sqlite = |name: &str| format!("sqlite:{}", dir.join(name).display());
-    counters_leave_the_number_free(&sqlite("a.sqlite"), &sqlite("b.sqlite"));
+    counters_leave_the_number_free(
+        &sqlite_url("gdid-cli-unnumbered-a"),
+        &sqlite_url("gdid-cli-unnumbered-b"),
+    );
     let runtime = tokio::runtime::Runtime::new().unwrap();
     for (variable, a, b) in [
         (
@@ -228,22 +217,15 @@ fn one_at_a_time_and_sharded_counters_record_no_authority_number() {
 /// listed together again).
 #[test]
 fn two_processes_listing_fresh_stores_in_opposite_orders_agree_on_their_numbers() {
-    gdid_testkit::ran("SQLite");
     for round in 0..20 {
-        let dir = std::env::temp_dir().join(fresh("gdid-cli-numbers-orders"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let a = format!("sqlite:{}", dir.join("a.sqlite").display());
-        let b = format!("sqlite:{}", dir.join("b.sqlite").display());
-        let args = |first: &str, second: &str| {
-            ["next", "--store", first, "--store", second, "--count", "3"].map(str::to_owned)
-        };
-        let (ab, ba) = (args(&a, &b), args(&b, &a));
-        let children = [
-            spawn(&ab.each_ref().map(String::as_str)),
-            spawn(&ba.each_ref().map(String::as_str)),
-        ];
-        for child in children {
-            ids(&child.wait_with_output().unwrap());
+        let (a, b) = (
+            sqlite_url("gdid-cli-orders-a"),
+            sqlite_url("gdid-cli-orders-b"),
+        );
+        let ab = ["next", "--store", &a, "--store", &b, "--count", "3"];
+        let ba = ["next", "--store", &b, "--store", &a, "--count", "3"];
+        for output in race(&ab, &ba) {
+            ids(&output);
         }
         let together = ids(&next(&[&a, &b], "after", &[]));
         assert_eq!(authority(&together[0]), "1", "round {round}: a is 1");

@@ -9,15 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use common::gdid;
 use gdid_testkit::{fresh, server, sqlite_url};
 
-fn gdid(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gdid"))
-        .args(args)
-        .current_dir(std::env::temp_dir())
-        .output()
-        .expect("the gdid binary runs")
-}
+mod common;
 
 fn stdout(output: &Output) -> String {
     assert!(
@@ -80,12 +75,11 @@ fn show(store: &str, scope: &str, sequence: &str) -> serde_json::Value {
 fn list_show_and_set_floor_on_every_store() {
     for store in stores() {
         let scope = fresh("cli_seq");
-        let next = |count: &str| {
-            let args = ["next", "--store", &store, "--scope", &scope];
-            stdout(&gdid(
-                &[&args[..], &["--sequence", "q", "--count", count]].concat(),
-            ))
+        // `gdid <command…> --store <store> --scope <scope> <more…>`.
+        let run = |command: &[&str], more: &[&str]| {
+            gdid(&[command, &["--store", &store, "--scope", &scope], more].concat())
         };
+        let next = |count: &str| stdout(&run(&["next"], &["--sequence", "q", "--count", count]));
         next("3");
         std::thread::sleep(Duration::from_millis(20));
         next("3");
@@ -114,18 +108,10 @@ fn list_show_and_set_floor_on_every_store() {
         );
 
         let floor = |at: &str, sequence: &str| {
-            gdid(&[
-                "sequences",
-                "set-floor",
-                "--store",
-                &store,
-                "--scope",
-                &scope,
-                "--sequence",
-                sequence,
-                "--at",
-                at,
-            ])
+            run(
+                &["sequences", "set-floor"],
+                &["--sequence", sequence, "--at", at],
+            )
         };
         let raised = stdout(&floor("1000000", "q"));
         assert!(
@@ -151,44 +137,18 @@ fn list_show_and_set_floor_on_every_store() {
             );
             assert!(stderr.contains(says), "{store}: {stderr}");
         }
-        let none = gdid(&[
-            "sequences",
-            "show",
-            "--store",
-            &store,
-            "--scope",
-            &scope,
-            "--sequence",
-            "none",
-        ]);
+        let none = run(&["sequences", "show"], &["--sequence", "none"]);
         assert_eq!(none.status.code(), Some(2), "{store}");
 
         // The one-at-a-time counter's floor is its next id.
-        let counter_floor = gdid(&[
-            "sequences",
-            "set-floor",
-            "--store",
-            &store,
-            "--scope",
-            &scope,
-            "--sequence",
-            "n",
-            "--counter",
-            "--at",
-            "500",
-        ]);
+        let counter_floor = run(
+            &["sequences", "set-floor"],
+            &["--sequence", "n", "--counter", "--at", "500"],
+        );
         stdout(&counter_floor);
-        let args = [
-            "next",
-            "--store",
-            &store,
-            "--scope",
-            &scope,
-            "--sequence",
-            "n",
-        ];
-        let one = stdout(&gdid(
-            &[&args[..], &["--strategy", "one-at-a-time"]].concat(),
+        let one = stdout(&run(
+            &["next"],
+            &["--sequence", "n", "--strategy", "one-at-a-time"],
         ));
         assert_eq!(one.trim(), "500", "{store}");
     }

@@ -1,0 +1,45 @@
+//! What the CLI tests share: running the real `gdid` binary and reading what it printed.
+// Each test binary uses only some of these.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+/// Runs `gdid` with `args` in the temporary folder, so that no default store lands in the
+/// sources.
+pub fn gdid(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gdid"))
+        .args(args)
+        .current_dir(std::env::temp_dir())
+        .output()
+        .expect("the gdid binary runs")
+}
+
+/// Runs `gdid` with `args` as [`gdid`] does, `stdin` written to its standard input.
+pub fn gdid_with_stdin(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gdid"))
+        .args(args)
+        .current_dir(std::env::temp_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the gdid binary runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// What the run printed on stdout.
+pub fn stdout(output: &Output) -> &str {
+    std::str::from_utf8(&output.stdout).unwrap()
+}
+
+/// What the run printed on stderr.
+pub fn stderr(output: &Output) -> &str {
+    std::str::from_utf8(&output.stderr).unwrap()
+}
