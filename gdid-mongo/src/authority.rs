@@ -59,6 +59,21 @@ impl MongoAuthority {
         Self::with_write_concern(database, collection, number, durable())
     }
 
+    /// Authority `number` over `collection` of `database` (as [`new`](Self::new)), its number
+    /// checked against the collection's record now, and recorded there on first use: a
+    /// collection that is another authority is refused before anything is reserved.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::AuthorityNumber`] above 15; [`Error::Authority`] with
+    /// [`AuthorityError::Number`] when the collection is another authority, or with the
+    /// server's error.
+    pub async fn connect(database: &Database, collection: &str, number: u8) -> Result<Self, Error> {
+        let authority = Self::new(database, collection, number)?;
+        authority.check_number().await?;
+        Ok(authority)
+    }
+
     /// The authority of `collection` of `database`: the number recorded in it, or, on first use,
     /// the number its counters already use, or 1 (recorded before this returns). Write concern
     /// `majority` and journal.

@@ -1,13 +1,13 @@
 //! What is MongoDB's own about authority numbers, on the server of `GDID_MONGODB_URI`: the number
-//! is checked against the collection's record by `check_number`, and one above 15 is refused
-//! before anything is sent. That a counter collection is one authority (its number recorded on
+//! is checked against the collection's record by `check_number` (and `connect`), and one above 15
+//! is refused before anything is sent. That a counter collection is one authority (its number recorded on
 //! first use, another refused before any block, a collection of before the record keeping the
 //! number its counters use) is the conformance suite's (`tests/conformance.rs`).
 
 mod common;
 
 use common::{database, fresh};
-use gdid_core::generator::Authority;
+use gdid_core::generator::{Authority, AuthorityError};
 use gdid_mongo::MongoAuthority;
 
 /// `check_number` says whether the authority's number is the collection's, without reserving.
@@ -52,4 +52,23 @@ async fn an_authority_number_above_15_is_a_typed_error() {
         "{error:?}"
     );
     assert!(MongoAuthority::new(&db, "counters", 15).is_ok());
+}
+
+/// `connect` checks the number at once: a collection recorded as another authority is refused
+/// before anything is reserved, and the same number is accepted.
+#[tokio::test]
+async fn connect_refuses_a_number_the_collection_has_recorded_otherwise() {
+    let Some(db) = database().await else { return };
+    let name = fresh("connect_number");
+    MongoAuthority::connect(&db, &name, 3).await.unwrap();
+    let err = MongoAuthority::connect(&db, &name, 4).await.unwrap_err();
+    assert!(
+        matches!(err, gdid_mongo::Error::Authority(AuthorityError::Number(_))),
+        "{err}"
+    );
+    MongoAuthority::connect(&db, &name, 3).await.unwrap();
+    assert!(matches!(
+        MongoAuthority::connect(&db, &name, 16).await,
+        Err(gdid_mongo::Error::AuthorityNumber(16))
+    ));
 }
