@@ -329,13 +329,17 @@ mod tests {
 
     #[test]
     fn latencies_read_in_the_fitting_unit() {
-        assert_eq!(readable(0), "0 ns");
-        assert_eq!(readable(999), "999 ns");
-        assert_eq!(readable(1_000), "1.00 µs");
-        assert_eq!(readable(12_345), "12.3 µs");
-        assert_eq!(readable(123_456), "123 µs");
-        assert_eq!(readable(4_560_000), "4.56 ms");
-        assert_eq!(readable(2_500_000_000), "2.50 s");
+        for (nanos, text) in [
+            (0, "0 ns"),
+            (999, "999 ns"),
+            (1_000, "1.00 µs"),
+            (12_345, "12.3 µs"),
+            (123_456, "123 µs"),
+            (4_560_000, "4.56 ms"),
+            (2_500_000_000, "2.50 s"),
+        ] {
+            assert_eq!(readable(nanos), text, "{nanos} ns");
+        }
     }
 
     #[test]
