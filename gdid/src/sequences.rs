@@ -85,11 +85,7 @@ impl Store {
         sequence: &str,
         floor: CounterState,
     ) -> Result<bool, StoreError> {
-        let key = CounterKey {
-            key,
-            scope,
-            sequence,
-        };
+        let key = CounterKey::new(key, scope, sequence);
         let raised = self.backend().raise_floor(key, floor);
         raised.await.map_err(|e| self.sequences_error(e))
     }

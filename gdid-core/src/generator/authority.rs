@@ -330,6 +330,12 @@ pub fn validate_name(kind: NameKind, name: &str) -> Result<(), InvalidName> {
     Ok(())
 }
 
+/// Checks the scope, then the sequence name, of a counter ([`validate_name`]).
+pub(crate) fn validate_names(scope: &str, sequence: &str) -> Result<(), InvalidName> {
+    validate_name(NameKind::Scope, scope)?;
+    validate_name(NameKind::Sequence, sequence)
+}
+
 /// A numbered issuer of blocks backed by a durable counter per (scope, sequence).
 ///
 /// Implementations keep the rules of [`CounterState::reserve`] and [`validate_name`], and return

@@ -241,11 +241,9 @@ impl BlockGeneratorBuilder {
     /// [`Error::InvalidName`] for a bad scope or sequence; [`Error::InvalidConfig`] for no
     /// authority, more than 16, two with the same number, or settings that contradict each other.
     pub fn build(self) -> Result<super::BlockGenerator, Error> {
-        use super::authority::validate_name;
-        use super::error::NameKind;
+        use super::authority::validate_names;
 
-        validate_name(NameKind::Scope, &self.scope)?;
-        validate_name(NameKind::Sequence, &self.sequence)?;
+        validate_names(&self.scope, &self.sequence)?;
         let invalid = |reason: String| Err(Error::InvalidConfig { reason });
         if self.authorities.is_empty() {
             return invalid("no authority: add at least one".into());

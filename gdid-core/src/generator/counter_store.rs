@@ -10,7 +10,7 @@ use std::future::Future;
 use std::ops::RangeInclusive;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::authority::{Authority, Block, CounterState, validate_name};
+use super::authority::{Authority, Block, CounterState, validate_names};
 use super::counter::CounterRow;
 use super::error::{AuthorityError, InvalidName, NameKind};
 use super::numbering::{COUNTER_KEY, NumberCheck, NumberRecord};
@@ -44,6 +44,17 @@ pub struct CounterKey<'a> {
     pub scope: &'a str,
     /// The sequence.
     pub sequence: &'a str,
+}
+
+impl<'a> CounterKey<'a> {
+    /// The record of (`scope`, `sequence`) keyed `key`.
+    pub const fn new(key: u8, scope: &'a str, sequence: &'a str) -> Self {
+        CounterKey {
+            key,
+            scope,
+            sequence,
+        }
+    }
 }
 
 /// Where a new counter record starts.
@@ -386,8 +397,7 @@ pub async fn reserve<S: CounterStore>(
     size: u64,
     start: CounterStart,
 ) -> Result<Block, AuthorityError> {
-    validate_name(NameKind::Scope, key.scope)?;
-    validate_name(NameKind::Sequence, key.sequence)?;
+    validate_names(key.scope, key.sequence)?;
     let stored_size = stored_size(size)?;
     let record = store.record_name(&key);
     let in_record = |error| in_record(&record, error);
@@ -516,8 +526,7 @@ pub async fn raise_floor<S: CounterStore>(
     key: CounterKey<'_>,
     floor: CounterState,
 ) -> Result<bool, AuthorityError> {
-    validate_name(NameKind::Scope, key.scope)?;
-    validate_name(NameKind::Sequence, key.sequence)?;
+    validate_names(key.scope, key.sequence)?;
     let (era, next) = stored_floor(floor)?;
     let record = store.record_name(&key);
     let in_record = |error| in_record(&record, error);
@@ -572,14 +581,7 @@ pub async fn give_back<S: CounterStore>(
     key: CounterKey<'_>,
     tail: Block,
 ) -> Result<bool, AuthorityError> {
-    validate_name(NameKind::Scope, key.scope)?;
-    validate_name(NameKind::Sequence, key.sequence)?;
-    if tail.authority() != key.key {
-        return Err(AuthorityError::InvalidBlock(format!(
-            "{tail} is not a block of authority {}",
-            key.key
-        )));
-    }
+    check_tail(&key, &tail)?;
     let after = CounterState {
         era: tail.era(),
         next: tail.end(),
@@ -599,6 +601,19 @@ pub async fn give_back<S: CounterStore>(
         )
         .await
         .map_err(|error| in_record(&record, error))
+}
+
+/// Checks that `tail` may go back to the record of `key`: the names of `key`
+/// ([`validate_names`](super::authority::validate_names)), and a tail of `key`'s authority.
+fn check_tail(key: &CounterKey<'_>, tail: &Block) -> Result<(), AuthorityError> {
+    validate_names(key.scope, key.sequence)?;
+    if tail.authority() != key.key {
+        return Err(AuthorityError::InvalidBlock(format!(
+            "{tail} is not a block of authority {}",
+            key.key
+        )));
+    }
+    Ok(())
 }
 
 /// A floor as a store holds it: an era of [`ADVANCED_ERA`], a next counter of [`STORED_NEXT`].
@@ -627,11 +642,7 @@ impl<S: CounterStore> Authority for S {
     async fn allocate(&self, scope: &str, sequence: &str, n: u64) -> Result<Block, AuthorityError> {
         let Numbering { record, check, .. } = self.numbering();
         let key = check.before_block(record, scope, sequence).await?;
-        let key = CounterKey {
-            key,
-            scope,
-            sequence,
-        };
+        let key = CounterKey::new(key, scope, sequence);
         reserve(self, key, n, CounterStart::Fresh).await
     }
 
@@ -641,11 +652,7 @@ impl<S: CounterStore> Authority for S {
         sequence: &str,
         tail: Block,
     ) -> Result<bool, AuthorityError> {
-        let key = CounterKey {
-            key: self.numbering().check.number(),
-            scope,
-            sequence,
-        };
+        let key = CounterKey::new(self.numbering().check.number(), scope, sequence);
         give_back(self, key, tail).await
     }
 }
@@ -657,11 +664,7 @@ impl<S: CounterStore> CounterRow for S {
         seq: &str,
         n: u64,
     ) -> Result<Block, AuthorityError> {
-        let key = CounterKey {
-            key: COUNTER_KEY,
-            scope,
-            sequence: seq,
-        };
+        let key = CounterKey::new(COUNTER_KEY, scope, seq);
         reserve(self, key, n, CounterStart::AfterSiblings).await
     }
 }

@@ -4,9 +4,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::authority::{Authority, Block, CounterState, validate_name};
+use super::authority::{Authority, Block, CounterState, validate_names};
 use super::counter_store::{CounterKey, check_spelling, floor_of};
-use super::error::{AuthorityError, NameKind};
+use super::error::AuthorityError;
 use crate::gdid::{AUTHORITY_MAX, COUNTER_MAX};
 
 /// An authority durable only in memory: for tests, examples and benchmarks, never for ids that
@@ -89,8 +89,7 @@ impl MemoryAuthority {
         sequence: &str,
         floor: CounterState,
     ) -> Result<bool, AuthorityError> {
-        validate_name(NameKind::Scope, scope)?;
-        validate_name(NameKind::Sequence, sequence)?;
+        validate_names(scope, sequence)?;
         if floor.next == 0 || floor.next > COUNTER_MAX + 1 {
             return Err(AuthorityError::InvalidBlock(format!(
                 "a floor of era {}, next counter {}: expected a next counter from 1 to 2^60",
@@ -152,12 +151,7 @@ fn check_names(
         .filter(|(s, q)| s.eq_ignore_ascii_case(scope) && q.eq_ignore_ascii_case(sequence))
         .cloned()
         .collect();
-    let key = CounterKey {
-        key,
-        scope,
-        sequence,
-    };
-    check_spelling(&key, spellings)
+    check_spelling(&CounterKey::new(key, scope, sequence), spellings)
 }
 
 impl Authority for MemoryAuthority {
@@ -170,8 +164,7 @@ impl Authority for MemoryAuthority {
     }
 
     async fn allocate(&self, scope: &str, seq: &str, size: u64) -> Result<Block, AuthorityError> {
-        validate_name(NameKind::Scope, scope)?;
-        validate_name(NameKind::Sequence, seq)?;
+        validate_names(scope, seq)?;
         let mut counters = self.lock();
         let key = (scope.to_owned(), seq.to_owned());
         if !counters.contains_key(&key) {

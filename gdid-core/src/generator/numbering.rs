@@ -30,8 +30,8 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Mutex;
 
-use super::authority::{BoxFuture, validate_name};
-use super::error::{AuthorityError, NameKind};
+use super::authority::{BoxFuture, validate_names};
+use super::error::AuthorityError;
 use super::retry;
 use crate::gdid::AUTHORITY_MAX;
 
@@ -414,8 +414,7 @@ impl NumberCheck {
         scope: &str,
         sequence: &str,
     ) -> Result<u8, AuthorityError> {
-        validate_name(NameKind::Scope, scope)?;
-        validate_name(NameKind::Sequence, sequence)?;
+        validate_names(scope, sequence)?;
         self.ensure(record).await?;
         Ok(self.number)
     }

@@ -149,11 +149,7 @@ pub async fn list<S: CounterStore>(store: &S) -> Result<Vec<Sequence>, Authority
             StoredInt::Integer(key) => u8::try_from(key).unwrap_or(u8::MAX),
             _ => u8::MAX,
         };
-        let record = store.record_name(&CounterKey {
-            key,
-            scope: &stored.scope,
-            sequence: &stored.sequence,
-        });
+        let record = store.record_name(&CounterKey::new(key, &stored.scope, &stored.sequence));
         sequences.push(Sequence::of(&record, &S::FIELDS, stored)?);
     }
     Ok(sequences)
