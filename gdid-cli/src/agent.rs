@@ -184,7 +184,7 @@ async fn summary<S: WindowShard>(
     sequences: &[&str],
     report: &AgentReport,
 ) -> String {
-    let opened = opened_summary(agent, args, sequences, report).await;
+    let opened = opened_summary(agent, args.min_open_windows, sequences, report).await;
     match report.pruned {
         0 => opened,
         1 => format!("{opened}; deleted 1 used-up window"),
@@ -192,10 +192,10 @@ async fn summary<S: WindowShard>(
     }
 }
 
-/// What a round opened, in words.
+/// What a round opened, in words (`min_open_windows`: what the agent keeps open).
 async fn opened_summary<S: WindowShard>(
     agent: &WindowAgent<S>,
-    args: &AgentArgs,
+    min_open_windows: u64,
     sequences: &[&str],
     report: &AgentReport,
 ) -> String {
@@ -204,8 +204,7 @@ async fn opened_summary<S: WindowShard>(
             "opened no window: no sequence on the shards yet (name one with --sequence)".into()
         }
         0 => format!(
-            "opened no window: every shard has {} open window(s) of each sequence",
-            args.min_open_windows
+            "opened no window: every shard has {min_open_windows} open window(s) of each sequence"
         ),
         1 => "opened 1 window".into(),
         n => format!("opened {n} windows"),
