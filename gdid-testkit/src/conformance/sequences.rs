@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use gdid_core::generator::numbering::COUNTER_KEY;
@@ -101,25 +101,33 @@ pub async fn a_floor_moves_a_counter_forward_and_never_back<B: Sequences>(backen
 
 /// Four tasks on two connections allocate blocks while a floor is raised: no two blocks overlap,
 /// and every block asked for after the floor was raised starts at it or later.
+///
+/// The floor is raised once the tasks have allocated some blocks, and each task goes on until it
+/// has asked for 3 blocks after it: events, not a sleep, order the two, so that a loaded machine
+/// cannot raise the floor after every allocation.
 pub async fn a_floor_raised_while_allocating_is_never_crossed<B: Sequences>(backend: &B) {
     const FLOOR: u64 = 1_000_000;
     let store = backend.store().to_owned();
     let place = backend.place(3).await;
     let scope = fresh("racing_floor");
     let raised = Arc::new(AtomicBool::new(false));
+    let allocated = Arc::new(AtomicUsize::new(0));
     let mut tasks = Vec::new();
     for _ in 0..2 {
         let authority = backend.connect(&place, 3).await;
         for _ in 0..2 {
             let (authority, scope, raised) = (authority.clone(), scope.clone(), raised.clone());
-            let store = store.clone();
+            let (store, allocated) = (store.clone(), allocated.clone());
             tasks.push(tokio::spawn(async move {
                 let mut blocks = Vec::new();
-                for _ in 0..40 {
+                let mut after_floor = 0;
+                while blocks.len() < 40 || after_floor < 3 {
                     let after = raised.load(Ordering::SeqCst);
                     let block = authority.allocate(&scope, "q", 7).await.unwrap();
+                    allocated.fetch_add(1, Ordering::SeqCst);
                     if after {
                         assert!(block.start() >= FLOOR, "{store}: {block} after the floor");
+                        after_floor += 1;
                     }
                     blocks.push(block);
                 }
@@ -127,24 +135,28 @@ pub async fn a_floor_raised_while_allocating_is_never_crossed<B: Sequences>(back
             }));
         }
     }
-    tokio::time::sleep(Duration::from_millis(20)).await;
+    while allocated.load(Ordering::SeqCst) < 8 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     let authority = backend.connect(&place, 3).await;
     raise_floor(&authority, key(3, &scope, "q"), state(0, FLOOR))
         .await
         .unwrap_or_else(|e| panic!("{store}: the floor: {e}"));
     raised.store(true, Ordering::SeqCst);
     let mut ids = HashSet::new();
-    let mut above = 0;
+    let (mut blocks, mut above) = (0, 0);
     for task in tasks {
         for block in task.await.unwrap() {
+            blocks += 1;
             above += usize::from(block.start() >= FLOOR);
             for id in block.ids() {
                 assert!(ids.insert(id), "{store}: {id} issued twice");
             }
         }
     }
-    assert_eq!(ids.len(), 160 * 7, "{store}");
-    assert!(above > 0, "{store}: no block after the floor");
+    assert_eq!(ids.len(), blocks * 7, "{store}");
+    assert!(blocks >= 160, "{store}: {blocks} blocks");
+    assert!(above >= 4 * 3, "{store}: {above} blocks after the floor");
     let next = authority.allocate(&scope, "q", 1).await.unwrap();
     assert!(next.start() >= FLOOR, "{store}");
 }
