@@ -102,6 +102,8 @@ async fn run() -> Result<(), Box<dyn Error>> {
         save_and_check(&records, &customers, &orders).await?;
         println!("          (set {MONGODB_VAR} or {MYSQL_VAR} to store them on a server)");
     }
+    // The ids reserved and not issued go back to the store while the runtime still runs.
+    ids.close().await?;
     Ok(())
 }
 

@@ -137,5 +137,6 @@ async fn run() -> Result<(), Box<dyn Error>> {
          newest {newest} (hex {newest:x})",
         articles.len()
     );
+    ids.close().await?; // what was reserved and not issued goes back
     Ok(())
 }

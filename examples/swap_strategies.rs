@@ -159,6 +159,7 @@ async fn run(strategy: Strategy, id_store: &str) -> Result<(), Box<dyn Error>> {
             );
             let ids = store.block_generator(SCOPE, "user").build()?;
             register_users(&ids, &USER_NAMES).await?;
+            ids.close().await?; // what was reserved and not issued goes back
         }
         Strategy::UuidV7 => {
             println!("uuid: UuidV7Generator, no store");

@@ -131,6 +131,48 @@ impl GdidProvider {
         self.next_id(T::SCOPE, T::SEQUENCE).await
     }
 
+    /// Closes every generator the provider made ([`BlockGenerator::close`]): each gives the ids
+    /// it reserved and did not serve back to its store. How many ids went back, in all. Call it
+    /// before the runtime ends: a generator only dropped gives back in a task of its own, which
+    /// a runtime that is shutting down may cancel (the ids are then lost, never repeated). The
+    /// provider's generators are closed for good: their calls after it get [`Error::Closed`].
+    ///
+    /// ```
+    /// use gdid_core::generator::{GdidProvider, MemoryAuthority};
+    /// use std::sync::Arc;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), gdid_core::generator::Error> {
+    /// let authority = Arc::new(MemoryAuthority::new(1));
+    /// let ids = GdidProvider::builder().authority(authority.clone()).build()?;
+    /// ids.next_id("shop", "customer").await?;
+    /// ids.next_id("shop", "order").await?;
+    /// assert_eq!(ids.close().await?, 2 * 15); // blocks of 16, one id of each served
+    ///
+    /// let again = GdidProvider::builder().authority(authority).build()?;
+    /// assert_eq!(again.next_id("shop", "order").await?.to_string(), "0:1:2"); // nothing lost
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// The first error of a generator that could not give its ids back (a store that is down):
+    /// those ids are lost, never repeated. Every generator is closed all the same.
+    pub async fn close(&self) -> Result<u64, Error> {
+        let generators: Vec<BlockGenerator> = self.read().values().cloned().collect();
+        let (mut given_back, mut first_error) = (0, None);
+        for generator in generators {
+            match generator.close().await {
+                Ok(n) => given_back += n,
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        first_error.map_or(Ok(given_back), Err)
+    }
+
     fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<(String, String), BlockGenerator>> {
         self.generators
             .read()
