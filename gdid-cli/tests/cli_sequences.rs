@@ -96,6 +96,16 @@ fn list_show_and_set_floor_on_every_store() {
             "{store}"
         );
         assert!(record["rate_per_second"].is_f64(), "{store}: {record}");
+        // Counters used: all before the next one (era 0), as text (it can pass 2^53).
+        let used = (next_counter - 1).to_string();
+        assert_eq!(
+            record["used"].as_str(),
+            Some(used.as_str()),
+            "{store}: {record}"
+        );
+        // The runway: the counter space left at the recent rate, far beyond a year here.
+        let runway = record["runway_seconds"].as_f64().unwrap_or(0.0);
+        assert!(runway > 365.0 * 24.0 * 3600.0, "{store}: {record}");
 
         let listed = stdout(&gdid(&["sequences", "list", "--store", &store]));
         let header = listed.lines().next().unwrap();
