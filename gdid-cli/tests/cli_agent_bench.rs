@@ -9,6 +9,8 @@ use std::process::{Command, Output, Stdio};
 
 use gdid_testkit::{fresh, server, sqlite_url};
 
+mod common;
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(fresh(name));
     std::fs::create_dir_all(&dir).unwrap();
@@ -17,11 +19,7 @@ fn temp_dir(name: &str) -> PathBuf {
 
 /// Runs `gdid` in a folder of its own, so that no default store lands in the sources.
 fn gdid(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gdid"))
-        .args(args)
-        .current_dir(temp_dir("gdid-cli-agent"))
-        .output()
-        .expect("the gdid binary runs")
+    common::gdid_in(&temp_dir("gdid-cli-agent"), args)
 }
 
 fn stdout(output: &Output) -> String {

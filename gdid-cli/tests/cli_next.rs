@@ -3,23 +3,13 @@
 //! `GDID_MONGODB_URI`), and an in-process store.
 
 use std::collections::HashSet;
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::Output;
 
+use common::{gdid, gdid_in, gdid_with_stdin};
 use gdid_testkit::{fresh, server, sqlite_url};
 
-fn gdid_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gdid"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("the gdid binary runs")
-}
-
-fn gdid(args: &[&str]) -> Output {
-    gdid_in(&std::env::temp_dir(), args)
-}
+mod common;
 
 fn lines(output: &Output) -> Vec<String> {
     assert!(
@@ -328,20 +318,10 @@ fn convert_reads_arguments_or_stdin_and_reports_bad_lines() {
     let out = lines(&gdid(&["convert", "--to", "hex", "1293:3:57"]));
     assert_eq!(out, ["0000050d3000000000000039"]);
 
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gdid"))
-        .args(["convert", "--from", "compact", "--to", "text"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"8d0a9307\nnot-hex\n0011\n")
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = gdid_with_stdin(
+        &["convert", "--from", "compact", "--to", "text"],
+        "8d0a9307\nnot-hex\n0011\n",
+    );
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&output.stdout),

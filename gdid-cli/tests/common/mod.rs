@@ -3,14 +3,20 @@
 #![allow(dead_code)]
 
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 /// Runs `gdid` with `args` in the temporary folder, so that no default store lands in the
 /// sources.
 pub fn gdid(args: &[&str]) -> Output {
+    gdid_in(&std::env::temp_dir(), args)
+}
+
+/// Runs `gdid` with `args` in `dir` (where its default store goes).
+pub fn gdid_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gdid"))
         .args(args)
-        .current_dir(std::env::temp_dir())
+        .current_dir(dir)
         .output()
         .expect("the gdid binary runs")
 }
