@@ -1,0 +1,491 @@
+//! [`RemoteAuthority`]: an authority served by `gdid serve`, used by a `BlockGenerator` exactly as
+//! a database authority is (single flight, prefetch, failover), over one pooled HTTP/1.1 or
+//! HTTP/2 client with timeouts.
+//!
+//! ```no_run
+//! use gdid_core::generator::BlockGenerator;
+//! use gdid_http::client::{RemoteAuthority, RemoteOptions};
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let options = RemoteOptions::default().token(&std::env::var("GDID_TOKEN")?);
+//! let one = RemoteAuthority::connect("https://ids-1.internal:8443", &options).await?;
+//! let two = RemoteAuthority::connect("https://ids-2.internal:8443", &options).await?;
+//! let orders = BlockGenerator::builder("shop", "orders")
+//!     .authority(one)
+//!     .authority(two)
+//!     .build()?;
+//! println!("{}", orders.next_id().await?);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gdid_core::generator::numbering::NumberRecord;
+use gdid_core::generator::{
+    Authority, AuthorityError, Block, BoxFuture, NameKind, redact, validate_name,
+};
+use reqwest::StatusCode;
+use reqwest::header::{AUTHORIZATION, HeaderValue};
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::wire::{
+    self, AllocateRequest, AuthorityInfo, BlockReply, ErrorReply, IdForm, IdsReply, IdsRequest,
+};
+
+/// How to reach a server: its token, the certificates to trust, the time limit of a request.
+#[derive(Clone, Default)]
+pub struct RemoteOptions {
+    token: Option<String>,
+    roots_pem: Vec<Vec<u8>>,
+    timeout: Option<Duration>,
+}
+
+impl RemoteOptions {
+    /// The bearer token sent with every request.
+    pub fn token(mut self, token: &str) -> Self {
+        self.token = Some(token.to_owned());
+        self
+    }
+
+    /// A PEM certificate (or several) to trust beside the system's (`SSL_CERT_FILE` is read
+    /// too): a private CA's, or a server's own self-signed one.
+    pub fn root_certificate_pem(mut self, pem: &[u8]) -> Self {
+        self.roots_pem.push(pem.to_vec());
+        self
+    }
+
+    /// How long one request may take, connecting included (default 3 s, a generator's default
+    /// allocation timeout).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+}
+
+impl fmt::Debug for RemoteOptions {
+    /// Never the token.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RemoteOptions")
+            .field("token", &self.token.as_ref().map(|_| "…"))
+            .field("roots_pem", &self.roots_pem.len())
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// Why a server could not be used. No variant holds the token or a URL's password.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RemoteError {
+    /// Not an `http://` or `https://` URL.
+    #[error("{url}: {reason}")]
+    InvalidUrl {
+        /// The URL, without its password.
+        url: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// The certificates to trust, or the TLS setup.
+    #[error("TLS for {url}: {reason}")]
+    Tls {
+        /// The URL.
+        url: String,
+        /// What failed.
+        reason: String,
+    },
+    /// No answer: the connection failed or timed out.
+    #[error("{url}: {reason}")]
+    Transport {
+        /// The URL.
+        url: String,
+        /// What failed (reqwest's account, without the URL).
+        reason: String,
+    },
+    /// The server answered with an error.
+    #[error("{url} answered {status} {code}: {message}")]
+    Refused {
+        /// The URL.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// The error code ([`wire::ErrorBody::code`]).
+        code: String,
+        /// The server's message.
+        message: String,
+    },
+    /// The server's answer is not what the API says.
+    #[error("{url}: unexpected reply: {reason}")]
+    BadReply {
+        /// The URL.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl RemoteError {
+    /// Whether the server refused the token (401) or its scope (403).
+    pub fn is_unauthorized(&self) -> bool {
+        matches!(
+            self,
+            RemoteError::Refused {
+                status: 401 | 403,
+                ..
+            }
+        )
+    }
+}
+
+/// A pooled client of one server: the base URL, the token header, the label.
+#[derive(Clone)]
+pub struct Remote {
+    client: reqwest::Client,
+    base: String,
+    label: String,
+    token: Option<HeaderValue>,
+}
+
+impl Remote {
+    /// A client of the server at `url` (`http://HOST:PORT` or `https://…`, a path prefix
+    /// allowed), connecting on first use.
+    ///
+    /// # Errors
+    ///
+    /// [`RemoteError::InvalidUrl`], or [`RemoteError::Tls`] for a certificate that cannot be
+    /// read.
+    pub fn new(url: &str, options: &RemoteOptions) -> Result<Remote, RemoteError> {
+        let url = url.trim();
+        let label = redact(url);
+        let invalid = |reason| RemoteError::InvalidUrl {
+            url: label.clone(),
+            reason,
+        };
+        let rest = url
+            .strip_prefix("http://")
+            .or_else(|| url.strip_prefix("https://"))
+            .ok_or_else(|| invalid("an authority server's URL starts with http:// or https://"))?;
+        if rest.is_empty() || rest.starts_with('/') {
+            return Err(invalid("the URL names no host"));
+        }
+        if rest.contains('@') {
+            return Err(invalid(
+                "the URL holds a user or password: give the token in GDID_TOKEN instead",
+            ));
+        }
+        let token = match &options.token {
+            Some(token) => {
+                let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
+                    .map_err(|_| invalid("the token holds a character a header cannot carry"))?;
+                value.set_sensitive(true);
+                Some(value)
+            }
+            None => None,
+        };
+        let tls = client_tls(options).map_err(|reason| RemoteError::Tls {
+            url: label.clone(),
+            reason,
+        })?;
+        let timeout = options.timeout.unwrap_or(Duration::from_secs(3));
+        let client = reqwest::Client::builder()
+            .use_preconfigured_tls(tls)
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .tcp_nodelay(true)
+            .pool_idle_timeout(Duration::from_secs(60))
+            .build()
+            .map_err(|e| RemoteError::Tls {
+                url: label.clone(),
+                reason: e.without_url().to_string(),
+            })?;
+        Ok(Remote {
+            client,
+            base: url.trim_end_matches('/').to_owned(),
+            label,
+            token,
+        })
+    }
+
+    /// The URL, without a password.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// `GET /v1/authority`: the server's number and limits (and whether the token is good).
+    ///
+    /// # Errors
+    ///
+    /// [`RemoteError`].
+    pub async fn info(&self) -> Result<AuthorityInfo, RemoteError> {
+        self.call(self.client.get(self.url(wire::AUTHORITY))).await
+    }
+
+    /// `GET /v1/ready`: whether the server's store answers.
+    ///
+    /// # Errors
+    ///
+    /// [`RemoteError`]: `Refused` with status 503 when it does not.
+    pub async fn ready(&self) -> Result<(), RemoteError> {
+        self.call::<serde_json::Value>(self.client.get(self.url(wire::READY)))
+            .await
+            .map(drop)
+    }
+
+    /// `POST /v1/ids`: `count` ids from the server's own generator, spelled in `form`.
+    ///
+    /// # Errors
+    ///
+    /// [`RemoteError`].
+    pub async fn ids(
+        &self,
+        scope: &str,
+        sequence: &str,
+        count: u64,
+        form: IdForm,
+    ) -> Result<Vec<String>, RemoteError> {
+        let request = IdsRequest {
+            scope: scope.to_owned(),
+            sequence: sequence.to_owned(),
+            count,
+            form,
+        };
+        let reply: IdsReply = self.post(wire::IDS, &request).await?;
+        Ok(reply.ids)
+    }
+
+    /// `POST /v1/blocks`.
+    async fn allocate(&self, request: &AllocateRequest) -> Result<BlockReply, RemoteError> {
+        self.post(wire::BLOCKS, request).await
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    async fn post<T: DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &impl Serialize,
+    ) -> Result<T, RemoteError> {
+        self.call(self.client.post(self.url(path)).json(body)).await
+    }
+
+    async fn call<T: DeserializeOwned>(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<T, RemoteError> {
+        let request = match &self.token {
+            Some(token) => request.header(AUTHORIZATION, token.clone()),
+            None => request,
+        };
+        let transport = |e: reqwest::Error| RemoteError::Transport {
+            url: self.label.clone(),
+            reason: describe(&e.without_url()),
+        };
+        let response = request.send().await.map_err(transport)?;
+        let status = response.status();
+        let body = response.bytes().await.map_err(transport)?;
+        if status == StatusCode::OK {
+            return serde_json::from_slice(&body).map_err(|e| RemoteError::BadReply {
+                url: self.label.clone(),
+                reason: e.to_string(),
+            });
+        }
+        let (code, message) = match serde_json::from_slice::<ErrorReply>(&body) {
+            Ok(reply) => (reply.error.code, reply.error.message),
+            Err(_) => (
+                String::new(),
+                format!("{} bytes that are not an error reply", body.len()),
+            ),
+        };
+        Err(RemoteError::Refused {
+            url: self.label.clone(),
+            status: status.as_u16(),
+            code,
+            message,
+        })
+    }
+}
+
+impl fmt::Debug for Remote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Remote")
+            .field("url", &self.label)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An authority served over HTTP: [`Authority::allocate`] is `POST /v1/blocks`.
+#[derive(Debug, Clone)]
+pub struct RemoteAuthority {
+    remote: Arc<Remote>,
+    number: u8,
+}
+
+impl RemoteAuthority {
+    /// Connects to the server at `url` and reads its authority number (`GET /v1/authority`,
+    /// which also checks the token).
+    ///
+    /// # Errors
+    ///
+    /// [`RemoteError`]: a bad URL, no answer, or a refused token.
+    pub async fn connect(
+        url: &str,
+        options: &RemoteOptions,
+    ) -> Result<RemoteAuthority, RemoteError> {
+        let remote = Remote::new(url, options)?;
+        let info = remote.info().await?;
+        Ok(RemoteAuthority::with_number(
+            Arc::new(remote),
+            info.authority,
+        ))
+    }
+
+    /// The server of `remote` as authority `number`, without asking it: every block it sends
+    /// is checked to carry that number.
+    pub fn with_number(remote: Arc<Remote>, number: u8) -> RemoteAuthority {
+        RemoteAuthority { remote, number }
+    }
+
+    /// The client.
+    pub fn remote(&self) -> &Remote {
+        &self.remote
+    }
+}
+
+impl Authority for RemoteAuthority {
+    fn number(&self) -> u8 {
+        self.number
+    }
+
+    fn label(&self) -> String {
+        self.remote.label.clone()
+    }
+
+    fn allocate(
+        &self,
+        scope: &str,
+        sequence: &str,
+        size: u64,
+    ) -> impl Future<Output = Result<Block, AuthorityError>> + Send {
+        let request = AllocateRequest {
+            scope: scope.to_owned(),
+            sequence: sequence.to_owned(),
+            size,
+            vicinity: None,
+        };
+        async move {
+            // Checked here as every authority checks them, so that a bad name is never a
+            // network error.
+            validate_name(NameKind::Scope, &request.scope)?;
+            validate_name(NameKind::Sequence, &request.sequence)?;
+            if size == 0 || size > gdid_core::COUNTER_MAX {
+                return Err(AuthorityError::InvalidSize(size));
+            }
+            let reply = self
+                .remote
+                .allocate(&request)
+                .await
+                .map_err(|error| into_authority_error(error, size))?;
+            let block = reply.into_block()?;
+            if block.authority() != self.number || block.len() != size {
+                return Err(AuthorityError::InvalidBlock(format!(
+                    "{} sent {block} ({} ids) to authority {} asking for {size}",
+                    self.remote.label,
+                    block.len(),
+                    self.number
+                )));
+            }
+            Ok(block)
+        }
+    }
+}
+
+/// A server's error in the engine's vocabulary: what will fail the same way anywhere (a size
+/// above the server's largest block) is not retried; an exhausted sequence or a corrupt record
+/// keeps its kind; anything else is the store being unavailable, so the generator fails over.
+fn into_authority_error(error: RemoteError, size: u64) -> AuthorityError {
+    match &error {
+        RemoteError::Refused {
+            status: 400,
+            message,
+            ..
+        } if message.starts_with("size:") => AuthorityError::InvalidSize(size),
+        RemoteError::Refused { code, .. } if code == "exhausted" => AuthorityError::Exhausted,
+        RemoteError::Refused { code, .. } if code == "corrupt" => {
+            AuthorityError::Corrupt(error.to_string())
+        }
+        _ => AuthorityError::store(error),
+    }
+}
+
+/// The error and its causes in one line (reqwest's own `Display` stops at the outermost).
+fn describe(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// rustls with ring, trusting the system's roots (and `SSL_CERT_FILE`) and the options' PEMs.
+fn client_tls(options: &RemoteOptions) -> Result<rustls::ClientConfig, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    let native = rustls_native_certs::load_native_certs();
+    roots.add_parsable_certificates(native.certs);
+    for pem in &options.roots_pem {
+        for certificate in CertificateDer::pem_slice_iter(pem) {
+            let certificate = certificate.map_err(|e| format!("a root certificate: {e}"))?;
+            roots
+                .add(certificate)
+                .map_err(|e| format!("a root certificate: {e}"))?;
+        }
+    }
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// A server's number is recorded in its own store (`gdid serve` claims it there at start): the
+/// client reads it and can record none.
+impl NumberRecord for Remote {
+    fn store(&self) -> String {
+        self.label.clone()
+    }
+
+    fn recorded_number(&self) -> BoxFuture<'_, Result<Option<u8>, AuthorityError>> {
+        Box::pin(async move {
+            let info = self.info().await.map_err(AuthorityError::store)?;
+            if info.authority > gdid_core::AUTHORITY_MAX {
+                return Err(AuthorityError::Corrupt(format!(
+                    "{} says it is authority {}, above 15",
+                    self.label, info.authority
+                )));
+            }
+            Ok(Some(info.authority))
+        })
+    }
+
+    fn record_number(&self, _: u8) -> BoxFuture<'_, Result<(), AuthorityError>> {
+        Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn numbers_in_counters(&self) -> BoxFuture<'_, Result<Vec<u8>, AuthorityError>> {
+        Box::pin(std::future::ready(Ok(Vec::new())))
+    }
+}

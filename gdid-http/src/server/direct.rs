@@ -1,0 +1,105 @@
+//! The server's own block generators, one per sequence, behind `POST /v1/ids`: ids for callers
+//! that cannot run a generator of their own, served from memory like any generator's.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use gdid_core::generator::{BlockGenerator, DynAuthority, GeneratorConfig, IdBatch};
+use gdid_core::{Gdid, generator::Error};
+
+use super::ApiError;
+
+/// The generators, made on first use, at most `max` of them.
+pub(crate) struct Direct {
+    authority: Arc<dyn DynAuthority>,
+    config: GeneratorConfig,
+    max: usize,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    generators: HashMap<(String, String), Arc<BlockGenerator>>,
+    closed: bool,
+}
+
+impl Direct {
+    pub(crate) fn new(
+        authority: Arc<dyn DynAuthority>,
+        config: GeneratorConfig,
+        max: usize,
+    ) -> Self {
+        Direct {
+            authority,
+            config,
+            max,
+            state: Mutex::default(),
+        }
+    }
+
+    /// `count` ids of (`scope`, `sequence`).
+    pub(crate) async fn ids(
+        &self,
+        scope: &str,
+        sequence: &str,
+        count: u64,
+    ) -> Result<IdBatch<Gdid>, ApiError> {
+        let generator = self.generator(scope, sequence)?;
+        generator
+            .next_ids(count)
+            .await
+            .map_err(|error: Error| ApiError::from_generator("issuing ids", &error))
+    }
+
+    fn generator(&self, scope: &str, sequence: &str) -> Result<Arc<BlockGenerator>, ApiError> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if state.closed {
+            return Err(ApiError::from_generator(
+                "issuing ids",
+                &Error::Closed {
+                    scope: scope.to_owned(),
+                    sequence: sequence.to_owned(),
+                },
+            ));
+        }
+        let key = (scope.to_owned(), sequence.to_owned());
+        if let Some(generator) = state.generators.get(&key) {
+            return Ok(generator.clone());
+        }
+        if state.generators.len() >= self.max {
+            return Err(ApiError::new(
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                "busy",
+                format!(
+                    "this server issues ids of at most {} sequences: allocate blocks instead",
+                    self.max
+                ),
+            ));
+        }
+        let generator = BlockGenerator::builder(scope, sequence)
+            .config(self.config.clone())
+            .shared_authority(self.authority.clone())
+            .build()
+            .map(Arc::new)
+            .map_err(|error| ApiError::from_generator("making a generator", &error))?;
+        state.generators.insert(key, generator.clone());
+        Ok(generator)
+    }
+
+    /// Refuses further requests and closes every generator: how many ids went back.
+    pub(crate) async fn close(&self) -> u64 {
+        let generators: Vec<_> = {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            state.closed = true;
+            state.generators.drain().map(|(_, g)| g).collect()
+        };
+        let mut returned = 0;
+        for generator in generators {
+            match generator.close().await {
+                Ok(n) => returned += n,
+                Err(error) => tracing::warn!(%error, "closing a generator of /v1/ids"),
+            }
+        }
+        returned
+    }
+}

@@ -1,0 +1,122 @@
+//! Every reply that is not a success: a status, a code and a message ([`ErrorReply`]), never a
+//! store's error text or a secret (those go to the server's log).
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use gdid_core::generator::{AuthorityError, Error, ErrorKind};
+use tracing::warn;
+
+use crate::wire::{BadRequest, ErrorBody, ErrorReply};
+
+/// A refused or failed request, as the client sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// The code of [`ErrorBody`].
+    pub code: &'static str,
+    /// The message of [`ErrorBody`].
+    pub message: String,
+}
+
+impl ApiError {
+    pub(crate) fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn unauthorized(message: &str) -> Self {
+        ApiError::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+
+    pub(crate) fn unavailable(message: &str) -> Self {
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", message)
+    }
+
+    /// What a client is told of an authority's error; the error itself is logged with `what`.
+    pub(crate) fn from_authority(what: &str, error: &AuthorityError) -> Self {
+        match error {
+            AuthorityError::InvalidName(_) | AuthorityError::InvalidSize(_) => {
+                ApiError::new(StatusCode::BAD_REQUEST, "bad_request", error.to_string())
+            }
+            _ => ApiError::from_kind(what, error.kind(), error),
+        }
+    }
+
+    /// What a client is told of a generator's error; the error itself is logged with `what`.
+    pub(crate) fn from_generator(what: &str, error: &Error) -> Self {
+        match error {
+            Error::InvalidName(_) | Error::InvalidCount { .. } => {
+                ApiError::new(StatusCode::BAD_REQUEST, "bad_request", error.to_string())
+            }
+            Error::Closed { .. } => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "shutting_down",
+                "the server is shutting down: ask another authority",
+            ),
+            _ => ApiError::from_kind(what, error.kind(), error),
+        }
+    }
+
+    fn from_kind(what: &str, kind: ErrorKind, error: &dyn std::error::Error) -> Self {
+        warn!(%error, "{what} failed");
+        match kind {
+            ErrorKind::Exhausted => ApiError::new(
+                StatusCode::CONFLICT,
+                "exhausted",
+                "the sequence is exhausted: every id of every era was issued",
+            ),
+            ErrorKind::Corrupt => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "corrupt",
+                "the store's counter record is corrupt: see the server's log",
+            ),
+            ErrorKind::Config => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "misconfigured",
+                "the server's store is set up wrongly: see the server's log",
+            ),
+            _ => ApiError::unavailable(
+                "the authority's store did not answer: try again, or another authority",
+            ),
+        }
+    }
+}
+
+impl From<BadRequest> for ApiError {
+    fn from(error: BadRequest) -> Self {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", error.0)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let retry = matches!(self.status, StatusCode::SERVICE_UNAVAILABLE);
+        let unauthorized = self.status == StatusCode::UNAUTHORIZED;
+        let mut response = (
+            self.status,
+            Json(ErrorReply {
+                error: ErrorBody {
+                    code: self.code.to_owned(),
+                    message: self.message,
+                },
+            }),
+        )
+            .into_response();
+        let headers = response.headers_mut();
+        if retry {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        if unauthorized {
+            headers.insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"gdid\""),
+            );
+        }
+        response
+    }
+}

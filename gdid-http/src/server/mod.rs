@@ -1,0 +1,241 @@
+//! One authority over HTTP: the `/v1` routes ([`crate::wire`]), bearer tokens, TLS, limits on
+//! what a client may send, and a shutdown that lets allocations in flight finish.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use gdid_core::generator::MemoryAuthority;
+//! use gdid_http::server::{Server, Tokens};
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let tokens = Tokens::parse("a-long-random-client-token shop")?;
+//! let server = Server::builder(Arc::new(MemoryAuthority::new(1)), tokens).build();
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+//! server.serve(listener, None, async { let _ = tokio::signal::ctrl_c().await; }).await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod direct;
+mod errors;
+mod listen;
+mod routes;
+mod tls;
+mod tokens;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gdid_core::generator::{BoxFuture, DynAuthority, GeneratorConfig};
+
+pub use errors::ApiError;
+pub use listen::Limits as ConnectionLimits;
+pub use tls::{TlsError, tls_config};
+pub use tokens::{MIN_TOKEN_LEN, Scopes, Tokens, TokensError, hashed_line};
+
+/// Whether the store behind the authority answers: `Err` with what failed, for the server's log
+/// only (a client is told that the store is not ready, never why).
+pub type ReadyCheck = Arc<dyn Fn() -> BoxFuture<'static, Result<(), String>> + Send + Sync>;
+
+/// The metrics of the process in the Prometheus text format (a `PrometheusHandle::render`, say).
+pub type MetricsRender = Arc<dyn Fn() -> String + Send + Sync>;
+
+/// A server of one authority. Cheap to clone: clones share the authority and the generators of
+/// `POST /v1/ids`.
+#[derive(Clone)]
+pub struct Server {
+    shared: Arc<Shared>,
+}
+
+/// What every request handler reads.
+pub(crate) struct Shared {
+    pub(crate) authority: Arc<dyn DynAuthority>,
+    pub(crate) tokens: Tokens,
+    pub(crate) max_block: u64,
+    pub(crate) max_count: u64,
+    pub(crate) max_body: usize,
+    pub(crate) request_timeout: Duration,
+    pub(crate) ready: Option<ReadyCheck>,
+    pub(crate) metrics: Option<MetricsRender>,
+    pub(crate) direct: direct::Direct,
+    pub(crate) connections: ConnectionLimits,
+}
+
+/// How a [`Server`] is set up: [`Server::builder`], then `.build()`.
+pub struct ServerBuilder {
+    authority: Arc<dyn DynAuthority>,
+    tokens: Tokens,
+    max_block: u64,
+    max_count: u64,
+    max_sequences: usize,
+    max_body: usize,
+    request_timeout: Duration,
+    generator: GeneratorConfig,
+    ready: Option<ReadyCheck>,
+    metrics: Option<MetricsRender>,
+    connections: ConnectionLimits,
+}
+
+impl Server {
+    /// A server of `authority`, accepting `tokens`, with the default limits: blocks of up to
+    /// 2^31 counters (a `BlockGenerator`'s own largest), 10,000 ids a request, 1,000 sequences
+    /// served by `POST /v1/ids`, bodies of 16 KiB, 10 s a request.
+    pub fn builder(authority: Arc<dyn DynAuthority>, tokens: Tokens) -> ServerBuilder {
+        ServerBuilder {
+            authority,
+            tokens,
+            max_block: GeneratorConfig::default().max_block,
+            max_count: 10_000,
+            max_sequences: 1_000,
+            max_body: 16 * 1024,
+            request_timeout: Duration::from_secs(10),
+            generator: GeneratorConfig::default(),
+            ready: None,
+            metrics: None,
+            connections: ConnectionLimits::default(),
+        }
+    }
+
+    /// The routes, to serve with a server of your own or to nest in a larger `axum` app.
+    /// [`serve`](Self::serve) adds the connection limits and TLS.
+    pub fn router(&self) -> axum::Router {
+        routes::router(self.shared.clone())
+    }
+
+    /// The authority number served.
+    pub fn authority_number(&self) -> u8 {
+        self.shared.authority.number()
+    }
+
+    /// Serves `listener` (over TLS when `tls` is given, HTTP/1.1 and HTTP/2 either way) until
+    /// `shutdown` completes; then stops accepting, lets the requests in flight finish (at most
+    /// the request timeout), and [`close`](Self::close)s.
+    ///
+    /// # Errors
+    ///
+    /// The listener's address cannot be read. Errors of single connections are logged, never
+    /// returned.
+    pub async fn serve(
+        &self,
+        listener: tokio::net::TcpListener,
+        tls: Option<Arc<rustls::ServerConfig>>,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> std::io::Result<u64> {
+        listen::serve(self, listener, tls, shutdown).await?;
+        Ok(self.close().await)
+    }
+
+    /// Stops serving `POST /v1/ids` (503 `shutting_down` from now on) and closes its generators,
+    /// each giving the unused tail of its block back to the authority. How many ids went back.
+    pub async fn close(&self) -> u64 {
+        self.shared.direct.close().await
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("authority", &self.shared.authority.label())
+            .field("tokens", &self.shared.tokens)
+            .field("max_block", &self.shared.max_block)
+            .field("max_count", &self.shared.max_count)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServerBuilder {
+    /// The largest block a client may ask for (at least 1). A client's generator must not ask
+    /// for more: set its maximum block no higher.
+    pub fn max_block(mut self, max: u64) -> Self {
+        self.max_block = max.clamp(1, gdid_core::COUNTER_MAX);
+        self
+    }
+
+    /// The most ids one `POST /v1/ids` may ask for (at least 1).
+    pub fn max_count(mut self, max: u64) -> Self {
+        self.max_count = max.max(1);
+        self
+    }
+
+    /// The most sequences `POST /v1/ids` serves (each keeps a generator in memory); a request
+    /// for one more is refused (503 `busy`).
+    pub fn max_sequences(mut self, max: usize) -> Self {
+        self.max_sequences = max;
+        self
+    }
+
+    /// The largest request body, in bytes (413 `too_large` beyond).
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
+        self
+    }
+
+    /// How long a request may take, reading its body included (408 or 503 `timeout` beyond);
+    /// also how long a shutdown waits for requests in flight.
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// The configuration of the generators behind `POST /v1/ids`.
+    pub fn generator_config(mut self, config: GeneratorConfig) -> Self {
+        self.generator = config;
+        self
+    }
+
+    /// How `GET /v1/ready` checks the store (without it, ready means serving).
+    pub fn ready_check(mut self, check: ReadyCheck) -> Self {
+        self.ready = Some(check);
+        self
+    }
+
+    /// What `GET /v1/metrics` answers (without it, 404).
+    pub fn metrics(mut self, render: MetricsRender) -> Self {
+        self.metrics = Some(render);
+        self
+    }
+
+    /// Connection limits: how many at once, how long a client may take to send its headers or
+    /// finish a TLS handshake.
+    pub fn connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.connections = limits;
+        self
+    }
+
+    /// The server.
+    pub fn build(self) -> Server {
+        Server {
+            shared: Arc::new(Shared {
+                direct: direct::Direct::new(
+                    self.authority.clone(),
+                    self.generator,
+                    self.max_sequences,
+                ),
+                authority: self.authority,
+                tokens: self.tokens,
+                max_block: self.max_block,
+                max_count: self.max_count,
+                max_body: self.max_body,
+                request_timeout: self.request_timeout,
+                ready: self.ready,
+                metrics: self.metrics,
+                connections: self.connections,
+            }),
+        }
+    }
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("authority", &self.authority.label())
+            .field("max_block", &self.max_block)
+            .field("max_count", &self.max_count)
+            .finish_non_exhaustive()
+    }
+}

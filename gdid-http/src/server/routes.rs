@@ -1,0 +1,208 @@
+//! The `/v1` routes. Each checks, in this order and before anything is allocated: the bearer
+//! token (401), the body (its size 413, its time 408, its JSON and fields 400), the token's
+//! scope (403), the server's limits (400).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde_json::json;
+
+use super::{ApiError, Scopes, Shared};
+use crate::wire::{self, AllocateRequest, AuthorityInfo, BlockReply, IdsReply, IdsRequest};
+
+/// The state every handler reads.
+type AppState = State<Arc<Shared>>;
+
+pub(crate) fn router(shared: Arc<Shared>) -> Router {
+    Router::new()
+        .route(wire::HEALTH, get(health))
+        .route(wire::READY, get(ready))
+        .route(wire::AUTHORITY, get(authority))
+        .route(wire::BLOCKS, post(blocks))
+        .route(wire::IDS, post(ids))
+        .route(wire::METRICS, get(metrics))
+        .fallback(not_found)
+        .with_state(shared)
+}
+
+async fn health() -> Json<serde_json::Value> {
+    Json(json!({ "status": "ok" }))
+}
+
+async fn ready(State(shared): AppState, headers: HeaderMap) -> Result<Response, ApiError> {
+    caller(&shared, &headers)?;
+    if let Some(check) = &shared.ready {
+        let checked = tokio::time::timeout(shared.request_timeout, check()).await;
+        let failure = match checked {
+            Ok(Ok(())) => None,
+            Ok(Err(error)) => Some(error),
+            Err(_) => Some(format!("no answer within {:?}", shared.request_timeout)),
+        };
+        if let Some(error) = failure {
+            tracing::warn!(%error, "readiness check failed");
+            return Err(ApiError::unavailable("the authority's store is not ready"));
+        }
+    }
+    Ok(Json(json!({ "status": "ready", "authority": shared.authority.number() })).into_response())
+}
+
+async fn authority(
+    State(shared): AppState,
+    headers: HeaderMap,
+) -> Result<Json<AuthorityInfo>, ApiError> {
+    caller(&shared, &headers)?;
+    Ok(Json(AuthorityInfo {
+        authority: shared.authority.number(),
+        max_block: shared.max_block,
+        max_count: shared.max_count,
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    }))
+}
+
+async fn blocks(
+    State(shared): AppState,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<BlockReply>, ApiError> {
+    let scopes = caller(&shared, &headers)?;
+    let request = AllocateRequest::decode(&read_body(&shared, body).await?)?;
+    permit(scopes, &request.scope)?;
+    if request.size > shared.max_block {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!(
+                "size: {} is above this server's largest block, {}",
+                request.size, shared.max_block
+            ),
+        ));
+    }
+    let allocation =
+        shared
+            .authority
+            .allocate_boxed(&request.scope, &request.sequence, request.size);
+    let block = within(shared.request_timeout, allocation)
+        .await?
+        .map_err(|error| ApiError::from_authority("allocating a block", &error))?;
+    Ok(Json(BlockReply::from(block)))
+}
+
+async fn ids(
+    State(shared): AppState,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<IdsReply>, ApiError> {
+    let scopes = caller(&shared, &headers)?;
+    let request = IdsRequest::decode(&read_body(&shared, body).await?)?;
+    permit(scopes, &request.scope)?;
+    if request.count > shared.max_count {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            format!(
+                "count: {} is above this server's largest count, {}",
+                request.count, shared.max_count
+            ),
+        ));
+    }
+    let issued = shared
+        .direct
+        .ids(&request.scope, &request.sequence, request.count);
+    let batch = within(shared.request_timeout, issued).await??;
+    let form = request.form;
+    Ok(Json(IdsReply {
+        form,
+        ids: batch.iter().map(|id| form.spell(id)).collect(),
+    }))
+}
+
+async fn metrics(State(shared): AppState, headers: HeaderMap) -> Result<Response, ApiError> {
+    caller(&shared, &headers)?;
+    let Some(render) = &shared.metrics else {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "this server was started without metrics",
+        ));
+    };
+    Ok((
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        render(),
+    )
+        .into_response())
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "no such route: see /v1/health, /v1/ready, /v1/authority, /v1/blocks, /v1/ids, /v1/metrics",
+    )
+}
+
+/// The scopes of the request's bearer token.
+fn caller<'a>(shared: &'a Shared, headers: &HeaderMap) -> Result<&'a Scopes, ApiError> {
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Err(ApiError::unauthorized(
+            "no bearer token: send `Authorization: Bearer TOKEN`",
+        ));
+    };
+    let token = value
+        .to_str()
+        .ok()
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .map(str::trim)
+        .ok_or_else(|| ApiError::unauthorized("the Authorization header is not `Bearer TOKEN`"))?;
+    shared
+        .tokens
+        .scopes(token)
+        .ok_or_else(|| ApiError::unauthorized("the bearer token is not one this server accepts"))
+}
+
+/// Whether the token's scopes hold `scope`.
+fn permit(scopes: &Scopes, scope: &str) -> Result<(), ApiError> {
+    if scopes.allows(scope) {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!("the bearer token may not use scope {scope:?}"),
+        ))
+    }
+}
+
+/// The whole body, at most the server's largest, within the request timeout.
+async fn read_body(shared: &Shared, body: Body) -> Result<axum::body::Bytes, ApiError> {
+    let read = axum::body::to_bytes(body, shared.max_body);
+    match tokio::time::timeout(shared.request_timeout, read).await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(_)) => Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!("the body is over {} bytes, or was cut off", shared.max_body),
+        )),
+        Err(_) => Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "timeout",
+            format!("the body took over {:?} to arrive", shared.request_timeout),
+        )),
+    }
+}
+
+/// `work`, or a 503 after `limit`: what was reserved meanwhile is lost, never served twice.
+async fn within<T>(limit: Duration, work: impl Future<Output = T>) -> Result<T, ApiError> {
+    tokio::time::timeout(limit, work).await.map_err(|_| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            format!("the authority's store did not answer within {limit:?}: try again, or another authority"),
+        )
+    })
+}

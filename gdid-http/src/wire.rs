@@ -1,0 +1,344 @@
+//! The `/v1` API on the wire: paths, the JSON of each request and reply, and the checks a request
+//! passes before anything is allocated. The server and the client share these types, so the two
+//! cannot disagree on a field.
+//!
+//! ```
+//! use gdid_http::wire::AllocateRequest;
+//!
+//! let request = AllocateRequest::decode(br#"{"scope":"shop","sequence":"orders","size":100}"#)?;
+//! assert_eq!((request.scope.as_str(), request.size), ("shop", 100));
+//!
+//! let error = AllocateRequest::decode(br#"{"scope":"shop","sequence":"orders"}"#).unwrap_err();
+//! assert!(error.to_string().contains("missing field `size`"), "{error}");
+//! # Ok::<(), gdid_http::wire::BadRequest>(())
+//! ```
+
+use gdid_core::Gdid;
+use gdid_core::generator::{AuthorityError, Block, NameKind, validate_name};
+use serde::{Deserialize, Serialize};
+
+/// `GET`: whether the process answers (no token needed).
+pub const HEALTH: &str = "/v1/health";
+/// `GET`: whether the store answers and still records this authority's number.
+pub const READY: &str = "/v1/ready";
+/// `GET`: the authority's number and the server's limits ([`AuthorityInfo`]).
+pub const AUTHORITY: &str = "/v1/authority";
+/// `POST` an [`AllocateRequest`]: a block of counters, persisted before the reply.
+pub const BLOCKS: &str = "/v1/blocks";
+/// `POST` an [`IdsRequest`]: ids from the server's own block generator.
+pub const IDS: &str = "/v1/ids";
+/// `GET`: the server's metrics, in the Prometheus text format.
+pub const METRICS: &str = "/v1/metrics";
+
+/// The counters above which no id exists: `vicinity` is at most this.
+pub const COUNTER_MAX: u64 = gdid_core::COUNTER_MAX;
+
+/// A request that cannot be served as sent: what is wrong with it, fit to send back to the
+/// client (it never holds a store's error or a secret).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadRequest(pub String);
+
+/// `POST /v1/blocks`: reserve `size` consecutive counters of (`scope`, `sequence`).
+///
+/// `vicinity` is the seed contract's hint (`AllocateBlock(scope, sequence, blockSize,
+/// vicinity)`): where on the counter scale the caller would like the block. As that contract
+/// allows, the authority may disregard it, and this one does: a block always comes from the
+/// counter's current end, so honouring the hint could only skip ids, never make one unique. It is
+/// checked (at most [`COUNTER_MAX`]) and otherwise ignored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllocateRequest {
+    /// The scope (a database name, say): 1 to 80 of `A-Z a-z 0-9`, with `_ . -` inside
+    /// ([`validate_name`]).
+    pub scope: String,
+    /// The sequence within the scope (a table name, say), named by the same rule.
+    pub sequence: String,
+    /// How many counters: 1 to the server's maximum block.
+    pub size: u64,
+    /// The seed's vicinity hint, ignored (see above).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vicinity: Option<u64>,
+}
+
+impl AllocateRequest {
+    /// Decodes and checks a request body: names by [`validate_name`], a size of at least 1 and
+    /// a vicinity within the counter range. The server's own maximum block is checked by the
+    /// server.
+    ///
+    /// # Errors
+    ///
+    /// [`BadRequest`] saying which field is wrong, or where the JSON breaks.
+    pub fn decode(body: &[u8]) -> Result<AllocateRequest, BadRequest> {
+        let request: AllocateRequest = decode_json(body)?;
+        check_names(&request.scope, &request.sequence)?;
+        if request.size == 0 {
+            return Err(BadRequest("size: a block holds at least 1 id".into()));
+        }
+        if let Some(vicinity) = request.vicinity {
+            if vicinity > COUNTER_MAX {
+                return Err(BadRequest(format!(
+                    "vicinity: {vicinity} is above the largest counter {COUNTER_MAX}"
+                )));
+            }
+        }
+        Ok(request)
+    }
+}
+
+/// The reply to `POST /v1/blocks`: counters `start .. start + len` of era `era`, authority
+/// `authority`, already persisted by the authority's store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockReply {
+    /// The era of every id in the block.
+    pub era: u32,
+    /// The authority number, 0 to 15.
+    pub authority: u8,
+    /// The first counter.
+    pub start: u64,
+    /// How many counters.
+    pub len: u64,
+}
+
+impl From<Block> for BlockReply {
+    fn from(block: Block) -> Self {
+        BlockReply {
+            era: block.era(),
+            authority: block.authority(),
+            start: block.start(),
+            len: block.len(),
+        }
+    }
+}
+
+impl BlockReply {
+    /// The block, checked as every block is ([`Block::new`]).
+    ///
+    /// # Errors
+    ///
+    /// [`AuthorityError::InvalidBlock`] for a block that breaks a rule.
+    pub fn into_block(self) -> Result<Block, AuthorityError> {
+        Block::new(self.era, self.authority, self.start, self.len)
+    }
+}
+
+/// `POST /v1/ids`: `count` ids of (`scope`, `sequence`) from the server's own block generator,
+/// spelled in `form`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdsRequest {
+    /// The scope, named as in [`AllocateRequest`].
+    pub scope: String,
+    /// The sequence.
+    pub sequence: String,
+    /// How many ids: 1 to the server's maximum count.
+    pub count: u64,
+    /// How each id is spelled; `text` when left out.
+    #[serde(default)]
+    pub form: IdForm,
+}
+
+impl IdsRequest {
+    /// Decodes and checks a request body (names, and a count of at least 1; the server's
+    /// maximum count is checked by the server).
+    ///
+    /// # Errors
+    ///
+    /// [`BadRequest`] saying which field is wrong, or where the JSON breaks.
+    pub fn decode(body: &[u8]) -> Result<IdsRequest, BadRequest> {
+        let request: IdsRequest = decode_json(body)?;
+        check_names(&request.scope, &request.sequence)?;
+        if request.count == 0 {
+            return Err(BadRequest("count: ask for at least 1 id".into()));
+        }
+        Ok(request)
+    }
+}
+
+/// How the ids of an [`IdsReply`] are spelled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IdForm {
+    /// `era:authority:counter`, as `Gdid`'s `Display` (`0:1:42`).
+    #[default]
+    Text,
+    /// 24 lower-case hex digits of the 12 big-endian bytes.
+    Hex,
+    /// The NFX/Azos ELink, spelled with seed 0 (the same id always gives the same link).
+    Elink,
+}
+
+impl IdForm {
+    /// `id` spelled in this form.
+    ///
+    /// ```
+    /// use gdid_core::Gdid;
+    /// use gdid_http::wire::IdForm;
+    ///
+    /// let id: Gdid = "0:1:42".parse()?;
+    /// assert_eq!(IdForm::Text.spell(id), "0:1:42");
+    /// assert_eq!(IdForm::Hex.spell(id), "00000000100000000000002a");
+    /// assert_eq!(Gdid::from_elink(&IdForm::Elink.spell(id))?, id);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn spell(self, id: Gdid) -> String {
+        match self {
+            IdForm::Text => id.to_string(),
+            IdForm::Hex => {
+                let mut buf = [0; Gdid::HEX_LEN];
+                id.encode_hex_lower(&mut buf).to_owned()
+            }
+            IdForm::Elink => id.to_elink(0),
+        }
+    }
+}
+
+/// The reply to `POST /v1/ids`: the ids in the order they were issued.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IdsReply {
+    /// How they are spelled.
+    pub form: IdForm,
+    /// The ids.
+    pub ids: Vec<String>,
+}
+
+/// The reply to `GET /v1/authority`: who this server is and what it accepts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuthorityInfo {
+    /// The authority number recorded in the server's store.
+    pub authority: u8,
+    /// The largest `size` of a block request.
+    pub max_block: u64,
+    /// The largest `count` of an ids request.
+    pub max_count: u64,
+    /// The server's version (`gdid-http`'s).
+    pub version: String,
+}
+
+/// The body of every reply that is not a success.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorReply {
+    /// What went wrong.
+    pub error: ErrorBody,
+}
+
+/// What went wrong: a code a program can match on, and a message for a person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    /// One of `bad_request`, `too_large`, `timeout`, `unauthorized`, `forbidden`, `not_found`,
+    /// `unavailable`, `exhausted`, `corrupt`, `busy`, `shutting_down`.
+    pub code: String,
+    /// What is wrong, in words; never a store's error text or a secret.
+    pub message: String,
+}
+
+/// A JSON body, with serde's account of what is wrong (a type, a line and column) after the
+/// field it is in.
+fn decode_json<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, BadRequest> {
+    let mut json = serde_json::Deserializer::from_slice(body);
+    let value = serde_path_to_error::deserialize(&mut json).map_err(|error| {
+        let path = error.path().to_string();
+        match path.as_str() {
+            "." => BadRequest(format!("body: {}", error.inner())),
+            _ => BadRequest(format!("{path}: {}", error.inner())),
+        }
+    })?;
+    json.end()
+        .map_err(|error| BadRequest(format!("body: {error}")))?;
+    Ok(value)
+}
+
+/// Both names, by the rule every store keeps.
+fn check_names(scope: &str, sequence: &str) -> Result<(), BadRequest> {
+    validate_name(NameKind::Scope, scope).map_err(|e| BadRequest(e.to_string()))?;
+    validate_name(NameKind::Sequence, sequence).map_err(|e| BadRequest(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_with_every_field_decodes() {
+        let request = AllocateRequest::decode(
+            br#"{"scope":"shop","sequence":"orders","size":7,"vicinity":1152921504606846975}"#,
+        )
+        .unwrap();
+        assert_eq!(request.vicinity, Some(COUNTER_MAX));
+        let ids = IdsRequest::decode(br#"{"scope":"s","sequence":"q","count":3,"form":"elink"}"#)
+            .unwrap();
+        assert_eq!((ids.count, ids.form), (3, IdForm::Elink));
+    }
+
+    #[test]
+    fn bad_requests_say_what_is_wrong() {
+        let cases: [(&[u8], &str); 10] = [
+            (b"", "EOF"),
+            (b"[1,2", "invalid type"),
+            (br#"{"scope":"shop","sequence":"orders","size":0}"#, "size"),
+            (
+                br#"{"scope":"shop","sequence":"orders","size":-1}"#,
+                "invalid value",
+            ),
+            (
+                br#"{"scope":"shop","sequence":"orders","size":1e3}"#,
+                "invalid type",
+            ),
+            (br#"{"scope":"","sequence":"orders","size":1}"#, "scope"),
+            (br#"{"scope":"shop","sequence":"a b","size":1}"#, "sequence"),
+            (
+                br#"{"scope":"shop","sequence":"orders","size":1,"extra":1}"#,
+                "unknown field",
+            ),
+            (
+                br#"{"scope":"shop","sequence":"orders","size":1,"vicinity":1152921504606846976}"#,
+                "vicinity",
+            ),
+            (
+                br#"{"scope":"shop","sequence":"orders","size":18446744073709551616}"#,
+                "size",
+            ),
+        ];
+        for (body, says) in cases {
+            let error = AllocateRequest::decode(body).unwrap_err();
+            assert!(
+                error.0.contains(says),
+                "{:?}: {error} should say {says}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        for (body, says) in [
+            (&br#"{"scope":"s","sequence":"q","count":0}"#[..], "count"),
+            (
+                br#"{"scope":"s","sequence":"q","count":1,"form":"base64"}"#,
+                "unknown variant",
+            ),
+        ] {
+            let error = IdsRequest::decode(body).unwrap_err();
+            assert!(error.0.contains(says), "{error} should say {says}");
+        }
+    }
+
+    #[test]
+    fn a_block_reply_is_checked_as_every_block() {
+        let block = Block::new(2, 3, 10, 5).unwrap();
+        assert_eq!(BlockReply::from(block).into_block().unwrap(), block);
+        for (era, authority, start, len) in [(0, 1, 0, 5), (0, 16, 1, 1), (0, 1, 1, 0)] {
+            let reply = BlockReply {
+                era,
+                authority,
+                start,
+                len,
+            };
+            assert!(reply.into_block().is_err(), "{reply:?}");
+        }
+        let past_max = BlockReply {
+            era: 0,
+            authority: 1,
+            start: COUNTER_MAX,
+            len: 2,
+        };
+        assert!(past_max.into_block().is_err());
+    }
+}

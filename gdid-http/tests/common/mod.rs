@@ -1,0 +1,88 @@
+//! A server on a port of its own, in this process, over an in-memory authority (the HTTP layer's
+//! tests; the database authorities are served by `gdid serve` in gdid-cli's tests).
+
+#![allow(dead_code)] // each test binary uses a part
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gdid_core::generator::{DynAuthority, MemoryAuthority};
+use gdid_http::server::{ConnectionLimits, Server, ServerBuilder, Tokens};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// May use scope `shop` only.
+pub const SHOP: &str = "shop-token-0123456789";
+/// May use every scope.
+pub const ALL: &str = "ops-token-0123456789";
+
+pub fn tokens() -> Tokens {
+    Tokens::parse(&format!(
+        "{}\n{ALL} *\n",
+        gdid_http::server::hashed_line(SHOP, "shop")
+    ))
+    .unwrap()
+}
+
+/// A plain reqwest client, for requests the API client would never send. reqwest is built
+/// without a crypto provider (one provider in the process: ring), so one is installed first.
+pub fn client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
+/// A running server and how to stop it.
+pub struct Running {
+    pub addr: SocketAddr,
+    pub url: String,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<std::io::Result<u64>>>,
+}
+
+impl Running {
+    /// Stops it as SIGTERM would: how many ids its generators gave back.
+    pub async fn stop(mut self) -> u64 {
+        let _ = self.stop.take().unwrap().send(());
+        self.task.take().unwrap().await.unwrap().unwrap()
+    }
+}
+
+/// The default server of `authority`, with short limits for the slow-client tests.
+pub fn builder(authority: Arc<dyn DynAuthority>) -> ServerBuilder {
+    Server::builder(authority, tokens())
+        .request_timeout(Duration::from_millis(800))
+        .max_count(1000)
+        .max_block(1_000_000)
+        .connection_limits(ConnectionLimits {
+            header_timeout: Duration::from_millis(400),
+            ..ConnectionLimits::default()
+        })
+}
+
+pub async fn start(server: Server, tls: Option<Arc<rustls::ServerConfig>>) -> Running {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = oneshot::channel();
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let task = tokio::spawn(async move {
+        server
+            .serve(listener, tls, async {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    Running {
+        addr,
+        url: format!("{scheme}://{addr}"),
+        stop: Some(stop),
+        task: Some(task),
+    }
+}
+
+/// A server of a fresh in-memory authority 1.
+pub async fn memory_server() -> (Running, Arc<MemoryAuthority>) {
+    let authority = Arc::new(MemoryAuthority::new(1));
+    let running = start(builder(authority.clone()).build(), None).await;
+    (running, authority)
+}

@@ -1,0 +1,146 @@
+//! `RemoteAuthority` under a `BlockGenerator`: ids through two servers, failover when one stops,
+//! TLS with a certificate made here, refused tokens and URLs.
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{ALL, SHOP};
+use gdid_core::generator::{Authority, BlockGenerator, MemoryAuthority};
+use gdid_http::client::{RemoteAuthority, RemoteError, RemoteOptions};
+
+fn options(token: &str) -> RemoteOptions {
+    RemoteOptions::default()
+        .token(token)
+        .timeout(Duration::from_millis(500))
+}
+
+#[tokio::test]
+async fn a_generator_fails_over_between_two_servers_and_never_repeats_an_id() {
+    let one = Arc::new(MemoryAuthority::new(1));
+    let two = Arc::new(MemoryAuthority::new(2));
+    let first = common::start(common::builder(one.clone()).build(), None).await;
+    let second = common::start(common::builder(two.clone()).build(), None).await;
+    let ids = BlockGenerator::builder("shop", "orders")
+        .authority(
+            RemoteAuthority::connect(&first.url, &options(SHOP))
+                .await
+                .unwrap(),
+        )
+        .authority(
+            RemoteAuthority::connect(&second.url, &options(SHOP))
+                .await
+                .unwrap(),
+        )
+        .fixed_block_size(50)
+        .no_prefetch()
+        .build()
+        .unwrap();
+    let mut seen = HashSet::new();
+    for _ in 0..120 {
+        assert!(seen.insert(ids.next_id().await.unwrap()));
+    }
+    // Served by authority 1, the first listed, while it answers.
+    assert!(seen.iter().all(|id| id.authority() == 1));
+    first.stop().await;
+    for _ in 0..120 {
+        let id = ids.next_id().await.expect("authority 2 still answers");
+        assert!(seen.insert(id), "{id} issued twice");
+    }
+    assert!(seen.iter().any(|id| id.authority() == 2));
+    ids.close().await.unwrap();
+    second.stop().await;
+}
+
+#[tokio::test]
+async fn connect_reads_the_number_and_refuses_a_bad_token() {
+    let (server, authority) = common::memory_server().await;
+    let remote = RemoteAuthority::connect(&server.url, &options(ALL))
+        .await
+        .unwrap();
+    assert_eq!(remote.number(), 1);
+    assert_eq!(remote.label(), server.url);
+    let refused = RemoteAuthority::connect(&server.url, &options("not-a-token-of-this-server"))
+        .await
+        .unwrap_err();
+    assert!(refused.is_unauthorized(), "{refused}");
+    assert!(!refused.to_string().contains("not-a-token"), "{refused}");
+    // A token that may not use the scope: every allocation is refused, nothing allocated.
+    let shop_only = RemoteAuthority::connect(&server.url, &options(SHOP))
+        .await
+        .unwrap();
+    let error = shop_only
+        .allocate("billing", "invoices", 10)
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("403"), "{error}");
+    assert_eq!(authority.allocations(), 0);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn bad_urls_are_refused_without_their_password() {
+    for url in [
+        "ftp://h",
+        "http://",
+        "https:///v1",
+        "http://user:hunter2@127.0.0.1:1",
+        "127.0.0.1:8080",
+    ] {
+        let error = RemoteAuthority::connect(url, &options(SHOP))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, RemoteError::InvalidUrl { .. }),
+            "{url}: {error}"
+        );
+        assert!(!error.to_string().contains("hunter2"), "{error}");
+    }
+    // Nobody listening: a transport error, quickly.
+    let error = RemoteAuthority::connect("http://127.0.0.1:9", &options(SHOP))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, RemoteError::Transport { .. }), "{error}");
+}
+
+#[tokio::test]
+async fn tls_with_a_certificate_made_at_test_time() {
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    let certificate = certified.cert.pem();
+    let key = certified.signing_key.serialize_pem();
+    let tls = gdid_http::server::tls_config(certificate.as_bytes(), key.as_bytes()).unwrap();
+    let authority = Arc::new(MemoryAuthority::new(3));
+    let server = common::start(common::builder(authority.clone()).build(), Some(tls)).await;
+    let url = format!("https://localhost:{}", server.addr.port());
+
+    let trusted = options(SHOP).root_certificate_pem(certificate.as_bytes());
+    let remote = RemoteAuthority::connect(&url, &trusted).await.unwrap();
+    let ids = BlockGenerator::builder("shop", "orders")
+        .authority(remote)
+        .build()
+        .unwrap();
+    let id = ids.next_id().await.unwrap();
+    assert_eq!((id.authority(), id.counter()), (3, 1));
+    ids.close().await.unwrap();
+
+    // Without the certificate trusted, no request gets through.
+    let error = RemoteAuthority::connect(&url, &options(SHOP))
+        .await
+        .unwrap_err();
+    assert!(matches!(error, RemoteError::Transport { .. }), "{error}");
+    // Plain HTTP to the TLS port gets no answer either.
+    let plain = format!("http://127.0.0.1:{}", server.addr.port());
+    assert!(
+        RemoteAuthority::connect(&plain, &options(SHOP))
+            .await
+            .is_err()
+    );
+    // A broken certificate or key is named.
+    let error = gdid_http::server::tls_config(b"nothing", key.as_bytes()).unwrap_err();
+    assert!(error.to_string().starts_with("the certificate"), "{error}");
+    let error = gdid_http::server::tls_config(certificate.as_bytes(), b"nothing").unwrap_err();
+    assert!(error.to_string().starts_with("the private key"), "{error}");
+    server.stop().await;
+}

@@ -1,0 +1,404 @@
+//! The server's routes through a real socket: what each answers, and what every bad request,
+//! missing token or slow client gets (its status, and nothing allocated).
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{ALL, SHOP, memory_server};
+use gdid_core::Gdid;
+use gdid_core::generator::{Authority, MemoryAuthority};
+use gdid_http::wire::ErrorReply;
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use common::client;
+
+/// POSTs `body` to `path` with `token`: the status and the JSON reply.
+async fn post(url: &str, path: &str, token: Option<&str>, body: Vec<u8>) -> (u16, Value) {
+    let mut request = client().post(format!("{url}{path}")).body(body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+fn bytes(value: Value) -> Vec<u8> {
+    serde_json::to_vec(&value).unwrap()
+}
+
+/// The error code of a reply, checking that it has the shape of [`ErrorReply`].
+fn code(reply: &Value) -> String {
+    let reply: ErrorReply = serde_json::from_value(reply.clone())
+        .unwrap_or_else(|e| panic!("not an error reply: {reply}: {e}"));
+    reply.error.code
+}
+
+/// Nothing was ever allocated from `authority`.
+fn nothing_allocated(authority: &MemoryAuthority) {
+    assert_eq!(authority.allocations(), 0, "{:?}", authority.states());
+}
+
+#[tokio::test]
+async fn a_block_is_allocated_persisted_and_sent() {
+    let (server, authority) = memory_server().await;
+    let (status, reply) = post(
+        &server.url,
+        "/v1/blocks",
+        Some(SHOP),
+        bytes(json!({"scope": "shop", "sequence": "orders", "size": 100, "vicinity": 5})),
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(
+        reply,
+        json!({"era": 0, "authority": 1, "start": 1, "len": 100})
+    );
+    // Persisted before the reply: the authority's counter is past the block.
+    let next = authority.allocate("shop", "orders", 1).await.unwrap();
+    assert_eq!(next.start(), 101);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn ids_come_in_every_form_from_the_servers_own_generator() {
+    let (server, authority) = memory_server().await;
+    let mut all = Vec::new();
+    for form in ["text", "hex", "elink"] {
+        let (status, reply) = post(
+            &server.url,
+            "/v1/ids",
+            Some(ALL),
+            bytes(json!({"scope": "shop", "sequence": "orders", "count": 3, "form": form})),
+        )
+        .await;
+        assert_eq!(status, 200, "{reply}");
+        assert_eq!(reply["form"], form);
+        for id in reply["ids"].as_array().unwrap() {
+            let id = id.as_str().unwrap();
+            let parsed = match form {
+                "text" => id.parse::<Gdid>().unwrap(),
+                "hex" => id.parse::<Gdid>().unwrap(),
+                _ => Gdid::from_elink(id).unwrap(),
+            };
+            all.push(parsed);
+        }
+    }
+    assert_eq!(all.len(), 9);
+    assert!(all.windows(2).all(|w| w[0] < w[1]), "{all:?}");
+    assert!(all.iter().all(|id| id.authority() == 1));
+    // Served from the generator's blocks, not a store round trip per request (the second
+    // allocation is the prefetch at the low-water mark).
+    assert!(authority.allocations() < 3, "{}", authority.allocations());
+    // Closing gives the unused tail back.
+    let returned = server.stop().await;
+    assert!(returned > 0);
+}
+
+#[tokio::test]
+async fn health_needs_no_token_and_everything_else_does() {
+    let (server, authority) = memory_server().await;
+    let health = client()
+        .get(format!("{}/v1/health", server.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(health.status(), 200);
+    for path in ["/v1/ready", "/v1/authority", "/v1/metrics"] {
+        let response = client()
+            .get(format!("{}{path}", server.url))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 401, "{path}");
+        assert!(response.headers().contains_key("www-authenticate"));
+    }
+    let info: Value = client()
+        .get(format!("{}/v1/authority", server.url))
+        .bearer_auth(SHOP)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(info["authority"], 1);
+    assert_eq!(info["max_block"], 1_000_000);
+    let ready = client()
+        .get(format!("{}/v1/ready", server.url))
+        .bearer_auth(SHOP)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ready.status(), 200);
+    nothing_allocated(&authority);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn requests_without_a_good_token_for_the_scope_allocate_nothing() {
+    let (server, authority) = memory_server().await;
+    let good = bytes(json!({"scope": "shop", "sequence": "orders", "size": 10}));
+    let other_scope = bytes(json!({"scope": "billing", "sequence": "orders", "size": 10}));
+    let cases: [(Option<&str>, &[u8], u16, &str); 5] = [
+        (None, &good, 401, "unauthorized"),
+        (
+            Some("not-a-token-of-this-server"),
+            &good,
+            401,
+            "unauthorized",
+        ),
+        (Some(""), &good, 401, "unauthorized"),
+        (Some(SHOP), &other_scope, 403, "forbidden"),
+        // A wrong token is refused before its body is even read.
+        (
+            Some("not-a-token-of-this-server"),
+            b"{not json",
+            401,
+            "unauthorized",
+        ),
+    ];
+    for path in ["/v1/blocks", "/v1/ids"] {
+        for (token, body, status, expected) in &cases {
+            let body = if path == "/v1/ids" {
+                String::from_utf8_lossy(body)
+                    .replace("size", "count")
+                    .into_bytes()
+            } else {
+                body.to_vec()
+            };
+            let (got, reply) = post(&server.url, path, *token, body).await;
+            assert_eq!(got, *status, "{path} {token:?}: {reply}");
+            assert_eq!(code(&reply), *expected);
+            assert!(!reply.to_string().contains("0123456789"), "{reply}");
+        }
+    }
+    // A header that is not `Bearer …`.
+    let basic = client()
+        .post(format!("{}/v1/blocks", server.url))
+        .basic_auth("shop", Some(SHOP))
+        .body(good.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(basic.status(), 401);
+    nothing_allocated(&authority);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn bad_bodies_sizes_and_names_get_400_and_allocate_nothing() {
+    let (server, authority) = memory_server().await;
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("/v1/blocks", b"".to_vec(), "EOF"),
+        ("/v1/blocks", b"{\"scope\":".to_vec(), "EOF"),
+        ("/v1/blocks", b"\xff\xfe".to_vec(), "body"),
+        ("/v1/blocks", bytes(json!([1, 2])), "invalid type"),
+        (
+            "/v1/blocks",
+            bytes(json!({"scope": "shop", "sequence": "orders"})),
+            "size",
+        ),
+        (
+            "/v1/blocks",
+            bytes(json!({"scope": "shop", "sequence": "orders", "size": 0})),
+            "size",
+        ),
+        (
+            "/v1/blocks",
+            bytes(json!({"scope": "shop", "sequence": "orders", "size": -5})),
+            "invalid value",
+        ),
+        (
+            "/v1/blocks",
+            bytes(json!({"scope": "shop", "sequence": "orders", "size": 1_000_001})),
+            "largest block",
+        ),
+        (
+            "/v1/blocks",
+            bytes(json!({"scope": "shop", "sequence": "orders", "size": u64::MAX})),
+            "largest block",
+        ),
+        (
+            "/v1/blocks",
+            bytes(json!({"scope": "shop", "sequence": "or ders", "size": 1})),
+            "sequence",
+        ),
+        (
+            "/v1/blocks",
+            bytes(json!({"scope": "shop", "sequence": "x".repeat(81), "size": 1})),
+            "sequence",
+        ),
+        (
+            "/v1/blocks",
+            bytes(json!({"scope": "shop", "sequence": "orders", "size": 1, "admin": true})),
+            "unknown field",
+        ),
+        (
+            "/v1/blocks",
+            bytes(json!({"scope": "shop", "sequence": "orders", "size": 1, "vicinity": u64::MAX})),
+            "vicinity",
+        ),
+        (
+            "/v1/ids",
+            bytes(json!({"scope": "shop", "sequence": "orders", "count": 1001})),
+            "largest count",
+        ),
+        (
+            "/v1/ids",
+            bytes(json!({"scope": "shop", "sequence": "orders", "count": 0})),
+            "count",
+        ),
+        (
+            "/v1/ids",
+            bytes(json!({"scope": "shop", "sequence": "orders", "count": 1, "form": "bits"})),
+            "unknown variant",
+        ),
+    ];
+    for (path, body, says) in cases {
+        let shown = String::from_utf8_lossy(&body).into_owned();
+        let (status, reply) = post(&server.url, path, Some(SHOP), body).await;
+        assert_eq!(status, 400, "{path} {shown}: {reply}");
+        assert_eq!(code(&reply), "bad_request");
+        let message = reply["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains(says),
+            "{path} {shown}: {message} should say {says}"
+        );
+    }
+    nothing_allocated(&authority);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_over_the_limit_is_refused_unread() {
+    let (server, authority) = memory_server().await;
+    // 16 KiB is the limit; a client sending 8 MiB is cut off, its body never held whole.
+    let huge = format!(
+        "{{\"scope\":\"shop\",\"sequence\":\"orders\",\"size\":1,\"vicinity\":{}}}",
+        "1".repeat(8 << 20)
+    );
+    let (status, reply) = post(&server.url, "/v1/blocks", Some(SHOP), huge.into_bytes()).await;
+    assert_eq!(status, 413, "{reply}");
+    assert_eq!(code(&reply), "too_large");
+    nothing_allocated(&authority);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_routes_and_methods_are_refused() {
+    let (server, authority) = memory_server().await;
+    let (status, reply) = post(&server.url, "/v2/blocks", Some(SHOP), b"{}".to_vec()).await;
+    assert_eq!((status, code(&reply).as_str()), (404, "not_found"));
+    let get = client()
+        .get(format!("{}/v1/blocks", server.url))
+        .bearer_auth(SHOP)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status(), 405);
+    nothing_allocated(&authority);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_too_slow_with_its_headers_is_cut_off() {
+    let (server, authority) = memory_server().await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    stream
+        .write_all(b"POST /v1/blocks HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .unwrap();
+    // The header timeout is 400 ms: the server closes the connection without an answer.
+    let mut answer = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut answer)).await;
+    assert!(read.is_ok(), "the server kept a silent client for 5 s");
+    nothing_allocated(&authority);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_too_slow_with_its_body_gets_408() {
+    let (server, authority) = memory_server().await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    let head = format!(
+        "POST /v1/blocks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {SHOP}\r\n\
+         Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{{\"scope\":"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut answer))
+        .await
+        .expect("no answer within 5 s")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("\"timeout\""), "{answer}");
+    nothing_allocated(&authority);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_store_failure_is_503_without_the_stores_words() {
+    use gdid_core::generator::FaultyAuthority;
+    let authority = Arc::new(FaultyAuthority::new(MemoryAuthority::new(2)));
+    authority.set_down(true);
+    let server = common::start(common::builder(authority.clone()).build(), None).await;
+    let (status, reply) = post(
+        &server.url,
+        "/v1/blocks",
+        Some(SHOP),
+        bytes(json!({"scope": "shop", "sequence": "orders", "size": 10})),
+    )
+    .await;
+    assert_eq!(
+        (status, code(&reply).as_str()),
+        (503, "unavailable"),
+        "{reply}"
+    );
+    assert!(!reply.to_string().contains("injected"), "{reply}");
+    authority.set_down(false);
+    let (status, reply) = post(
+        &server.url,
+        "/v1/blocks",
+        Some(SHOP),
+        bytes(json!({"scope": "shop", "sequence": "orders", "size": 10})),
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["authority"], 2);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn sigterm_lets_an_allocation_in_flight_finish() {
+    use gdid_core::generator::{FaultyAuthority, Latency};
+    let authority = Arc::new(
+        FaultyAuthority::new(MemoryAuthority::new(1))
+            .latency(Latency::Fixed(Duration::from_millis(300))),
+    );
+    let server = common::start(common::builder(authority.clone()).build(), None).await;
+    let url = server.url.clone();
+    let in_flight = tokio::spawn(async move {
+        post(
+            &url,
+            "/v1/blocks",
+            Some(SHOP),
+            bytes(json!({"scope": "shop", "sequence": "orders", "size": 10})),
+        )
+        .await
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    server.stop().await;
+    let (status, reply) = in_flight.await.unwrap();
+    assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["start"], 1);
+}
