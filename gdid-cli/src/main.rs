@@ -11,6 +11,7 @@ mod inspect;
 mod issuer;
 mod next;
 mod sequences;
+mod serve;
 mod store;
 
 use std::io::{self, Write};
@@ -25,6 +26,7 @@ use crate::inspect::Inspection;
 use crate::issuer::{BuildError, IssueArgs, Issuer, is_bad_input};
 use crate::next::{Format, NextError, NoSuchForm};
 use crate::sequences::{SequencesCommand, SequencesFailure};
+use crate::serve::{ServeArgs, ServeFailure, TokenArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -123,6 +125,24 @@ timed allocations. set-floor never lowers a counter (exit 2) and is safe while i
         #[command(subcommand)]
         command: SequencesCommand,
     },
+    /// Serve a store's authority over HTTP, for generators in other processes and any language.
+    #[command(after_help = "Examples:
+  gdid token --scopes shop                              # a token (line 1), its tokens-file line (line 2)
+  gdid serve --tokens tokens.txt                        # ./gdid.sqlite's authority on 127.0.0.1:7070
+  gdid serve --store postgres://postgres@127.0.0.1/test --listen 0.0.0.0:8443 \\
+             --tokens tokens.txt --tls-cert cert.pem --tls-key key.pem --metrics
+  GDID_TOKEN=... gdid next --store http://127.0.0.1:7070 --store http://127.0.0.1:7071
+  curl -H \"Authorization: Bearer $GDID_TOKEN\" -d '{\"scope\":\"shop\",\"sequence\":\"orders\",\"count\":3}' \\
+       http://127.0.0.1:7070/v1/ids
+
+Routes: GET /v1/health (no token), GET /v1/ready, GET /v1/authority, POST /v1/blocks
+{scope, sequence, size}, POST /v1/ids {scope, sequence, count, form: text|hex|elink},
+GET /v1/metrics. Every request but health carries `Authorization: Bearer TOKEN` with a token of
+the tokens file allowed the scope. The URL served is printed on stdout; SIGTERM or Ctrl-C lets
+the requests in flight finish, gives the unused ids of /v1/ids back, then exits.")]
+    Serve(ServeArgs),
+    /// Make a new token: the token on line 1, its tokens-file line (by digest) on line 2.
+    Token(TokenArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -159,6 +179,8 @@ enum Failure {
     Bench(#[from] BenchFailure),
     #[error(transparent)]
     Sequences(#[from] SequencesFailure),
+    #[error(transparent)]
+    Serve(#[from] ServeFailure),
     #[error("cannot write the output: {0}")]
     Output(#[from] io::Error),
 }
@@ -177,6 +199,7 @@ impl Failure {
             Failure::Next(NextError::Generator(e)) => is_bad_input(e),
             Failure::Agent(e) => e.is_bad_input(),
             Failure::Sequences(e) => e.is_bad_input(),
+            Failure::Serve(e) => e.is_bad_input(),
             Failure::Bench(_) | Failure::Next(NextError::Output(_)) | Failure::Output(_) => false,
         };
         ExitCode::from(if bad_input { 2 } else { 1 })
@@ -191,6 +214,7 @@ impl Failure {
                 | Failure::Agent(AgentFailure::Output(e))
                 | Failure::Bench(BenchFailure::Output(e))
                 | Failure::Sequences(SequencesFailure::Output(e))
+                | Failure::Serve(ServeFailure::Output(e))
                 if e.kind() == io::ErrorKind::BrokenPipe
         )
     }
@@ -253,6 +277,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let mut out = io::stdout().lock();
             Ok(runtime(2)?.block_on(sequences::run(command, &mut out))?)
         }
+        Command::Serve(args) => Ok(runtime(2)?.block_on(serve::serve(args))?),
+        Command::Token(args) => Ok(serve::token(&args, &mut io::stdout().lock())?),
         Command::Bench(args) => {
             // `worker_threads(0)` would panic: a bad --threads is reported before.
             let threads = args.threads().map_err(Failure::BadArguments)?;

@@ -32,6 +32,7 @@
 //! | `mysql`    | `mysql://…`, `mariadb://…` stores; `gdid::sql`                     |
 //! | `postgres` | `postgres://…`, `postgresql://…` stores; `gdid::sql`               |
 //! | `mongodb`  | `mongodb://…`, `mongodb+srv://…` stores; `gdid::mongo` (gdid-mongo)|
+//! | `http`     | `http://…`, `https://…` stores: authorities served by `gdid serve`; `gdid::http` (gdid-http) |
 //! | `uuid`     | `gdid::uuid` (gdid-uuid): UUID generators                          |
 //! | `random`   | `gdid::random` (gdid-random): random ids inserted with retry       |
 //! | `serde`    | serde for [`Gdid`] (`gdid::serde`)                                 |
@@ -59,6 +60,8 @@ pub mod blocking;
 mod database;
 mod error;
 mod memory;
+#[cfg(feature = "http")]
+mod open_http;
 #[cfg(feature = "mongodb")]
 mod open_mongo;
 #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
@@ -84,7 +87,7 @@ pub use gdid_core::{
 // The traits and the engine.
 pub use gdid_core::generator::{
     Authority, AuthorityError, BlockGenerator, BlockGeneratorBuilder, DynIdGenerator, Error,
-    GeneratorConfig, IdBatch, IdGenerator, IdOrder, MemoryAuthority, Pick, RangeLayout,
+    GeneratorConfig, IdBatch, IdGenerator, IdOrder, MemoryAuthority, Pick, Preference, RangeLayout,
     SharedIdGenerator, redact,
 };
 
@@ -106,6 +109,10 @@ pub use gdid_sql as sql;
 /// The MongoDB store (gdid-mongo).
 #[cfg(feature = "mongodb")]
 pub use gdid_mongo as mongo;
+
+/// Authorities over HTTP: the `/v1` API, its client and server (gdid-http).
+#[cfg(feature = "http")]
+pub use gdid_http as http;
 
 /// UUID generators (gdid-uuid).
 #[cfg(feature = "uuid")]

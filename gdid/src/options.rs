@@ -20,6 +20,8 @@ pub struct OpenOptions {
     mongodb_collection: Option<String>,
     authority: Option<u8>,
     authorities: Option<Vec<u8>>,
+    http_token: Option<String>,
+    http_roots: Vec<Vec<u8>>,
 }
 
 impl OpenOptions {
@@ -84,6 +86,34 @@ impl OpenOptions {
     /// ```
     pub fn authorities(mut self, numbers: &[u8]) -> Self {
         self.authorities = Some(numbers.to_vec());
+        self
+    }
+
+    /// The bearer token sent to `http://…` and `https://…` stores (authority servers run by
+    /// `gdid serve`). Unless set, the `GDID_TOKEN` environment variable's, if any.
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let token = std::fs::read_to_string("/run/secrets/gdid-token")?;
+    /// let stores = gdid::Store::options()
+    ///     .http_token(token.trim())
+    ///     .open_all(&["https://ids-1.internal:8443", "https://ids-2.internal:8443"])
+    ///     .await?;
+    /// let orders = stores.block_generator("shop", "orders").build()?;
+    /// # let _ = orders;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn http_token(mut self, token: &str) -> Self {
+        self.http_token = Some(token.to_owned());
+        self
+    }
+
+    /// A PEM certificate to trust for `https://…` stores beside the system's (a private CA's,
+    /// or a server's self-signed one). `SSL_CERT_FILE`, when set, replaces the system's.
+    pub fn http_root_certificate_pem(mut self, pem: &[u8]) -> Self {
+        self.http_roots.push(pem.to_vec());
         self
     }
 
@@ -398,6 +428,13 @@ impl OpenOptions {
                         .await?;
                 Arc::new(crate::database::Database::new(store))
             }
+            #[cfg(feature = "http")]
+            Scheme::Http => crate::open_http::HttpBackend::open(
+                url,
+                &label,
+                self.http_token.as_deref(),
+                &self.http_roots,
+            )?,
             #[allow(unreachable_patterns)] // only schemes of enabled features get here
             scheme => {
                 return Err(StoreError::FeatureDisabled {

@@ -123,6 +123,38 @@ impl Store {
         self.number
     }
 
+    /// Whether the store answers and still records this store's authority number: one read of
+    /// its number record (what `gdid serve` answers `GET /v1/ready` with).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), gdid::StoreError> {
+    /// let store = gdid::Store::open("memory:").await?;
+    /// store.ready().await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Authority`]: the store did not answer, or records another number (or none).
+    pub async fn ready(&self) -> Result<(), StoreError> {
+        let failed = |source| StoreError::Authority {
+            url: self.label.clone(),
+            source,
+        };
+        match self.backend.record().recorded_number().await {
+            Ok(Some(number)) if number == self.number => Ok(()),
+            Ok(recorded) => Err(failed(gdid_core::generator::AuthorityError::Corrupt(
+                format!(
+                    "the store records authority {recorded:?}, not {} as when it was opened",
+                    self.number
+                ),
+            ))),
+            Err(error) => Err(failed(error)),
+        }
+    }
+
     /// A GDID generator of (`scope`, `sequence`) with this store as its authority; add other
     /// stores' authorities for failover, tune it, then `.build()?`.
     pub fn block_generator(&self, scope: &str, sequence: &str) -> BlockGeneratorBuilder {

@@ -2,7 +2,7 @@
 
 use gdid_core::generator::{BlockGenerator, BlockGeneratorBuilder};
 
-use crate::Store;
+use crate::{Store, StoreKind};
 
 /// Several stores opened together as the authorities of one generator, each with the number
 /// the rules of `gdid::engine::numbering` give it ([`OpenOptions::open_all`]). Cheap to clone.
@@ -46,12 +46,22 @@ impl Stores {
     }
 
     /// A GDID generator of (`scope`, `sequence`) with every store that has a number as an
-    /// authority, tried in the order the stores were given; tune it, then `.build()?`.
+    /// authority, tried in the order the stores were given; tune it, then `.build()?`. When
+    /// every store is an authority server (`http://…`, `https://…`), the one that answers fastest
+    /// is tried first instead, as the seed's provider picks the closest authority
+    /// (`BlockGeneratorBuilder::prefer_fastest`).
     pub fn block_generator(&self, scope: &str, sequence: &str) -> BlockGeneratorBuilder {
-        self.stores().fold(
+        let builder = self.stores().fold(
             BlockGenerator::builder(scope, sequence),
             |builder, store| builder.shared_authority(store.authority()),
-        )
+        );
+        let remote =
+            |store: &Store| StoreKind::of(store.label()).is_ok_and(|k| k == StoreKind::Http);
+        if self.stores().next().is_some() && self.stores().all(remote) {
+            builder.prefer_fastest()
+        } else {
+            builder
+        }
     }
 
     /// The stores that have a number, in order: each hands out every strategy.

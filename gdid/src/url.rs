@@ -27,13 +27,15 @@ pub enum StoreKind {
     MongoDb,
     /// `memory:` or `memory:NAME` (or `memory`): in this process only, for tests and examples.
     Memory,
+    /// `http://…` or `https://…`: an authority served by `gdid serve`; GDIDs only.
+    Http,
 }
 
 /// The scheme of a URL, as the crate calls it inside.
 pub(crate) type Scheme = StoreKind;
 
 /// Every scheme prefix and the store it names: the one scheme list of the workspace.
-const PREFIXES: [(&str, Scheme); 8] = [
+const PREFIXES: [(&str, Scheme); 10] = [
     ("sqlite:", Scheme::Sqlite),
     ("mysql://", Scheme::MySql),
     ("mariadb://", Scheme::MySql),
@@ -42,6 +44,8 @@ const PREFIXES: [(&str, Scheme); 8] = [
     ("mongodb://", Scheme::MongoDb),
     ("mongodb+srv://", Scheme::MongoDb),
     ("memory:", Scheme::Memory),
+    ("http://", Scheme::Http),
+    ("https://", Scheme::Http),
 ];
 
 /// `memory` alone: the same as `memory:` (the `gdid` command's spelling).
@@ -95,6 +99,7 @@ impl Scheme {
             Scheme::MySql => "mysql",
             Scheme::Postgres => "postgres",
             Scheme::MongoDb => "mongodb",
+            Scheme::Http => "http",
         }
     }
 
@@ -105,6 +110,7 @@ impl Scheme {
             Scheme::MySql => cfg!(feature = "mysql"),
             Scheme::Postgres => cfg!(feature = "postgres"),
             Scheme::MongoDb => cfg!(feature = "mongodb"),
+            Scheme::Http => cfg!(feature = "http"),
             Scheme::Memory => true,
         }
     }
@@ -118,7 +124,7 @@ mod tests {
     fn unknown_schemes_are_refused_without_their_password() {
         for url in [
             "redis://u:hunter2@h/x",
-            "http://u:hunter2@h",
+            "ftp://u:hunter2@h",
             "ids.sqlite",
             "",
             "memoryx",

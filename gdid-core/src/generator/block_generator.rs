@@ -13,6 +13,7 @@
 //!   back-off for as long as the generator still serves ids.
 
 use std::sync::{Arc, PoisonError};
+use std::time::Duration;
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
@@ -95,6 +96,8 @@ struct State {
     /// Counters of the segments that were used up and replaced.
     consumed_before_current: u64,
     block_size: u64,
+    /// Allocation rounds started (`Preference::Fastest` probes every `PROBE_EVERY`th).
+    rounds: u64,
     allocations: u64,
     dedicated_allocations: u64,
 }
@@ -108,6 +111,10 @@ struct Health {
     last_cause: Option<FailureCause>,
     /// The id after the last block it gave: a new block must not start before it.
     next_expected: Option<(u32, u64)>,
+    /// How long its allocations take, smoothed (`Preference::Fastest`); `None` before the first.
+    latency: Option<Duration>,
+    /// When it was last asked for a block.
+    last_asked: Option<Instant>,
 }
 
 impl BlockGenerator {
@@ -144,6 +151,7 @@ impl BlockGenerator {
                     rate: RateEstimator::default(),
                     consumed_before_current: 0,
                     block_size: min_block,
+                    rounds: 0,
                     allocations: 0,
                     dedicated_allocations: 0,
                 }),

@@ -19,6 +19,24 @@ pub enum IdOrder {
     Strict,
 }
 
+/// Which authority a generator asks first for a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Preference {
+    /// In the order they were added (the default): the first that answers serves, the next
+    /// ones are its failovers.
+    #[default]
+    Listed,
+    /// The seed's "closest authority": the one that has answered fastest (its allocation time,
+    /// smoothed over its recent answers), then the next fastest, and so on. Authorities not yet
+    /// measured are asked first, once each; and one round in [`PROBE_EVERY`] asks first the
+    /// authority asked least recently, so that one that got faster is found again.
+    Fastest,
+}
+
+/// How often, in allocation rounds, [`Preference::Fastest`] asks the least recently asked
+/// authority first.
+pub const PROBE_EVERY: u64 = 8;
+
 /// The settings of a [`BlockGenerator`](super::BlockGenerator); see the builder methods for each.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GeneratorConfig {
@@ -44,6 +62,8 @@ pub struct GeneratorConfig {
     pub max_backoff: Duration,
     /// Id order across threads (default per thread).
     pub order: IdOrder,
+    /// Which authority is asked first (default: the first added).
+    pub preference: Preference,
     /// Most ids one thread takes from the shared block at a time in per-thread order (default 256).
     pub max_slice: u64,
     /// A warning is logged when the ids in hand last less than this at the recent rate (the
@@ -66,6 +86,7 @@ impl Default for GeneratorConfig {
             min_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(1),
             order: IdOrder::PerThread,
+            preference: Preference::Listed,
             max_slice: 256,
             cover_warning: None,
             runway_warning: Duration::from_secs(365 * 24 * 3600),
@@ -224,6 +245,13 @@ impl<T> BlockGeneratorBuilder<T> {
     /// Id order across threads.
     pub fn order(self, order: IdOrder) -> Self {
         self.with(|c| c.order = order)
+    }
+
+    /// Asks the authority that answers fastest first, then the next fastest, still probing the
+    /// others ([`Preference::Fastest`]): for authorities at different distances, such as
+    /// servers in other data centres.
+    pub fn prefer_fastest(self) -> Self {
+        self.with(|c| c.preference = Preference::Fastest)
     }
 
     /// The builder with one setting changed by `set`.

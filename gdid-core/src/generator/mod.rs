@@ -49,7 +49,7 @@ pub mod windows;
 
 pub use authority::{Authority, Block, BoxFuture, CounterState, DynAuthority, validate_name};
 pub use block_generator::{AuthorityStats, BlockGenerator, Stats};
-pub use config::{BlockGeneratorBuilder, GeneratorConfig, IdOrder};
+pub use config::{BlockGeneratorBuilder, GeneratorConfig, IdOrder, PROBE_EVERY, Preference};
 pub use counter::{CounterRow, OneAtATime};
 pub use counter_store::{
     ADVANCED_ERA, Allocations, CounterFields, CounterKey, CounterStart, CounterStore, FieldError,

@@ -32,7 +32,7 @@ use gdid_core::generator::{BoxFuture, DynAuthority, GeneratorConfig};
 pub use errors::ApiError;
 pub use listen::Limits as ConnectionLimits;
 pub use tls::{TlsError, tls_config};
-pub use tokens::{MIN_TOKEN_LEN, Scopes, Tokens, TokensError, hashed_line};
+pub use tokens::{MIN_TOKEN_LEN, Scopes, Tokens, TokensError, hashed_line, new_token};
 
 /// Whether the store behind the authority answers: `Err` with what failed, for the server's log
 /// only (a client is told that the store is not ready, never why).

@@ -160,6 +160,26 @@ pub fn hashed_line(token: &str, scopes: &str) -> String {
     format!("sha256:{} {scopes}", hex::encode(hash(token)))
 }
 
+/// A new token: 32 bytes from the system's random source, as 64 hex digits.
+///
+/// ```
+/// let token = gdid_http::server::new_token();
+/// assert_eq!(token.len(), 64);
+/// assert_ne!(token, gdid_http::server::new_token());
+/// ```
+///
+/// # Panics
+///
+/// When the system's random source fails (no `getrandom`), as every key generator does.
+pub fn new_token() -> String {
+    use ring::rand::{SecureRandom, SystemRandom};
+    let mut bytes = [0; 32];
+    SystemRandom::new()
+        .fill(&mut bytes)
+        .expect("the system's random source failed");
+    hex::encode(bytes)
+}
+
 fn hash(token: &str) -> [u8; 32] {
     let mut out = [0; 32];
     out.copy_from_slice(digest(&SHA256, token.as_bytes()).as_ref());

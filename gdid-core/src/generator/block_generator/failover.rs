@@ -8,9 +8,9 @@ use tokio::time::Instant;
 use tracing::{info, warn};
 
 use super::super::authority::Block;
-use super::super::config::GeneratorConfig;
+use super::super::config::{GeneratorConfig, PROBE_EVERY, Preference};
 use super::super::error::{AuthorityFailure, Error, FailureCause};
-use super::{Inner, State};
+use super::{Health, Inner, State};
 use crate::{COUNTER_MAX, Gdid};
 
 impl Inner {
@@ -24,19 +24,28 @@ impl Inner {
             let ready: Vec<usize> = (0..self.authorities.len())
                 .filter(|&i| st.health[i].backoff_until.is_none_or(|t| t <= now))
                 .collect();
-            if ready.is_empty() {
+            let mut candidates = if ready.is_empty() {
                 (0..self.authorities.len()).collect()
             } else {
                 ready
+            };
+            if self.config.preference == Preference::Fastest {
+                st.rounds += 1;
+                fastest_first(&mut candidates, &st.health, st.rounds);
             }
+            candidates
         };
         let mut failures = Vec::new();
         for &i in &candidates {
             let authority = &self.authorities[i];
             // Blocks answered to requests sent after this point must start at or after it, in
             // whatever order concurrent requests are answered.
-            let floor = self.lock_state().health[i].next_expected;
             let asked = Instant::now();
+            let floor = {
+                let mut st = self.lock_state();
+                st.health[i].last_asked = Some(asked);
+                st.health[i].next_expected
+            };
             let answer = tokio::time::timeout(
                 self.config.allocation_timeout,
                 authority.allocate_boxed(&self.scope, &self.sequence, size),
@@ -45,7 +54,12 @@ impl Inner {
             let cause = match answer {
                 Ok(Ok(block)) => match self.accept(i, block, size, floor) {
                     Ok(block) => {
-                        self.runway.allocation(i, asked.elapsed(), true);
+                        let took = asked.elapsed();
+                        {
+                            let latency = &mut self.lock_state().health[i].latency;
+                            *latency = Some(latency.map_or(took, |seen| smoothed(seen, took)));
+                        }
+                        self.runway.allocation(i, took, true);
                         return Ok(block);
                     }
                     Err(cause) => cause,
@@ -182,6 +196,25 @@ impl Inner {
             causes,
         }
     }
+}
+
+/// Orders `candidates` fastest first ([`Preference::Fastest`]): never measured, then by smoothed
+/// latency; every [`PROBE_EVERY`]th round, the one asked least recently goes first instead.
+fn fastest_first(candidates: &mut [usize], health: &[Health], round: u64) {
+    candidates.sort_by_key(|&i| (health[i].latency.is_some(), health[i].latency));
+    if round % PROBE_EVERY == 0 {
+        if let Some(stalest) =
+            (0..candidates.len()).min_by_key(|&k| health[candidates[k]].last_asked)
+        {
+            candidates[..=stalest].rotate_right(1);
+        }
+    }
+}
+
+/// The latency after one more answer: an exponentially weighted mean, the last answer weighing a
+/// quarter.
+fn smoothed(seen: Duration, took: Duration) -> Duration {
+    seen.mul_f64(0.75) + took.mul_f64(0.25)
 }
 
 /// The pause after `failures` consecutive failures: `min_backoff × 2^(failures-1)`, capped.

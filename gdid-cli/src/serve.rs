@@ -1,0 +1,180 @@
+//! `gdid serve`: one store's authority over HTTP (gdid-http's server), and `gdid token`: a new
+//! token and the line of a tokens file that lists it by its digest.
+
+use std::io::{self, Write};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use gdid::http::server::{self, Server, Tokens};
+use gdid::{Store, StoreError, StoreKind};
+
+use crate::store::{DEFAULT_STORE, StoreUrl};
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The store whose authority is served: a database (its authority number is recorded in it).
+    #[arg(long, default_value = DEFAULT_STORE, value_parser = StoreUrl)]
+    store: String,
+    /// The authority number to record in a store that has none yet (else the store's own).
+    #[arg(long)]
+    authority: Option<u8>,
+    /// Where to listen, HOST:PORT (port 0: a free port). The URL served is printed on stdout.
+    #[arg(long, default_value = "127.0.0.1:7070")]
+    listen: SocketAddr,
+    /// The tokens file: `TOKEN SCOPE[,SCOPE…]` a line (`*`: every scope; `sha256:HEX` for a
+    /// token's digest, as `gdid token` prints it).
+    #[arg(long)]
+    tokens: PathBuf,
+    /// A PEM certificate chain: serve HTTPS (with --tls-key).
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// The largest block a client may ask for.
+    #[arg(long, default_value_t = 1 << 31)]
+    max_block: u64,
+    /// The most ids one `POST /v1/ids` may ask for.
+    #[arg(long, default_value_t = 10_000)]
+    max_count: u64,
+    /// Serve the metrics of the server's own generators at /v1/metrics (Prometheus text).
+    #[arg(long)]
+    metrics: bool,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct TokenArgs {
+    /// The scopes the token may use, comma-separated; `*` for every scope.
+    #[arg(long, default_value = "*")]
+    scopes: String,
+}
+
+/// Why `gdid serve` or `gdid token` stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeFailure {
+    #[error("{0}")]
+    BadInput(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot listen on {address}: {source}")]
+    Listen {
+        address: SocketAddr,
+        source: io::Error,
+    },
+    #[error(transparent)]
+    Output(#[from] io::Error),
+}
+
+impl ServeFailure {
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            ServeFailure::BadInput(_) => true,
+            ServeFailure::Store(e) => crate::issuer::is_bad_store_input(e),
+            ServeFailure::Listen { .. } | ServeFailure::Output(_) => false,
+        }
+    }
+}
+
+fn read(what: &str, path: &Path) -> Result<Vec<u8>, ServeFailure> {
+    std::fs::read(path)
+        .map_err(|e| ServeFailure::BadInput(format!("{what} {}: {e}", path.display())))
+}
+
+pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
+    let tokens = String::from_utf8(read("--tokens", &args.tokens)?).map_err(|_| {
+        ServeFailure::BadInput(format!("--tokens {}: not UTF-8", args.tokens.display()))
+    })?;
+    let tokens = Tokens::parse(&tokens)
+        .map_err(|e| ServeFailure::BadInput(format!("--tokens {}: {e}", args.tokens.display())))?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(
+            server::tls_config(&read("--tls-cert", cert)?, &read("--tls-key", key)?)
+                .map_err(|e| ServeFailure::BadInput(format!("--tls-cert/--tls-key: {e}")))?,
+        ),
+        _ => None,
+    };
+    match StoreKind::of(&args.store)? {
+        StoreKind::Memory | StoreKind::Http => {
+            return Err(ServeFailure::BadInput(format!(
+                "--store {}: an authority served to other processes keeps its counters in a \
+                 database (sqlite:, mysql://, postgres:// or mongodb://)",
+                crate::store::label(&args.store)
+            )));
+        }
+        _ => {}
+    }
+    // Before the store's generators exist: they register their metrics with it.
+    let metrics = if args.metrics {
+        let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
+            .install_recorder()
+            .map_err(|e| ServeFailure::BadInput(format!("--metrics: {e}")))?;
+        Some(Arc::new(move || handle.render()) as server::MetricsRender)
+    } else {
+        None
+    };
+    let mut options = Store::options();
+    if let Some(number) = args.authority {
+        options = options.authority(number);
+    }
+    let store = options.open(&args.store).await?;
+    let ready_store = store.clone();
+    let mut builder = Server::builder(store.authority(), tokens)
+        .max_block(args.max_block)
+        .max_count(args.max_count)
+        .ready_check(Arc::new(move || {
+            let store = ready_store.clone();
+            Box::pin(async move { store.ready().await.map_err(|e| e.to_string()) })
+        }));
+    if let Some(render) = metrics {
+        builder = builder.metrics(render);
+    }
+    let server = builder.build();
+    let listener = tokio::net::TcpListener::bind(args.listen)
+        .await
+        .map_err(|source| ServeFailure::Listen {
+            address: args.listen,
+            source,
+        })?;
+    let address = listener.local_addr()?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    // The URL on stdout, alone, for scripts (`--listen 127.0.0.1:0` picks the port).
+    let mut out = io::stdout().lock();
+    writeln!(out, "{scheme}://{address}")?;
+    out.flush()?;
+    drop(out);
+    eprintln!(
+        "gdid serve: authority {} of {} at {scheme}://{address}",
+        store.authority_number(),
+        store.label()
+    );
+    let returned = server.serve(listener, tls, stop_signal()).await?;
+    eprintln!("gdid serve: stopped; {returned} unused ids of /v1/ids given back");
+    Ok(())
+}
+
+/// SIGTERM or Ctrl-C.
+async fn stop_signal() {
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async {
+            match terminate.as_mut() {
+                Some(signal) => { signal.recv().await; }
+                None => std::future::pending::<()>().await,
+            }
+        } => {}
+    }
+}
+
+/// A new random token on the first line, and its line for a tokens file on the second.
+pub fn token(args: &TokenArgs, out: &mut impl Write) -> Result<(), ServeFailure> {
+    // Checked as the server will read it.
+    let token = server::new_token();
+    let line = server::hashed_line(&token, &args.scopes);
+    Tokens::parse(&line).map_err(|e| ServeFailure::BadInput(format!("--scopes: {}", e.reason)))?;
+    writeln!(out, "{token}")?;
+    writeln!(out, "{line}")?;
+    Ok(())
+}

@@ -1,0 +1,136 @@
+//! `http://…` and `https://…` stores: an authority served by `gdid serve` (gdid-http), as a
+//! [`Backend`]. Such a store issues GDIDs only: its counters, ranges and windows are the server's
+//! store's, reached there and not over the network.
+
+use std::sync::Arc;
+
+use gdid_core::generator::numbering::NumberRecord;
+use gdid_core::generator::sequences::Sequence;
+use gdid_core::generator::{
+    AuthorityError, BoxFuture, CounterKey, CounterState, DynAuthority, Error, IdBatch, IdGenerator,
+    Pick, RangeLayout, SharedIdGenerator,
+};
+use gdid_http::client::{Remote, RemoteAuthority, RemoteOptions};
+
+use crate::backend::Backend;
+use crate::error::{Source, StoreError};
+use crate::shard::StoreShard;
+
+/// The variable a token is read from when the options give none.
+pub(crate) const TOKEN_VARIABLE: &str = "GDID_TOKEN";
+
+/// A server of one authority.
+#[derive(Debug)]
+pub(crate) struct HttpBackend {
+    remote: Arc<Remote>,
+}
+
+impl HttpBackend {
+    /// A client of the server at `url`, with `token` or else `$GDID_TOKEN`, trusting the
+    /// system's certificates and `roots_pem`. It connects on first use; opening a store reads
+    /// the server's number (which checks the token).
+    pub(crate) fn open(
+        url: &str,
+        label: &str,
+        token: Option<&str>,
+        roots_pem: &[Vec<u8>],
+    ) -> Result<Arc<HttpBackend>, StoreError> {
+        let mut options = RemoteOptions::default();
+        let from_env = std::env::var(TOKEN_VARIABLE).ok();
+        if let Some(token) = token.or(from_env.as_deref()) {
+            options = options.token(token);
+        }
+        for pem in roots_pem {
+            options = options.root_certificate_pem(pem);
+        }
+        let remote = Remote::new(url, &options).map_err(|e| StoreError::Connect {
+            url: label.to_owned(),
+            source: e.into(),
+        })?;
+        Ok(Arc::new(HttpBackend {
+            remote: Arc::new(remote),
+        }))
+    }
+
+    fn unsupported<T>(&self, what: &str) -> Result<T, AuthorityError> {
+        Err(AuthorityError::store(format!(
+            "{}: {what} is done on the server's own store, not over HTTP",
+            self.remote.label()
+        )))
+    }
+}
+
+impl Backend for HttpBackend {
+    fn record(&self) -> &dyn NumberRecord {
+        &*self.remote
+    }
+
+    fn authority(&self, number: u8) -> Arc<dyn DynAuthority> {
+        Arc::new(RemoteAuthority::with_number(self.remote.clone(), number))
+    }
+
+    fn one_at_a_time(&self, scope: &str, sequence: &str) -> SharedIdGenerator<u64> {
+        Arc::new(Refused {
+            reason: format!(
+                "{}: an authority server issues GDIDs only, not the one-at-a-time counter of \
+                 {scope}/{sequence}",
+                self.remote.label()
+            ),
+        })
+    }
+
+    fn sharded<'a>(
+        &'a self,
+        _sequence: &'a str,
+        _layout: RangeLayout,
+        _pick: Pick,
+    ) -> Option<BoxFuture<'a, Result<SharedIdGenerator<u64>, Source>>> {
+        None
+    }
+
+    fn shard(&self) -> Option<StoreShard> {
+        None
+    }
+
+    fn raise_floor<'a>(
+        &'a self,
+        _key: CounterKey<'a>,
+        _floor: CounterState,
+    ) -> BoxFuture<'a, Result<bool, AuthorityError>> {
+        Box::pin(std::future::ready(self.unsupported("raising a floor")))
+    }
+
+    fn sequences(&self) -> BoxFuture<'_, Result<Vec<Sequence>, AuthorityError>> {
+        Box::pin(std::future::ready(self.unsupported("listing sequences")))
+    }
+
+    fn is_duplicate_key(&self, _error: &(dyn std::error::Error + 'static)) -> bool {
+        false
+    }
+}
+
+/// The one-at-a-time counter of a store that has none: every call says so.
+#[derive(Debug)]
+struct Refused {
+    reason: String,
+}
+
+impl Refused {
+    fn error(&self) -> Error {
+        Error::InvalidConfig {
+            reason: self.reason.clone(),
+        }
+    }
+}
+
+impl IdGenerator for Refused {
+    type Id = u64;
+
+    async fn next_id(&self) -> Result<u64, Error> {
+        Err(self.error())
+    }
+
+    async fn next_ids(&self, _n: u64) -> Result<IdBatch<u64>, Error> {
+        Err(self.error())
+    }
+}
