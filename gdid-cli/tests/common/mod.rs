@@ -21,6 +21,16 @@ pub fn gdid_in(dir: &Path, args: &[&str]) -> Output {
         .expect("the gdid binary runs")
 }
 
+/// Runs `gdid` with `args` as [`gdid`] does, with the environment variables `env` set.
+pub fn gdid_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gdid"))
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(std::env::temp_dir())
+        .output()
+        .expect("the gdid binary runs")
+}
+
 /// Runs `gdid` with `args` as [`gdid`] does, `stdin` written to its standard input.
 pub fn gdid_with_stdin(args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gdid"))

@@ -1,0 +1,324 @@
+//! `gdid serve` and `gdid token` as a user runs them: bad options and files refused with exit
+//! status 2 and no secret printed, HTTPS with a certificate made here (trusted through
+//! `SSL_CERT_FILE`), metrics, and SIGTERM.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use common::{gdid, gdid_with_env, stderr, stdout};
+use gdid::Gdid;
+
+const TOKEN: &str = "cli-serve-token-0123456789";
+
+fn folder(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(gdid_testkit::fresh(name));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn tokens_file(dir: &Path, text: &str) -> String {
+    let path = dir.join("tokens");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+/// `gdid serve ARGS` started, and the URL it printed.
+fn serve(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gdid"))
+        .arg("serve")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut url = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    (child, url.trim().to_owned())
+}
+
+/// SIGTERM, then what the server said on stderr; it must exit 0.
+fn terminate(mut child: Child) -> String {
+    let pid = child.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = child.wait().unwrap();
+    let mut said = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut said)
+        .unwrap();
+    assert!(status.success(), "{status}: {said}");
+    said
+}
+
+#[test]
+fn bad_options_and_files_are_refused_with_status_2() {
+    let dir = folder("cli_serve_bad");
+    let store = gdid_testkit::sqlite_url("cli_serve_bad");
+    let good = tokens_file(&dir, &format!("{TOKEN} shop\n"));
+    let short = dir.join("short");
+    std::fs::write(&short, "tooshort shop\nsecret-but-no-scope-0123456789\n").unwrap();
+    let short = short.display().to_string();
+    let missing = dir.join("missing").display().to_string();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["serve", "--store", &store], "--tokens"),
+        (
+            vec!["serve", "--store", &store, "--tokens", &missing],
+            "--tokens",
+        ),
+        (
+            vec!["serve", "--store", &store, "--tokens", &short],
+            "tokens line 1",
+        ),
+        (
+            vec!["serve", "--store", "memory", "--tokens", &good],
+            "in a database",
+        ),
+        (
+            vec!["serve", "--store", "http://127.0.0.1:1", "--tokens", &good],
+            "in a database",
+        ),
+        (
+            vec![
+                "serve",
+                "--store",
+                &store,
+                "--tokens",
+                &good,
+                "--tls-cert",
+                &good,
+            ],
+            "--tls-key",
+        ),
+        (
+            vec![
+                "serve",
+                "--store",
+                &store,
+                "--tokens",
+                &good,
+                "--tls-cert",
+                &good,
+                "--tls-key",
+                &good,
+            ],
+            "the certificate",
+        ),
+        (
+            vec![
+                "serve", "--store", &store, "--tokens", &good, "--listen", "nowhere",
+            ],
+            "--listen",
+        ),
+        (
+            vec![
+                "serve",
+                "--store",
+                &store,
+                "--tokens",
+                &good,
+                "--authority",
+                "16",
+            ],
+            "16",
+        ),
+        (vec!["token", "--scopes", "shop,bad scope"], "--scopes"),
+    ];
+    for (args, says) in cases {
+        let output = gdid(&args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(says),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            !stderr(&output).contains("secret-but"),
+            "{}",
+            stderr(&output)
+        );
+        assert!(stdout(&output).is_empty(), "{args:?}: {}", stdout(&output));
+    }
+}
+
+#[test]
+fn a_port_in_use_is_a_failure_not_bad_input() {
+    let dir = folder("cli_serve_port");
+    let store = gdid_testkit::sqlite_url("cli_serve_port");
+    let tokens = tokens_file(&dir, &format!("{TOKEN} *\n"));
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let output = gdid(&[
+        "serve", "--store", &store, "--tokens", &tokens, "--listen", &address,
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("cannot listen"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_new_token_works_at_once_and_its_file_line_holds_only_its_digest() {
+    let dir = folder("cli_serve_token");
+    let made = gdid(&["token", "--scopes", "shop"]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let lines: Vec<&str> = stdout(&made).lines().collect();
+    let [token, line] = lines[..] else {
+        panic!("{lines:?}")
+    };
+    assert_eq!(token.len(), 64);
+    assert!(line.starts_with("sha256:") && line.ends_with(" shop") && !line.contains(token));
+    let store = gdid_testkit::sqlite_url("cli_serve_token");
+    let tokens = tokens_file(&dir, line);
+    let (server, url) = serve(&[
+        "--store",
+        &store,
+        "--tokens",
+        &tokens,
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let next = gdid_with_env(
+        &["next", "--store", &url, "--scope", "shop", "--count", "3"],
+        &[("GDID_TOKEN", token)],
+    );
+    assert!(next.status.success(), "{}", stderr(&next));
+    assert_eq!(stdout(&next).lines().count(), 3);
+    // Another scope: refused by the server, with its words.
+    let other = gdid_with_env(
+        &["next", "--store", &url, "--scope", "billing"],
+        &[("GDID_TOKEN", token)],
+    );
+    assert!(!other.status.success());
+    assert!(stderr(&other).contains("403"), "{}", stderr(&other));
+    assert!(terminate(server).contains("stopped"));
+}
+
+#[test]
+fn https_with_a_certificate_made_here_and_trusted_through_ssl_cert_file() {
+    let dir = folder("cli_serve_tls");
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".into()]).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, certified.cert.pem()).unwrap();
+    std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
+    let store = gdid_testkit::sqlite_url("cli_serve_tls");
+    let tokens = tokens_file(&dir, &format!("{TOKEN} *\n"));
+    let (server, url) = serve(&[
+        "--store",
+        &store,
+        "--tokens",
+        &tokens,
+        "--listen",
+        "127.0.0.1:0",
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+        "--authority",
+        "7",
+    ]);
+    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
+    let url = url.replace("127.0.0.1", "localhost");
+    let trusted = gdid_with_env(
+        &["next", "--store", &url, "--count", "2"],
+        &[
+            ("GDID_TOKEN", TOKEN),
+            ("SSL_CERT_FILE", cert.to_str().unwrap()),
+        ],
+    );
+    assert!(trusted.status.success(), "{}", stderr(&trusted));
+    let ids: Vec<Gdid> = stdout(&trusted)
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    assert!(ids.iter().all(|id| id.authority() == 7));
+    // Without the certificate trusted, nothing is issued.
+    let untrusted = gdid_with_env(&["next", "--store", &url], &[("GDID_TOKEN", TOKEN)]);
+    assert!(!untrusted.status.success());
+    assert!(stdout(&untrusted).is_empty());
+    terminate(server);
+}
+
+/// A GET with the token over a plain socket: the status line and the body.
+fn get(url: &str, path: &str) -> (String, String) {
+    let address = url.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    (head.lines().next().unwrap().to_owned(), body.to_owned())
+}
+
+#[test]
+fn metrics_readiness_and_a_graceful_stop() {
+    let dir = folder("cli_serve_metrics");
+    let store = gdid_testkit::sqlite_url("cli_serve_metrics");
+    let tokens = tokens_file(&dir, &format!("{TOKEN} *\n"));
+    let (server, url) = serve(&[
+        "--store",
+        &store,
+        "--tokens",
+        &tokens,
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics",
+    ]);
+    let (status, body) = get(&url, "/v1/ready");
+    assert!(status.contains("200"), "{status}: {body}");
+    let client = gdid::http::client::Remote::new(
+        &url,
+        &gdid::http::client::RemoteOptions::default().token(TOKEN),
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let ids = runtime
+        .block_on(client.ids("shop", "orders", 5, gdid::http::wire::IdForm::Text))
+        .unwrap();
+    assert_eq!(ids.len(), 5);
+    let (status, body) = get(&url, "/v1/metrics");
+    assert!(status.contains("200"), "{status}");
+    assert!(body.contains("gdid_ids_taken_total{"), "{body}");
+    // The server's own generator took a block of 16 and served 5: SIGTERM gives 11 back.
+    let said = terminate(server);
+    assert!(said.contains("stopped; 11 unused ids"), "{said}");
+    let after = gdid(&[
+        "next",
+        "--store",
+        &store,
+        "--scope",
+        "shop",
+        "--sequence",
+        "orders",
+    ]);
+    let next: Gdid = stdout(&after).trim().parse().unwrap();
+    assert_eq!(next.counter(), 6, "the ids given back are issued next");
+}
