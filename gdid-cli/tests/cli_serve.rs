@@ -26,8 +26,20 @@ fn tokens_file(dir: &Path, text: &str) -> String {
     path.display().to_string()
 }
 
+/// A `gdid serve` process, killed if a failing test drops it running.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
 /// `gdid serve ARGS` started, and the URL it printed.
-fn serve(args: &[&str]) -> (Child, String) {
+fn serve(args: &[&str]) -> (Running, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gdid"))
         .arg("serve")
         .args(args)
@@ -39,11 +51,12 @@ fn serve(args: &[&str]) -> (Child, String) {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut url)
         .unwrap();
-    (child, url.trim().to_owned())
+    (Running(child), url.trim().to_owned())
 }
 
 /// SIGTERM, then what the server said on stderr; it must exit 0.
-fn terminate(mut child: Child) -> String {
+fn terminate(mut running: Running) -> String {
+    let child = &mut running.0;
     let pid = child.id().to_string();
     assert!(
         Command::new("kill")

@@ -85,6 +85,16 @@ impl Served {
     }
 }
 
+/// A test that fails midway leaves no server behind.
+impl Drop for Served {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 /// A client: the test executable again, as a worker of `urls`.
 fn client(urls: &str, scope: &str, start: &Path) -> Child {
     Command::new(std::env::current_exe().unwrap())

@@ -20,8 +20,9 @@
 //! # }
 //! ```
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use gdid_core::generator::numbering::NumberRecord;
@@ -36,7 +37,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::wire::{
-    self, AllocateRequest, AuthorityInfo, BlockReply, ErrorReply, IdForm, IdsReply, IdsRequest,
+    self, AllocateRequest, AuthorityInfo, BlockReply, ErrorReply, GiveBackReply, GiveBackRequest,
+    IdForm, IdsReply, IdsRequest,
 };
 
 /// How to reach a server: its token, the certificates to trust, the time limit of a request.
@@ -321,11 +323,17 @@ impl fmt::Debug for Remote {
     }
 }
 
-/// An authority served over HTTP: [`Authority::allocate`] is `POST /v1/blocks`.
+/// The latest block received per (scope, sequence), with its lease.
+type Leases = HashMap<(String, String), (Block, String)>;
+
+/// An authority served over HTTP: [`Authority::allocate`] is `POST /v1/blocks`, and
+/// [`Authority::give_back`] is `POST /v1/blocks/give-back` with the lease of the block.
 #[derive(Debug, Clone)]
 pub struct RemoteAuthority {
     remote: Arc<Remote>,
     number: u8,
+    /// The latest block received per (scope, sequence), and its lease. Shared by clones.
+    leases: Arc<Mutex<Leases>>,
 }
 
 impl RemoteAuthority {
@@ -350,7 +358,11 @@ impl RemoteAuthority {
     /// The server of `remote` as authority `number`, without asking it: every block it sends
     /// is checked to carry that number.
     pub fn with_number(remote: Arc<Remote>, number: u8) -> RemoteAuthority {
-        RemoteAuthority { remote, number }
+        RemoteAuthority {
+            remote,
+            number,
+            leases: Arc::default(),
+        }
     }
 
     /// The client.
@@ -393,7 +405,7 @@ impl Authority for RemoteAuthority {
                 .allocate(&request)
                 .await
                 .map_err(|error| into_authority_error(error, size))?;
-            let block = reply.into_block()?;
+            let block = reply.block()?;
             if block.authority() != self.number || block.len() != size {
                 return Err(AuthorityError::InvalidBlock(format!(
                     "{} sent {block} ({} ids) to authority {} asking for {size}",
@@ -402,7 +414,53 @@ impl Authority for RemoteAuthority {
                     self.number
                 )));
             }
+            if let Some(lease) = reply.lease {
+                self.leases
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert((request.scope, request.sequence), (block, lease));
+            }
             Ok(block)
+        }
+    }
+
+    fn give_back(
+        &self,
+        scope: &str,
+        sequence: &str,
+        tail: Block,
+    ) -> impl Future<Output = Result<bool, AuthorityError>> + Send {
+        let key = (scope.to_owned(), sequence.to_owned());
+        let lease = self
+            .leases
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&key)
+            .filter(|(block, _)| {
+                (block.era(), block.authority(), block.end())
+                    == (tail.era(), tail.authority(), tail.end())
+                    && tail.start() >= block.start()
+            })
+            .map(|(_, lease)| lease);
+        async move {
+            let Some(lease) = lease else {
+                return Ok(false);
+            };
+            let request = GiveBackRequest {
+                scope: key.0,
+                sequence: key.1,
+                lease,
+                era: tail.era(),
+                authority: tail.authority(),
+                start: tail.start(),
+                len: tail.len(),
+            };
+            let reply: GiveBackReply = self
+                .remote
+                .post(wire::GIVE_BACK, &request)
+                .await
+                .map_err(AuthorityError::store)?;
+            Ok(reply.returned)
         }
     }
 }

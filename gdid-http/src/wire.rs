@@ -25,6 +25,8 @@ pub const READY: &str = "/v1/ready";
 pub const AUTHORITY: &str = "/v1/authority";
 /// `POST` an [`AllocateRequest`]: a block of counters, persisted before the reply.
 pub const BLOCKS: &str = "/v1/blocks";
+/// `POST` a [`GiveBackRequest`]: the unused tail of a block handed out by `POST /v1/blocks`.
+pub const GIVE_BACK: &str = "/v1/blocks/give-back";
 /// `POST` an [`IdsRequest`]: ids from the server's own block generator.
 pub const IDS: &str = "/v1/ids";
 /// `GET`: the server's metrics, in the Prometheus text format.
@@ -88,7 +90,7 @@ impl AllocateRequest {
 
 /// The reply to `POST /v1/blocks`: counters `start .. start + len` of era `era`, authority
 /// `authority`, already persisted by the authority's store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BlockReply {
     /// The era of every id in the block.
@@ -99,6 +101,10 @@ pub struct BlockReply {
     pub start: u64,
     /// How many counters.
     pub len: u64,
+    /// What a client shows to give the block's unused tail back ([`GiveBackRequest`]): only the
+    /// client the block was sent to knows it, so no other can make the server issue ids twice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<String>,
 }
 
 impl From<Block> for BlockReply {
@@ -108,6 +114,7 @@ impl From<Block> for BlockReply {
             authority: block.authority(),
             start: block.start(),
             len: block.len(),
+            lease: None,
         }
     }
 }
@@ -118,9 +125,59 @@ impl BlockReply {
     /// # Errors
     ///
     /// [`AuthorityError::InvalidBlock`] for a block that breaks a rule.
-    pub fn into_block(self) -> Result<Block, AuthorityError> {
+    pub fn block(&self) -> Result<Block, AuthorityError> {
         Block::new(self.era, self.authority, self.start, self.len)
     }
+}
+
+/// `POST /v1/blocks/give-back`: the unused end of the block of `lease`, to be issued later
+/// instead of lost. The server takes it back only while the lease is the latest it gave for the
+/// sequence and the store's counter still stands right after the block
+/// (`CounterState::give_back`); either way the client must never serve those ids afterwards.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GiveBackRequest {
+    /// The scope.
+    pub scope: String,
+    /// The sequence.
+    pub sequence: String,
+    /// The `lease` of the [`BlockReply`] the tail is the end of.
+    pub lease: String,
+    /// The tail's era.
+    pub era: u32,
+    /// The tail's authority.
+    pub authority: u8,
+    /// The tail's first counter.
+    pub start: u64,
+    /// How many counters it holds (to the end of its block).
+    pub len: u64,
+}
+
+impl GiveBackRequest {
+    /// Decodes and checks a request body: names, a lease of 32 hex digits, a valid block.
+    ///
+    /// # Errors
+    ///
+    /// [`BadRequest`] saying which field is wrong, or where the JSON breaks.
+    pub fn decode(body: &[u8]) -> Result<(GiveBackRequest, Block), BadRequest> {
+        let request: GiveBackRequest = decode_json(body)?;
+        check_names(&request.scope, &request.sequence)?;
+        if request.lease.len() != 32 || !request.lease.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(BadRequest(
+                "lease: 32 hex digits, as the block's reply gave".into(),
+            ));
+        }
+        let tail = Block::new(request.era, request.authority, request.start, request.len)
+            .map_err(|e| BadRequest(format!("the tail: {e}")))?;
+        Ok((request, tail))
+    }
+}
+
+/// The reply to `POST /v1/blocks/give-back`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GiveBackReply {
+    /// Whether the ids went back (they will be issued again, to someone).
+    pub returned: bool,
 }
 
 /// `POST /v1/ids`: `count` ids of (`scope`, `sequence`) from the server's own block generator,
@@ -227,7 +284,8 @@ pub struct ErrorReply {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {
     /// One of `bad_request`, `too_large`, `timeout`, `unauthorized`, `forbidden`, `not_found`,
-    /// `unavailable`, `exhausted`, `corrupt`, `busy`, `shutting_down`.
+    /// `method_not_allowed`, `unavailable`, `exhausted`, `corrupt`, `misconfigured`, `busy`,
+    /// `shutting_down`.
     pub code: String,
     /// What is wrong, in words; never a store's error text or a secret.
     pub message: String,
@@ -236,11 +294,19 @@ pub struct ErrorBody {
 /// A JSON body, with serde's account of what is wrong (a type, a line and column) after the
 /// field it is in.
 fn decode_json<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, BadRequest> {
+    // serde would take a struct from an array of its fields too (`["shop","orders",3]`): the API
+    // is objects with named fields only.
+    match body.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') => {}
+        Some(_) => return Err(BadRequest("body: a JSON object is expected".into())),
+        None => return Err(BadRequest("body: empty; a JSON object is expected".into())),
+    }
     let mut json = serde_json::Deserializer::from_slice(body);
     let value = serde_path_to_error::deserialize(&mut json).map_err(|error| {
         let path = error.path().to_string();
         match path.as_str() {
-            "." => BadRequest(format!("body: {}", error.inner())),
+            // "?": the error is not in a field (the body ends inside the object, say).
+            "." | "?" => BadRequest(format!("body: {}", error.inner())),
             _ => BadRequest(format!("{path}: {}", error.inner())),
         }
     })?;
@@ -273,9 +339,11 @@ mod tests {
 
     #[test]
     fn bad_requests_say_what_is_wrong() {
-        let cases: [(&[u8], &str); 10] = [
-            (b"", "EOF"),
-            (b"[1,2", "invalid type"),
+        let cases: [(&[u8], &str); 12] = [
+            (b"", "empty"),
+            (b"[1,2", "JSON object"),
+            (br#"["shop","orders",3]"#, "JSON object"),
+            (br#"{"scope":"shop""#, "body: EOF"),
             (br#"{"scope":"shop","sequence":"orders","size":0}"#, "size"),
             (
                 br#"{"scope":"shop","sequence":"orders","size":-1}"#,
@@ -323,22 +391,24 @@ mod tests {
     #[test]
     fn a_block_reply_is_checked_as_every_block() {
         let block = Block::new(2, 3, 10, 5).unwrap();
-        assert_eq!(BlockReply::from(block).into_block().unwrap(), block);
+        assert_eq!(BlockReply::from(block).block().unwrap(), block);
         for (era, authority, start, len) in [(0, 1, 0, 5), (0, 16, 1, 1), (0, 1, 1, 0)] {
             let reply = BlockReply {
                 era,
                 authority,
                 start,
                 len,
+                lease: None,
             };
-            assert!(reply.into_block().is_err(), "{reply:?}");
+            assert!(reply.block().is_err(), "{reply:?}");
         }
         let past_max = BlockReply {
             era: 0,
             authority: 1,
             start: COUNTER_MAX,
             len: 2,
+            lease: None,
         };
-        assert!(past_max.into_block().is_err());
+        assert!(past_max.block().is_err());
     }
 }

@@ -144,3 +144,30 @@ async fn tls_with_a_certificate_made_at_test_time() {
     assert!(error.to_string().starts_with("the private key"), "{error}");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_closing_generator_gives_its_unused_ids_back_through_the_server() {
+    let (server, authority) = common::memory_server().await;
+    let remote = RemoteAuthority::connect(&server.url, &options(SHOP))
+        .await
+        .unwrap();
+    let ids = BlockGenerator::builder("shop", "orders")
+        .authority(remote.clone())
+        .fixed_block_size(100)
+        .no_prefetch()
+        .build()
+        .unwrap();
+    for _ in 0..10 {
+        ids.next_id().await.unwrap();
+    }
+    // What the engine withdraws from the block (all but the ten served, less what a thread's
+    // slice still holds) goes back, and is issued next.
+    let returned = ids.close().await.unwrap();
+    assert!(returned >= 80, "{returned}");
+    let next = authority.allocate("shop", "orders", 1).await.unwrap();
+    assert_eq!(next.start(), 101 - returned);
+    // A tail of a block this client never received is not sent at all.
+    let foreign = gdid_core::generator::Block::new(0, 1, 5, 7).unwrap();
+    assert!(!remote.give_back("shop", "orders", foreign).await.unwrap());
+    server.stop().await;
+}

@@ -58,8 +58,11 @@ async fn a_block_is_allocated_persisted_and_sent() {
     )
     .await;
     assert_eq!(status, 200, "{reply}");
+    assert_eq!(reply["lease"].as_str().map(str::len), Some(32), "{reply}");
+    let mut fields = reply.clone();
+    fields.as_object_mut().unwrap().remove("lease");
     assert_eq!(
-        reply,
+        fields,
         json!({"era": 0, "authority": 1, "start": 1, "len": 100})
     );
     // Persisted before the reply: the authority's counter is past the block.
@@ -190,6 +193,14 @@ async fn requests_without_a_good_token_for_the_scope_allocate_nothing() {
         .await
         .unwrap();
     assert_eq!(basic.status(), 401);
+    // The scheme's name in any case is the same scheme.
+    let lower = client()
+        .get(format!("{}/v1/authority", server.url))
+        .header("authorization", format!("bearer {SHOP}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(lower.status(), 200);
     nothing_allocated(&authority);
     server.stop().await;
 }
@@ -198,10 +209,21 @@ async fn requests_without_a_good_token_for_the_scope_allocate_nothing() {
 async fn bad_bodies_sizes_and_names_get_400_and_allocate_nothing() {
     let (server, authority) = memory_server().await;
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-        ("/v1/blocks", b"".to_vec(), "EOF"),
+        ("/v1/blocks", b"".to_vec(), "empty"),
         ("/v1/blocks", b"{\"scope\":".to_vec(), "EOF"),
         ("/v1/blocks", b"\xff\xfe".to_vec(), "body"),
-        ("/v1/blocks", bytes(json!([1, 2])), "invalid type"),
+        ("/v1/blocks", bytes(json!([1, 2])), "JSON object"),
+        // serde alone would take a struct from an array of its fields
+        (
+            "/v1/blocks",
+            bytes(json!(["shop", "orders", 100])),
+            "JSON object",
+        ),
+        (
+            "/v1/ids",
+            bytes(json!(["shop", "orders", 3])),
+            "JSON object",
+        ),
         (
             "/v1/blocks",
             bytes(json!({"scope": "shop", "sequence": "orders"})),
@@ -305,6 +327,8 @@ async fn unknown_routes_and_methods_are_refused() {
         .await
         .unwrap();
     assert_eq!(get.status(), 405);
+    let reply: Value = get.json().await.unwrap();
+    assert_eq!(code(&reply), "method_not_allowed");
     nothing_allocated(&authority);
     server.stop().await;
 }
@@ -401,4 +425,95 @@ async fn sigterm_lets_an_allocation_in_flight_finish() {
     let (status, reply) = in_flight.await.unwrap();
     assert_eq!(status, 200, "{reply}");
     assert_eq!(reply["start"], 1);
+}
+
+/// POSTs a block request and returns the reply.
+async fn block(url: &str, token: &str, size: u64) -> Value {
+    let (status, reply) = post(
+        url,
+        "/v1/blocks",
+        Some(token),
+        bytes(json!({"scope": "shop", "sequence": "orders", "size": size})),
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+    reply
+}
+
+/// POSTs the give-back of the tail of `block` from `from`, with `lease`: whether it went back.
+async fn give_back(url: &str, token: &str, block: &Value, from: u64, lease: &str) -> (u16, Value) {
+    let end = block["start"].as_u64().unwrap() + block["len"].as_u64().unwrap();
+    post(
+        url,
+        "/v1/blocks/give-back",
+        Some(token),
+        bytes(json!({
+            "scope": "shop", "sequence": "orders", "lease": lease,
+            "era": block["era"], "authority": block["authority"], "start": from, "len": end - from,
+        })),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn only_the_client_holding_the_latest_lease_gives_a_tail_back() {
+    let (server, authority) = memory_server().await;
+    let first = block(&server.url, SHOP, 100).await;
+    let lease = first["lease"].as_str().unwrap().to_owned();
+    assert_eq!(lease.len(), 32);
+    // Another client with a token for the scope, guessing: refused, nothing goes back.
+    let guess = "0".repeat(32);
+    let (status, reply) = give_back(&server.url, ALL, &first, 50, &guess).await;
+    assert_eq!(
+        (status, reply["returned"].as_bool()),
+        (200, Some(false)),
+        "{reply}"
+    );
+    // Not a tail of the block (it stops short of its end): refused, and the lease is spent.
+    let second = block(&server.url, SHOP, 100).await;
+    let lease = second["lease"].as_str().unwrap().to_owned();
+    let end = second["start"].as_u64().unwrap() + 100;
+    let (_, reply) = post(
+        &server.url,
+        "/v1/blocks/give-back",
+        Some(SHOP),
+        bytes(
+            json!({"scope": "shop", "sequence": "orders", "lease": lease,
+            "era": 0, "authority": 1, "start": end - 50, "len": 10}),
+        ),
+    )
+    .await;
+    assert_eq!(reply["returned"], false, "{reply}");
+    // The right lease and the block's tail: back, and issued next.
+    let third = block(&server.url, SHOP, 100).await;
+    let lease = third["lease"].as_str().unwrap().to_owned();
+    let from = third["start"].as_u64().unwrap() + 40;
+    let (status, reply) = give_back(&server.url, SHOP, &third, from, &lease).await;
+    assert_eq!(
+        (status, reply["returned"].as_bool()),
+        (200, Some(true)),
+        "{reply}"
+    );
+    let again = authority.allocate("shop", "orders", 1).await.unwrap();
+    assert_eq!(again.start(), from);
+    // Twice: refused.
+    let (_, reply) = give_back(&server.url, SHOP, &third, from, &lease).await;
+    assert_eq!(reply["returned"], false, "{reply}");
+    // Bad leases and tails, and another scope's token: their status.
+    for (token, lease, status) in [(SHOP, "xyz", 400), (SHOP, &"g".repeat(32)[..], 400)] {
+        let (got, reply) = give_back(&server.url, token, &third, from, lease).await;
+        assert_eq!(got, status, "{reply}");
+    }
+    let (got, _) = post(
+        &server.url,
+        "/v1/blocks/give-back",
+        Some(SHOP),
+        bytes(
+            json!({"scope": "billing", "sequence": "orders", "lease": "0".repeat(32),
+            "era": 0, "authority": 1, "start": 5, "len": 1}),
+        ),
+    )
+    .await;
+    assert_eq!(got, 403);
+    server.stop().await;
 }

@@ -18,6 +18,7 @@
 
 mod direct;
 mod errors;
+mod leases;
 mod listen;
 mod routes;
 mod tls;
@@ -59,6 +60,7 @@ pub(crate) struct Shared {
     pub(crate) ready: Option<ReadyCheck>,
     pub(crate) metrics: Option<MetricsRender>,
     pub(crate) direct: direct::Direct,
+    pub(crate) leases: leases::Leases,
     pub(crate) connections: ConnectionLimits,
 }
 
@@ -216,6 +218,7 @@ impl ServerBuilder {
                     self.generator,
                     self.max_sequences,
                 ),
+                leases: leases::Leases::new(self.max_sequences.saturating_mul(10)),
                 authority: self.authority,
                 tokens: self.tokens,
                 max_block: self.max_block,

@@ -14,7 +14,10 @@ use axum::{Json, Router};
 use serde_json::json;
 
 use super::{ApiError, Scopes, Shared};
-use crate::wire::{self, AllocateRequest, AuthorityInfo, BlockReply, IdsReply, IdsRequest};
+use crate::wire::{
+    self, AllocateRequest, AuthorityInfo, BlockReply, GiveBackReply, GiveBackRequest, IdsReply,
+    IdsRequest,
+};
 
 /// The state every handler reads.
 type AppState = State<Arc<Shared>>;
@@ -25,9 +28,11 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route(wire::READY, get(ready))
         .route(wire::AUTHORITY, get(authority))
         .route(wire::BLOCKS, post(blocks))
+        .route(wire::GIVE_BACK, post(give_back))
         .route(wire::IDS, post(ids))
         .route(wire::METRICS, get(metrics))
         .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
         .with_state(shared)
 }
 
@@ -90,7 +95,36 @@ async fn blocks(
     let block = within(shared.request_timeout, allocation)
         .await?
         .map_err(|error| ApiError::from_authority("allocating a block", &error))?;
-    Ok(Json(BlockReply::from(block)))
+    let lease = shared
+        .leases
+        .grant(&request.scope, &request.sequence, block);
+    Ok(Json(BlockReply {
+        lease,
+        ..BlockReply::from(block)
+    }))
+}
+
+async fn give_back(
+    State(shared): AppState,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<GiveBackReply>, ApiError> {
+    let scopes = caller(&shared, &headers)?;
+    let (request, tail) = GiveBackRequest::decode(&read_body(&shared, body).await?)?;
+    permit(scopes, &request.scope)?;
+    if !shared
+        .leases
+        .redeem(&request.scope, &request.sequence, &request.lease, &tail)
+    {
+        return Ok(Json(GiveBackReply { returned: false }));
+    }
+    let given = shared
+        .authority
+        .give_back_boxed(&request.scope, &request.sequence, tail);
+    let returned = within(shared.request_timeout, given)
+        .await?
+        .map_err(|error| ApiError::from_authority("giving ids back", &error))?;
+    Ok(Json(GiveBackReply { returned }))
 }
 
 async fn ids(
@@ -146,6 +180,15 @@ async fn not_found() -> ApiError {
     )
 }
 
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "wrong method: GET /v1/health, /v1/ready, /v1/authority, /v1/metrics; POST /v1/blocks, \
+         /v1/blocks/give-back, /v1/ids",
+    )
+}
+
 /// The scopes of the request's bearer token.
 fn caller<'a>(shared: &'a Shared, headers: &HeaderMap) -> Result<&'a Scopes, ApiError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
@@ -156,8 +199,10 @@ fn caller<'a>(shared: &'a Shared, headers: &HeaderMap) -> Result<&'a Scopes, Api
     let token = value
         .to_str()
         .ok()
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .map(str::trim)
+        // The scheme's name is case-insensitive (RFC 7235).
+        .and_then(|value| value.split_once(' '))
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
         .ok_or_else(|| ApiError::unauthorized("the Authorization header is not `Bearer TOKEN`"))?;
     shared
         .tokens
