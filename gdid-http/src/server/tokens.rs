@@ -198,11 +198,13 @@ fn parse_scopes(list: &str) -> Result<Scopes, String> {
         return Ok(Scopes::All);
     }
     let scopes: Vec<String> = list.split(',').map(str::to_owned).collect();
-    for scope in &scopes {
+    for (index, scope) in scopes.iter().enumerate() {
         if scope == "*" {
             return Err("`*` stands alone: it already means every scope".into());
         }
-        validate_name(NameKind::Scope, scope).map_err(|e| e.to_string())?;
+        // The name is not repeated: a token written in the scopes' place would be.
+        validate_name(NameKind::Scope, scope)
+            .map_err(|e| format!("scope {} of the list: {}", index + 1, e.reason))?;
     }
     Ok(Scopes::Only(scopes))
 }
@@ -236,7 +238,8 @@ mod tests {
             (format!("\n{secret} shop extra"), 2, "two fields"),
             ("short shop".to_owned(), 1, "at least 16"),
             ("sha256:abc shop".to_owned(), 1, "64 hex digits"),
-            (format!("{secret} shop,"), 1, "scope"),
+            (format!("{secret} shop,"), 1, "scope 2 of the list"),
+            (format!("0123456789abcdef-other {secret}!"), 1, "scope 1 of the list"),
             (format!("{secret} shop,*"), 1, "stands alone"),
             (format!("{secret} a b"), 1, "two fields"),
             (format!("{secret} shop\n{secret} hr"), 2, "twice"),
