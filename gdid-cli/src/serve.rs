@@ -41,12 +41,17 @@ pub struct ServeArgs {
     /// Serve the metrics of the server's own generators at /v1/metrics (Prometheus text).
     #[arg(long)]
     metrics: bool,
+    /// Let clients give the unused end of their blocks back (a closing generator does), so those
+    /// ids are issued later instead of lost. Only for clients trusted as your own code: a client
+    /// that gives back ids it already handed out would have them issued again.
+    #[arg(long)]
+    give_back: bool,
 }
 
 #[derive(Debug, clap::Args)]
 pub struct TokenArgs {
     /// The scopes the token may use, comma-separated; `*` for every scope.
-    #[arg(long, default_value = "*")]
+    #[arg(long)]
     scopes: String,
 }
 
@@ -81,7 +86,19 @@ fn read(what: &str, path: &Path) -> Result<Vec<u8>, ServeFailure> {
         .map_err(|e| ServeFailure::BadInput(format!("{what} {}: {e}", path.display())))
 }
 
+/// The server's log on stderr: warnings and errors unless `RUST_LOG` says otherwise (`info`
+/// adds a line per connection and block).
+fn log_to_stderr() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(io::stderr)
+        .try_init();
+}
+
 pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
+    log_to_stderr();
     let tokens = String::from_utf8(read("--tokens", &args.tokens)?).map_err(|_| {
         ServeFailure::BadInput(format!("--tokens {}: not UTF-8", args.tokens.display()))
     })?;
@@ -122,6 +139,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     let mut builder = Server::builder(store.authority(), tokens)
         .max_block(args.max_block)
         .max_count(args.max_count)
+        .give_back(args.give_back)
         .ready_check(Arc::new(move || {
             let store = ready_store.clone();
             Box::pin(async move { store.ready().await.map_err(|e| e.to_string()) })

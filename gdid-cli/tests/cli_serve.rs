@@ -149,6 +149,7 @@ fn bad_options_and_files_are_refused_with_status_2() {
             "16",
         ),
         (vec!["token", "--scopes", "shop,bad scope"], "--scopes"),
+        (vec!["token"], "--scopes"),
     ];
     for (args, says) in cases {
         let output = gdid(&args);

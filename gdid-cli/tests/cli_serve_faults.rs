@@ -2,7 +2,8 @@
 //! its own, SQLite files or PostgreSQL databases), four client processes issuing ids through
 //! both, and server 1 killed with SIGKILL mid-run, then restarted on its port. No id is printed
 //! twice, no client sees an error while server 2 is up, and server 1's ids from before the kill
-//! are never issued again.
+//! are never issued again. The servers take ids back (`--give-back`), so the clients' closes and
+//! the leases are in play too.
 
 mod common;
 
@@ -44,7 +45,12 @@ impl Served {
                 "--authority",
                 &number.to_string(),
             ])
-            .args(["--listen", &format!("127.0.0.1:{port}"), "--tokens"])
+            .args([
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--give-back",
+                "--tokens",
+            ])
             .arg(tokens)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -22,6 +22,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -40,6 +41,9 @@ use crate::wire::{
     self, AllocateRequest, AuthorityInfo, BlockReply, ErrorReply, GiveBackReply, GiveBackRequest,
     IdForm, IdsReply, IdsRequest,
 };
+
+/// The largest reply read: the largest `/v1/ids` reply (10,000 ELinks) is well under it.
+const MAX_REPLY: usize = 4 << 20;
 
 /// How to reach a server: its token, the certificates to trust, the time limit of a request.
 #[derive(Clone, Default)]
@@ -152,6 +156,8 @@ pub struct Remote {
     base: String,
     label: String,
     token: Option<HeaderValue>,
+    /// The server's largest block, as it last said (`GET /v1/authority`); 0 before.
+    max_block: Arc<AtomicU64>,
 }
 
 impl Remote {
@@ -175,6 +181,11 @@ impl Remote {
             .ok_or_else(|| invalid("an authority server's URL starts with http:// or https://"))?;
         if rest.is_empty() || rest.starts_with('/') {
             return Err(invalid("the URL names no host"));
+        }
+        if rest.contains(['?', '#']) {
+            return Err(invalid(
+                "the URL holds a query or fragment: give the server's base URL",
+            ));
         }
         if rest.contains('@') {
             return Err(invalid(
@@ -200,6 +211,8 @@ impl Remote {
             .timeout(timeout)
             .connect_timeout(timeout)
             .tcp_nodelay(true)
+            // A redirect would carry the token elsewhere.
+            .redirect(reqwest::redirect::Policy::none())
             .pool_idle_timeout(Duration::from_secs(60))
             .build()
             .map_err(|e| RemoteError::Tls {
@@ -211,6 +224,7 @@ impl Remote {
             base: url.trim_end_matches('/').to_owned(),
             label,
             token,
+            max_block: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -225,7 +239,17 @@ impl Remote {
     ///
     /// [`RemoteError`].
     pub async fn info(&self) -> Result<AuthorityInfo, RemoteError> {
-        self.call(self.client.get(self.url(wire::AUTHORITY))).await
+        let info: AuthorityInfo = self
+            .call(self.client.get(self.url(wire::AUTHORITY)))
+            .await?;
+        self.max_block.store(info.max_block, Ordering::Relaxed);
+        Ok(info)
+    }
+
+    /// The largest block the server takes, as it said when last asked ([`info`](Self::info));
+    /// `None` before. A generator of this server must ask for no more.
+    pub fn max_block(&self) -> Option<u64> {
+        Some(self.max_block.load(Ordering::Relaxed)).filter(|&max| max > 0)
     }
 
     /// `GET /v1/ready`: whether the server's store answers.
@@ -290,9 +314,20 @@ impl Remote {
             url: self.label.clone(),
             reason: describe(&e.without_url()),
         };
-        let response = request.send().await.map_err(transport)?;
+        let mut response = request.send().await.map_err(transport)?;
         let status = response.status();
-        let body = response.bytes().await.map_err(transport)?;
+        // Read at most MAX_REPLY bytes: a server (or what answers in its place) cannot make the
+        // client hold more.
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(transport)? {
+            if body.len() + chunk.len() > MAX_REPLY {
+                return Err(RemoteError::BadReply {
+                    url: self.label.clone(),
+                    reason: format!("a reply over {MAX_REPLY} bytes"),
+                });
+            }
+            body.extend_from_slice(&chunk);
+        }
         if status == StatusCode::OK {
             return serde_json::from_slice(&body).map_err(|e| RemoteError::BadReply {
                 url: self.label.clone(),
@@ -323,17 +358,21 @@ impl fmt::Debug for Remote {
     }
 }
 
-/// The latest block received per (scope, sequence), with its lease.
-type Leases = HashMap<(String, String), (Block, String)>;
+/// The latest blocks received per (scope, sequence) (the current one and the one prefetched),
+/// each with its lease.
+type HeldLeases = HashMap<(String, String), Vec<(Block, String)>>;
+
+/// Leases held per sequence, as the server keeps them.
+const LEASES_HELD: usize = 2;
 
 /// An authority served over HTTP: [`Authority::allocate`] is `POST /v1/blocks`, and
 /// [`Authority::give_back`] is `POST /v1/blocks/give-back` with the lease of the block.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RemoteAuthority {
     remote: Arc<Remote>,
     number: u8,
     /// The latest block received per (scope, sequence), and its lease. Shared by clones.
-    leases: Arc<Mutex<Leases>>,
+    leases: Arc<Mutex<HeldLeases>>,
 }
 
 impl RemoteAuthority {
@@ -371,6 +410,16 @@ impl RemoteAuthority {
     }
 }
 
+impl fmt::Debug for RemoteAuthority {
+    /// Without the leases: secrets.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RemoteAuthority")
+            .field("remote", &self.remote)
+            .field("number", &self.number)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Authority for RemoteAuthority {
     fn number(&self) -> u8 {
         self.number
@@ -404,7 +453,7 @@ impl Authority for RemoteAuthority {
                 .remote
                 .allocate(&request)
                 .await
-                .map_err(|error| into_authority_error(error, size))?;
+                .map_err(into_authority_error)?;
             let block = reply.block()?;
             if block.authority() != self.number || block.len() != size {
                 return Err(AuthorityError::InvalidBlock(format!(
@@ -415,10 +464,12 @@ impl Authority for RemoteAuthority {
                 )));
             }
             if let Some(lease) = reply.lease {
-                self.leases
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert((request.scope, request.sequence), (block, lease));
+                let mut leases = self.leases.lock().unwrap_or_else(PoisonError::into_inner);
+                let held = leases.entry((request.scope, request.sequence)).or_default();
+                if held.len() == LEASES_HELD {
+                    held.remove(0);
+                }
+                held.push((block, lease));
             }
             Ok(block)
         }
@@ -431,17 +482,18 @@ impl Authority for RemoteAuthority {
         tail: Block,
     ) -> impl Future<Output = Result<bool, AuthorityError>> + Send {
         let key = (scope.to_owned(), sequence.to_owned());
-        let lease = self
-            .leases
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&key)
-            .filter(|(block, _)| {
-                (block.era(), block.authority(), block.end())
-                    == (tail.era(), tail.authority(), tail.end())
-                    && tail.start() >= block.start()
+        // The lease of the block `tail` ends; only that one is spent.
+        let lease = {
+            let mut leases = self.leases.lock().unwrap_or_else(PoisonError::into_inner);
+            leases.get_mut(&key).and_then(|held| {
+                let at = held.iter().position(|(block, _)| {
+                    (block.era(), block.authority(), block.end())
+                        == (tail.era(), tail.authority(), tail.end())
+                        && tail.start() >= block.start()
+                })?;
+                Some(held.remove(at).1)
             })
-            .map(|(_, lease)| lease);
+        };
         async move {
             let Some(lease) = lease else {
                 return Ok(false);
@@ -465,16 +517,12 @@ impl Authority for RemoteAuthority {
     }
 }
 
-/// A server's error in the engine's vocabulary: what will fail the same way anywhere (a size
-/// above the server's largest block) is not retried; an exhausted sequence or a corrupt record
-/// keeps its kind; anything else is the store being unavailable, so the generator fails over.
-fn into_authority_error(error: RemoteError, size: u64) -> AuthorityError {
+/// A server's error in the engine's vocabulary: an exhausted sequence or a corrupt record keeps
+/// its kind; anything else, a size above this server's largest block (`size_too_large`) or a
+/// refused token included, counts as this authority being unavailable, so the generator fails
+/// over to another.
+fn into_authority_error(error: RemoteError) -> AuthorityError {
     match &error {
-        RemoteError::Refused {
-            status: 400,
-            message,
-            ..
-        } if message.starts_with("size:") => AuthorityError::InvalidSize(size),
         RemoteError::Refused { code, .. } if code == "exhausted" => AuthorityError::Exhausted,
         RemoteError::Refused { code, .. } if code == "corrupt" => {
             AuthorityError::Corrupt(error.to_string())

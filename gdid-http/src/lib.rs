@@ -8,7 +8,8 @@
 //! | `GET /v1/health` | no | the process answers |
 //! | `GET /v1/ready` | any | the store answers (503 when not) |
 //! | `GET /v1/authority` | any | `{authority, max_block, max_count, version}` |
-//! | `POST /v1/blocks` | the scope's | `{scope, sequence, size, vicinity?}` → `{era, authority, start, len}`, persisted before the reply |
+//! | `POST /v1/blocks` | the scope's | `{scope, sequence, size, vicinity?}` → `{era, authority, start, len, lease?}`, persisted before the reply |
+//! | `POST /v1/blocks/give-back` | the scope's | `{scope, sequence, lease, era, authority, start, len}` → `{returned}`: the unused end of a block, on a server that takes ids back |
 //! | `POST /v1/ids` | the scope's | `{scope, sequence, count, form?}` → `{form, ids}` from the server's own generator |
 //! | `GET /v1/metrics` | any | Prometheus text |
 //!

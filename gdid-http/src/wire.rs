@@ -13,6 +13,8 @@
 //! # Ok::<(), gdid_http::wire::BadRequest>(())
 //! ```
 
+use std::fmt;
+
 use gdid_core::Gdid;
 use gdid_core::generator::{AuthorityError, Block, NameKind, validate_name};
 use serde::{Deserialize, Serialize};
@@ -32,8 +34,8 @@ pub const IDS: &str = "/v1/ids";
 /// `GET`: the server's metrics, in the Prometheus text format.
 pub const METRICS: &str = "/v1/metrics";
 
-/// The counters above which no id exists: `vicinity` is at most this.
-pub const COUNTER_MAX: u64 = gdid_core::COUNTER_MAX;
+/// The largest counter (2^60 − 1): `vicinity` is at most this.
+pub use gdid_core::COUNTER_MAX;
 
 /// A request that cannot be served as sent: what is wrong with it, fit to send back to the
 /// client (it never holds a store's error or a secret).
@@ -90,8 +92,10 @@ impl AllocateRequest {
 
 /// The reply to `POST /v1/blocks`: counters `start .. start + len` of era `era`, authority
 /// `authority`, already persisted by the authority's store.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+///
+/// A reply may gain fields in later versions of the server: unknown ones are ignored (requests,
+/// which the server reads, refuse them).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BlockReply {
     /// The era of every id in the block.
     pub era: u32,
@@ -134,7 +138,7 @@ impl BlockReply {
 /// instead of lost. The server takes it back only while the lease is the latest it gave for the
 /// sequence and the store's counter still stands right after the block
 /// (`CounterState::give_back`); either way the client must never serve those ids afterwards.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GiveBackRequest {
     /// The scope.
@@ -170,6 +174,39 @@ impl GiveBackRequest {
         let tail = Block::new(request.era, request.authority, request.start, request.len)
             .map_err(|e| BadRequest(format!("the tail: {e}")))?;
         Ok((request, tail))
+    }
+}
+
+/// A lease in a `Debug` form: whether there is one, never what it is.
+fn hidden(lease: Option<&String>) -> Option<&'static str> {
+    lease.map(|_| "…")
+}
+
+impl fmt::Debug for BlockReply {
+    /// Without the lease: a secret.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BlockReply")
+            .field("era", &self.era)
+            .field("authority", &self.authority)
+            .field("start", &self.start)
+            .field("len", &self.len)
+            .field("lease", &hidden(self.lease.as_ref()))
+            .finish()
+    }
+}
+
+impl fmt::Debug for GiveBackRequest {
+    /// Without the lease: a secret.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GiveBackRequest")
+            .field("scope", &self.scope)
+            .field("sequence", &self.sequence)
+            .field("lease", &hidden(Some(&self.lease)))
+            .field("era", &self.era)
+            .field("authority", &self.authority)
+            .field("start", &self.start)
+            .field("len", &self.len)
+            .finish()
     }
 }
 
@@ -283,9 +320,9 @@ pub struct ErrorReply {
 /// What went wrong: a code a program can match on, and a message for a person.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {
-    /// One of `bad_request`, `too_large`, `timeout`, `unauthorized`, `forbidden`, `not_found`,
-    /// `method_not_allowed`, `unavailable`, `exhausted`, `corrupt`, `misconfigured`, `busy`,
-    /// `shutting_down`.
+    /// One of `bad_request`, `size_too_large`, `too_large`, `timeout`, `unauthorized`,
+    /// `forbidden`, `give_back_disabled`, `not_found`, `method_not_allowed`, `unavailable`,
+    /// `exhausted`, `corrupt`, `misconfigured`, `busy`, `shutting_down`.
     pub code: String,
     /// What is wrong, in words; never a store's error text or a secret.
     pub message: String,
@@ -386,6 +423,26 @@ mod tests {
             let error = IdsRequest::decode(body).unwrap_err();
             assert!(error.0.contains(says), "{error} should say {says}");
         }
+    }
+
+    #[test]
+    fn a_lease_never_shows_in_debug_and_replies_take_new_fields() {
+        let reply: BlockReply = serde_json::from_str(
+            r#"{"era":0,"authority":1,"start":1,"len":5,"lease":"0123456789abcdef0123456789abcdef","later":true}"#,
+        )
+        .unwrap();
+        assert!(
+            !format!("{reply:?}").contains("0123456789abcdef"),
+            "{reply:?}"
+        );
+        let (request, _) = GiveBackRequest::decode(
+            br#"{"scope":"s","sequence":"q","lease":"0123456789abcdef0123456789abcdef","era":0,"authority":1,"start":3,"len":3}"#,
+        )
+        .unwrap();
+        assert!(
+            !format!("{request:?}").contains("0123456789abcdef"),
+            "{request:?}"
+        );
     }
 
     #[test]

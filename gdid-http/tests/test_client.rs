@@ -171,3 +171,87 @@ async fn a_closing_generator_gives_its_unused_ids_back_through_the_server() {
     assert!(!remote.give_back("shop", "orders", foreign).await.unwrap());
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_closing_generator_gives_back_its_prefetched_block_and_its_rest() {
+    let (server, authority) = common::memory_server().await;
+    let remote = RemoteAuthority::connect(&server.url, &options(SHOP))
+        .await
+        .unwrap();
+    let ids = BlockGenerator::builder("shop", "orders")
+        .authority(remote)
+        .fixed_block_size(100)
+        .build()
+        .unwrap();
+    for _ in 0..60 {
+        ids.next_id().await.unwrap();
+    }
+    // Past the low-water mark: the next block is fetched in the background.
+    while authority.allocations() < 2 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let returned = ids.close().await.unwrap();
+    assert!(
+        returned >= 130,
+        "the prefetched block and the rest: {returned}"
+    );
+    let next = authority.allocate("shop", "orders", 1).await.unwrap();
+    assert_eq!(next.start(), 201 - returned);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn two_generators_sharing_an_authority_keep_each_others_leases() {
+    let (server, authority) = common::memory_server().await;
+    let remote = RemoteAuthority::connect(&server.url, &options(SHOP))
+        .await
+        .unwrap();
+    let generator = || {
+        BlockGenerator::builder("shop", "orders")
+            .authority(remote.clone())
+            .fixed_block_size(100)
+            .no_prefetch()
+            .build()
+            .unwrap()
+    };
+    let (first, second) = (generator(), generator());
+    first.next_id().await.unwrap();
+    second.next_id().await.unwrap();
+    // The first's block is not the store's latest: nothing of it goes back, and the second's
+    // lease survives that attempt.
+    assert_eq!(first.close().await.unwrap(), 0);
+    let returned = second.close().await.unwrap();
+    assert!(returned >= 90, "{returned}");
+    let next = authority.allocate("shop", "orders", 1).await.unwrap();
+    assert_eq!(next.start(), 201 - returned);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_server_that_takes_smaller_blocks_is_failed_over_not_fatal() {
+    let small = Arc::new(MemoryAuthority::new(1));
+    let large = Arc::new(MemoryAuthority::new(2));
+    let first = common::start(common::builder(small.clone()).max_block(10).build(), None).await;
+    let second = common::start(common::builder(large.clone()).build(), None).await;
+    let ids = BlockGenerator::builder("shop", "orders")
+        .authority(
+            RemoteAuthority::connect(&first.url, &options(SHOP))
+                .await
+                .unwrap(),
+        )
+        .authority(
+            RemoteAuthority::connect(&second.url, &options(SHOP))
+                .await
+                .unwrap(),
+        )
+        .fixed_block_size(50)
+        .build()
+        .unwrap();
+    let id = ids.next_id().await.expect("authority 2 takes blocks of 50");
+    assert_eq!(id.authority(), 2);
+    assert_eq!(small.allocations(), 0);
+    ids.close().await.unwrap();
+    first.stop().await;
+    second.stop().await;
+}

@@ -289,7 +289,12 @@ async fn bad_bodies_sizes_and_names_get_400_and_allocate_nothing() {
         let shown = String::from_utf8_lossy(&body).into_owned();
         let (status, reply) = post(&server.url, path, Some(SHOP), body).await;
         assert_eq!(status, 400, "{path} {shown}: {reply}");
-        assert_eq!(code(&reply), "bad_request");
+        let expected = if says == "largest block" {
+            "size_too_large"
+        } else {
+            "bad_request"
+        };
+        assert_eq!(code(&reply), expected, "{reply}");
         let message = reply["error"]["message"].as_str().unwrap();
         assert!(
             message.contains(says),
@@ -341,10 +346,22 @@ async fn a_client_too_slow_with_its_headers_is_cut_off() {
         .write_all(b"POST /v1/blocks HTTP/1.1\r\nHost: x\r\n")
         .await
         .unwrap();
-    // The header timeout is 400 ms: the server closes the connection without an answer.
+    // The header timeout is 400 ms: the server waits that long, then closes the connection
+    // (hyper answers 408 first, or nothing).
+    let began = std::time::Instant::now();
     let mut answer = Vec::new();
     let read = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut answer)).await;
     assert!(read.is_ok(), "the server kept a silent client for 5 s");
+    assert!(
+        began.elapsed() >= Duration::from_millis(350),
+        "{:?}",
+        began.elapsed()
+    );
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(
+        answer.is_empty() || answer.starts_with("HTTP/1.1 408"),
+        "{answer}"
+    );
     nothing_allocated(&authority);
     server.stop().await;
 }
@@ -461,14 +478,17 @@ async fn only_the_client_holding_the_latest_lease_gives_a_tail_back() {
     let first = block(&server.url, SHOP, 100).await;
     let lease = first["lease"].as_str().unwrap().to_owned();
     assert_eq!(lease.len(), 32);
-    // Another client with a token for the scope, guessing: refused, nothing goes back.
+    // Another client with a token for the scope, guessing, or even holding the lease: refused,
+    // nothing goes back.
     let guess = "0".repeat(32);
-    let (status, reply) = give_back(&server.url, ALL, &first, 50, &guess).await;
-    assert_eq!(
-        (status, reply["returned"].as_bool()),
-        (200, Some(false)),
-        "{reply}"
-    );
+    for lease in [&guess, &lease] {
+        let (status, reply) = give_back(&server.url, ALL, &first, 50, lease).await;
+        assert_eq!(
+            (status, reply["returned"].as_bool()),
+            (200, Some(false)),
+            "{reply}"
+        );
+    }
     // Not a tail of the block (it stops short of its end): refused, and the lease is spent.
     let second = block(&server.url, SHOP, 100).await;
     let lease = second["lease"].as_str().unwrap().to_owned();
@@ -515,5 +535,105 @@ async fn only_the_client_holding_the_latest_lease_gives_a_tail_back() {
     )
     .await;
     assert_eq!(got, 403);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn without_give_back_blocks_carry_no_lease_and_nothing_goes_back() {
+    let authority = Arc::new(MemoryAuthority::new(1));
+    let server = common::start(
+        common::builder(authority.clone()).give_back(false).build(),
+        None,
+    )
+    .await;
+    let sent = block(&server.url, SHOP, 100).await;
+    assert!(sent.get("lease").is_none(), "{sent}");
+    let (status, reply) = give_back(&server.url, SHOP, &sent, 50, &"0".repeat(32)).await;
+    assert_eq!(
+        (status, code(&reply).as_str()),
+        (403, "give_back_disabled"),
+        "{reply}"
+    );
+    assert_eq!(
+        authority
+            .allocate("shop", "orders", 1)
+            .await
+            .unwrap()
+            .start(),
+        101
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_ids_route_makes_room_only_by_closing_an_idle_generator() {
+    let authority = Arc::new(MemoryAuthority::new(1));
+    let server = common::start(
+        common::builder(authority.clone()).max_sequences(2).build(),
+        None,
+    )
+    .await;
+    let ask = |sequence: &'static str| {
+        let url = server.url.clone();
+        async move {
+            post(
+                &url,
+                "/v1/ids",
+                Some(SHOP),
+                bytes(json!({"scope": "shop", "sequence": sequence, "count": 1})),
+            )
+            .await
+        }
+    };
+    assert_eq!(ask("a").await.0, 200);
+    assert_eq!(ask("b").await.0, 200);
+    // Both used just now: a third sequence is refused, and allocates nothing.
+    let (status, reply) = ask("c").await;
+    assert_eq!((status, code(&reply).as_str()), (503, "busy"), "{reply}");
+    assert!(authority.state("shop", "c").is_none());
+    // The ones already served still are.
+    assert_eq!(ask("a").await.0, 200);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_idle_http2_connection_gives_its_place_up() {
+    let authority = Arc::new(MemoryAuthority::new(1));
+    let limits = gdid_http::server::ConnectionLimits {
+        max_connections: 1,
+        idle_timeout: Duration::from_millis(300),
+        ..gdid_http::server::ConnectionLimits::default()
+    };
+    let server = common::start(
+        common::builder(authority).connection_limits(limits).build(),
+        None,
+    )
+    .await;
+    let h2 = || {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        reqwest::Client::builder()
+            .http2_prior_knowledge()
+            .timeout(Duration::from_secs(3))
+            .build()
+            .unwrap()
+    };
+    let health = format!("{}/v1/health", server.url);
+    // The first client keeps its HTTP/2 connection open in its pool, idle.
+    let first = h2();
+    assert_eq!(first.get(&health).send().await.unwrap().status(), 200);
+    // The only place is taken: a second client gets in once the first has been idle 300 ms.
+    let began = std::time::Instant::now();
+    let second = h2()
+        .get(&health)
+        .send()
+        .await
+        .expect("the idle connection was closed");
+    assert_eq!(second.status(), 200);
+    assert!(
+        began.elapsed() >= Duration::from_millis(200),
+        "{:?}",
+        began.elapsed()
+    );
+    drop(first);
     server.stop().await;
 }

@@ -53,6 +53,12 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug {
     /// Every counter record of the store (`gdid_core::generator::sequences::list`).
     fn sequences(&self) -> BoxFuture<'_, Result<Vec<Sequence>, AuthorityError>>;
 
+    /// The largest block the store's authority takes (an authority server's `--max-block`);
+    /// `None`: no limit of its own.
+    fn max_block(&self) -> Option<u64> {
+        None
+    }
+
     /// Whether `error`, or an error it comes from, is this kind of store's duplicate key.
     fn is_duplicate_key(&self, error: &(dyn std::error::Error + 'static)) -> bool;
 }

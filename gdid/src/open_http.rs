@@ -104,6 +104,10 @@ impl Backend for HttpBackend {
         Box::pin(std::future::ready(self.unsupported("listing sequences")))
     }
 
+    fn max_block(&self) -> Option<u64> {
+        self.remote.max_block()
+    }
+
     fn is_duplicate_key(&self, _error: &(dyn std::error::Error + 'static)) -> bool {
         false
     }

@@ -14,7 +14,7 @@ use crate::store::{Store, sharded, window_generator};
 use crate::url::Scheme;
 
 /// How [`Store::options`] opens a store, or several.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct OpenOptions {
     default_mongodb_database: Option<String>,
     mongodb_collection: Option<String>,
@@ -22,6 +22,20 @@ pub struct OpenOptions {
     authorities: Option<Vec<u8>>,
     http_token: Option<String>,
     http_roots: Vec<Vec<u8>>,
+}
+
+impl std::fmt::Debug for OpenOptions {
+    /// Without the token: whether there is one only.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenOptions")
+            .field("default_mongodb_database", &self.default_mongodb_database)
+            .field("mongodb_collection", &self.mongodb_collection)
+            .field("authority", &self.authority)
+            .field("authorities", &self.authorities)
+            .field("http_token", &self.http_token.as_ref().map(|_| "…"))
+            .field("http_roots", &self.http_roots.len())
+            .finish()
+    }
 }
 
 impl OpenOptions {

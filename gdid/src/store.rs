@@ -158,7 +158,17 @@ impl Store {
     /// A GDID generator of (`scope`, `sequence`) with this store as its authority; add other
     /// stores' authorities for failover, tune it, then `.build()?`.
     pub fn block_generator(&self, scope: &str, sequence: &str) -> BlockGeneratorBuilder {
-        BlockGenerator::builder(scope, sequence).shared_authority(self.authority())
+        let builder = BlockGenerator::builder(scope, sequence).shared_authority(self.authority());
+        self.fit(builder)
+    }
+
+    /// `builder` asking for no block larger than this store takes (an authority server's
+    /// `--max-block`).
+    pub(crate) fn fit(&self, builder: BlockGeneratorBuilder) -> BlockGeneratorBuilder {
+        match self.backend.max_block() {
+            Some(max) => builder.block_size_at_most(max),
+            None => builder,
+        }
     }
 
     /// The one-at-a-time counter of (`scope`, `sequence`): `u64` ids 1, 2, 3, … with one round

@@ -53,7 +53,7 @@ impl Stores {
     pub fn block_generator(&self, scope: &str, sequence: &str) -> BlockGeneratorBuilder {
         let builder = self.stores().fold(
             BlockGenerator::builder(scope, sequence),
-            |builder, store| builder.shared_authority(store.authority()),
+            |builder, store| store.fit(builder.shared_authority(store.authority())),
         );
         let remote =
             |store: &Store| StoreKind::of(store.label()).is_ok_and(|k| k == StoreKind::Http);

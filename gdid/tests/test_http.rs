@@ -1,7 +1,7 @@
 //! `http://` stores: authority servers (gdid-http's, over SQLite files) opened as stores, numbered
 //! with other stores, and refusing what only their own store can do.
 
-use gdid::http::server::{Server, Tokens};
+use gdid::http::server::{Server, ServerBuilder, Tokens};
 use gdid::{IdGenerator, Pick, Preference, RangeLayout, Store, StoreError};
 use gdid_testkit::sqlite_url;
 use tokio::sync::oneshot;
@@ -10,13 +10,22 @@ const TOKEN: &str = "test-token-0123456789";
 
 /// A server of the SQLite store of `test` as authority `number`: its URL, and what stops it.
 async fn serve(test: &str, number: u8) -> (String, oneshot::Sender<()>) {
+    serve_with(test, number, |builder| builder).await
+}
+
+/// [`serve`], the server set up by `configure`.
+async fn serve_with(
+    test: &str,
+    number: u8,
+    configure: impl FnOnce(ServerBuilder) -> ServerBuilder,
+) -> (String, oneshot::Sender<()>) {
     let store = Store::options()
         .authority(number)
         .open(&sqlite_url(test))
         .await
         .unwrap();
     let tokens = Tokens::parse(&format!("{TOKEN} shop")).unwrap();
-    let server = Server::builder(store.authority(), tokens).build();
+    let server = configure(Server::builder(store.authority(), tokens)).build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (stop, stopped) = oneshot::channel::<()>();
@@ -82,6 +91,15 @@ async fn servers_listed_together_prefer_the_fastest_and_mix_with_databases() {
     assert_eq!(ids.config().preference, Preference::Listed);
 }
 
+#[test]
+fn options_never_show_the_token() {
+    let shown = format!("{:?}", Store::options().http_token(TOKEN));
+    assert!(
+        !shown.contains(TOKEN) && shown.contains("http_token"),
+        "{shown}"
+    );
+}
+
 #[tokio::test]
 async fn without_the_token_a_server_cannot_be_opened() {
     let (url, _stop) = serve("http_token", 1).await;
@@ -110,4 +128,21 @@ async fn a_server_issues_gdids_only() {
         store.window_shard(),
         Err(StoreError::Unsupported { .. })
     ));
+}
+
+#[tokio::test]
+async fn generators_ask_a_server_for_no_larger_block_than_it_takes() {
+    let (small, _a) = serve_with("http_small", 1, |b| b.max_block(40)).await;
+    let (large, _b) = serve("http_large", 2).await;
+    let store = options().open(&small).await.unwrap();
+    let ids = store.block_generator("shop", "orders").build().unwrap();
+    assert_eq!(ids.config().max_block, 40);
+    for _ in 0..200 {
+        ids.next_id().await.unwrap();
+    }
+    ids.close().await.unwrap();
+    // Listed together, the smallest of the servers' limits holds.
+    let stores = options().open_all(&[&large, &small]).await.unwrap();
+    let ids = stores.block_generator("shop", "orders").build().unwrap();
+    assert_eq!(ids.config().max_block, 40);
 }

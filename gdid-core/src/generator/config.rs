@@ -21,6 +21,7 @@ pub enum IdOrder {
 
 /// Which authority a generator asks first for a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Preference {
     /// In the order they were added (the default): the first that answers serves, the next
     /// ones are its failovers.
@@ -210,6 +211,15 @@ impl<T> BlockGeneratorBuilder<T> {
     /// Bounds of the dynamic block size.
     pub fn block_size(self, min: u64, max: u64) -> Self {
         self.with(|c| (c.min_block, c.max_block) = (min, max))
+    }
+
+    /// Lowers the largest block to at most `max` (and the smallest with it, if above): for an
+    /// authority that takes no larger block, such as a server started with `--max-block`.
+    pub fn block_size_at_most(self, max: u64) -> Self {
+        self.with(|c| {
+            c.max_block = c.max_block.min(max);
+            c.min_block = c.min_block.min(c.max_block);
+        })
     }
 
     /// Always requests blocks of `size` ids (no dynamic sizing).

@@ -3,6 +3,9 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use gdid_core::generator::{BlockGenerator, DynAuthority, GeneratorConfig, IdBatch};
 use gdid_core::{Gdid, generator::Error};
@@ -19,9 +22,17 @@ pub(crate) struct Direct {
 
 #[derive(Default)]
 struct State {
-    generators: HashMap<(String, String), Arc<BlockGenerator>>,
+    generators: HashMap<(String, String), Entry>,
     closed: bool,
 }
+
+struct Entry {
+    generator: Arc<BlockGenerator>,
+    used: Instant,
+}
+
+/// How long a generator must have been idle to make room for another sequence's.
+const IDLE: Duration = Duration::from_secs(10);
 
 impl Direct {
     pub(crate) fn new(
@@ -63,15 +74,33 @@ impl Direct {
             ));
         }
         let key = (scope.to_owned(), sequence.to_owned());
-        if let Some(generator) = state.generators.get(&key) {
-            return Ok(generator.clone());
+        let now = Instant::now();
+        if let Some(entry) = state.generators.get_mut(&key) {
+            entry.used = now;
+            return Ok(entry.generator.clone());
+        }
+        if state.generators.len() >= self.max {
+            // Room for one more: the generator idle longest, if idle long enough, is closed (its
+            // unused ids go back), so one caller cannot hold every place for good.
+            let idlest = state
+                .generators
+                .iter()
+                .min_by_key(|(_, entry)| entry.used)
+                .filter(|(_, entry)| now.duration_since(entry.used) >= IDLE)
+                .map(|(key, _)| key.clone());
+            if let Some(entry) = idlest.and_then(|key| state.generators.remove(&key)) {
+                tokio::spawn(async move {
+                    let _ = entry.generator.close().await;
+                });
+            }
         }
         if state.generators.len() >= self.max {
             return Err(ApiError::new(
                 axum::http::StatusCode::SERVICE_UNAVAILABLE,
                 "busy",
                 format!(
-                    "this server issues ids of at most {} sequences: allocate blocks instead",
+                    "this server issues ids of at most {} sequences, each used within {IDLE:?}: \
+                     try again, or allocate blocks instead",
                     self.max
                 ),
             ));
@@ -82,7 +111,13 @@ impl Direct {
             .build()
             .map(Arc::new)
             .map_err(|error| ApiError::from_generator("making a generator", &error))?;
-        state.generators.insert(key, generator.clone());
+        state.generators.insert(
+            key,
+            Entry {
+                generator: generator.clone(),
+                used: now,
+            },
+        );
         Ok(generator)
     }
 
@@ -91,7 +126,7 @@ impl Direct {
         let generators: Vec<_> = {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             state.closed = true;
-            state.generators.drain().map(|(_, g)| g).collect()
+            state.generators.drain().map(|(_, e)| e.generator).collect()
         };
         let mut returned = 0;
         for generator in generators {

@@ -28,7 +28,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gdid_core::generator::{BoxFuture, DynAuthority, GeneratorConfig};
+use gdid_core::generator::{BoxFuture, DynAuthority, GeneratorConfig, IdOrder};
 
 pub use errors::ApiError;
 pub use listen::Limits as ConnectionLimits;
@@ -57,6 +57,7 @@ pub(crate) struct Shared {
     pub(crate) max_count: u64,
     pub(crate) max_body: usize,
     pub(crate) request_timeout: Duration,
+    pub(crate) give_back: bool,
     pub(crate) ready: Option<ReadyCheck>,
     pub(crate) metrics: Option<MetricsRender>,
     pub(crate) direct: direct::Direct,
@@ -73,6 +74,7 @@ pub struct ServerBuilder {
     max_sequences: usize,
     max_body: usize,
     request_timeout: Duration,
+    give_back: bool,
     generator: GeneratorConfig,
     ready: Option<ReadyCheck>,
     metrics: Option<MetricsRender>,
@@ -92,7 +94,13 @@ impl Server {
             max_sequences: 1_000,
             max_body: 16 * 1024,
             request_timeout: Duration::from_secs(10),
-            generator: GeneratorConfig::default(),
+            give_back: false,
+            // One increasing order across the server's threads: a client's consecutive requests
+            // never go backwards (the store round trip, not the atomic, is what costs here).
+            generator: GeneratorConfig {
+                order: IdOrder::Strict,
+                ..GeneratorConfig::default()
+            },
             ready: None,
             metrics: None,
             connections: ConnectionLimits::default(),
@@ -139,6 +147,13 @@ impl Server {
     }
 }
 
+impl Shared {
+    /// When a request routed now must be answered.
+    pub(crate) fn deadline(&self) -> tokio::time::Instant {
+        tokio::time::Instant::now() + self.request_timeout
+    }
+}
+
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
@@ -164,8 +179,9 @@ impl ServerBuilder {
         self
     }
 
-    /// The most sequences `POST /v1/ids` serves (each keeps a generator in memory); a request
-    /// for one more is refused (503 `busy`).
+    /// The most sequences `POST /v1/ids` serves (each keeps a generator in memory). A request
+    /// for one more closes the generator idle longest (its unused ids go back), or is refused
+    /// (503 `busy`) when every one was used within the last 10 s.
     pub fn max_sequences(mut self, max: usize) -> Self {
         self.max_sequences = max;
         self
@@ -177,14 +193,25 @@ impl ServerBuilder {
         self
     }
 
-    /// How long a request may take, reading its body included (408 or 503 `timeout` beyond);
-    /// also how long a shutdown waits for requests in flight.
+    /// How long a request may take from the moment it is routed, its body and the store's
+    /// answer together (408 or 503 `timeout` beyond); also how long a shutdown waits for
+    /// requests in flight.
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
         self
     }
 
-    /// The configuration of the generators behind `POST /v1/ids`.
+    /// Whether clients may give the unused end of their blocks back (`POST
+    /// /v1/blocks/give-back`), so that those ids are issued later instead of lost. Off by
+    /// default: a lease proves a client was sent the block, not that it never handed out the ids
+    /// it gives back, so turn it on only for clients trusted as your own code is.
+    pub fn give_back(mut self, allowed: bool) -> Self {
+        self.give_back = allowed;
+        self
+    }
+
+    /// The configuration of the generators behind `POST /v1/ids` (`IdOrder::Strict` by
+    /// default).
     pub fn generator_config(mut self, config: GeneratorConfig) -> Self {
         self.generator = config;
         self
@@ -225,6 +252,7 @@ impl ServerBuilder {
                 max_count: self.max_count,
                 max_body: self.max_body,
                 request_timeout: self.request_timeout,
+                give_back: self.give_back,
                 ready: self.ready,
                 metrics: self.metrics,
                 connections: self.connections,

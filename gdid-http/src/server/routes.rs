@@ -1,9 +1,9 @@
 //! The `/v1` routes. Each checks, in this order and before anything is allocated: the bearer
 //! token (401), the body (its size 413, its time 408, its JSON and fields 400), the token's
-//! scope (403), the server's limits (400).
+//! scope (403), the server's limits (400). One deadline, the request timeout from the moment the
+//! request is routed, bounds the body and the store's answer together.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::State;
@@ -12,7 +12,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use serde_json::json;
+use tokio::time::Instant;
 
+use super::tokens::Digest;
 use super::{ApiError, Scopes, Shared};
 use crate::wire::{
     self, AllocateRequest, AuthorityInfo, BlockReply, GiveBackReply, GiveBackRequest, IdsReply,
@@ -21,6 +23,10 @@ use crate::wire::{
 
 /// The state every handler reads.
 type AppState = State<Arc<Shared>>;
+
+/// Every route, for the replies that list them.
+const ROUTES: &str = "GET /v1/health, /v1/ready, /v1/authority, /v1/metrics; \
+                      POST /v1/blocks, /v1/blocks/give-back, /v1/ids";
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new()
@@ -41,10 +47,10 @@ async fn health() -> Json<serde_json::Value> {
 }
 
 async fn ready(State(shared): AppState, headers: HeaderMap) -> Result<Response, ApiError> {
+    let deadline = shared.deadline();
     caller(&shared, &headers)?;
     if let Some(check) = &shared.ready {
-        let checked = tokio::time::timeout(shared.request_timeout, check()).await;
-        let failure = match checked {
+        let failure = match tokio::time::timeout_at(deadline, check()).await {
             Ok(Ok(())) => None,
             Ok(Err(error)) => Some(error),
             Err(_) => Some(format!("no answer within {:?}", shared.request_timeout)),
@@ -75,15 +81,16 @@ async fn blocks(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<BlockReply>, ApiError> {
-    let scopes = caller(&shared, &headers)?;
-    let request = AllocateRequest::decode(&read_body(&shared, body).await?)?;
+    let deadline = shared.deadline();
+    let (token, scopes) = caller(&shared, &headers)?;
+    let request = AllocateRequest::decode(&read_body(&shared, body, deadline).await?)?;
     permit(scopes, &request.scope)?;
     if request.size > shared.max_block {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
-            "bad_request",
+            "size_too_large",
             format!(
-                "size: {} is above this server's largest block, {}",
+                "size: {} is above this server's largest block, {} (GET /v1/authority)",
                 request.size, shared.max_block
             ),
         ));
@@ -92,12 +99,16 @@ async fn blocks(
         shared
             .authority
             .allocate_boxed(&request.scope, &request.sequence, request.size);
-    let block = within(shared.request_timeout, allocation)
+    let block = within(&shared, deadline, allocation)
         .await?
         .map_err(|error| ApiError::from_authority("allocating a block", &error))?;
-    let lease = shared
-        .leases
-        .grant(&request.scope, &request.sequence, block);
+    let lease = if shared.give_back {
+        shared
+            .leases
+            .grant(&request.scope, &request.sequence, block, token)
+    } else {
+        None
+    };
     Ok(Json(BlockReply {
         lease,
         ..BlockReply::from(block)
@@ -109,19 +120,31 @@ async fn give_back(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<GiveBackReply>, ApiError> {
-    let scopes = caller(&shared, &headers)?;
-    let (request, tail) = GiveBackRequest::decode(&read_body(&shared, body).await?)?;
+    let deadline = shared.deadline();
+    let (token, scopes) = caller(&shared, &headers)?;
+    if !shared.give_back {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "give_back_disabled",
+            "this server takes no ids back (gdid serve --give-back): unused ids are lost, never \
+             issued twice",
+        ));
+    }
+    let (request, tail) = GiveBackRequest::decode(&read_body(&shared, body, deadline).await?)?;
     permit(scopes, &request.scope)?;
-    if !shared
-        .leases
-        .redeem(&request.scope, &request.sequence, &request.lease, &tail)
-    {
+    if !shared.leases.redeem(
+        &request.scope,
+        &request.sequence,
+        &request.lease,
+        &tail,
+        token,
+    ) {
         return Ok(Json(GiveBackReply { returned: false }));
     }
     let given = shared
         .authority
         .give_back_boxed(&request.scope, &request.sequence, tail);
-    let returned = within(shared.request_timeout, given)
+    let returned = within(&shared, deadline, given)
         .await?
         .map_err(|error| ApiError::from_authority("giving ids back", &error))?;
     Ok(Json(GiveBackReply { returned }))
@@ -132,15 +155,16 @@ async fn ids(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<IdsReply>, ApiError> {
-    let scopes = caller(&shared, &headers)?;
-    let request = IdsRequest::decode(&read_body(&shared, body).await?)?;
+    let deadline = shared.deadline();
+    let (_, scopes) = caller(&shared, &headers)?;
+    let request = IdsRequest::decode(&read_body(&shared, body, deadline).await?)?;
     permit(scopes, &request.scope)?;
     if request.count > shared.max_count {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "bad_request",
             format!(
-                "count: {} is above this server's largest count, {}",
+                "count: {} is above this server's largest count, {} (GET /v1/authority)",
                 request.count, shared.max_count
             ),
         ));
@@ -148,7 +172,7 @@ async fn ids(
     let issued = shared
         .direct
         .ids(&request.scope, &request.sequence, request.count);
-    let batch = within(shared.request_timeout, issued).await??;
+    let batch = within(&shared, deadline, issued).await??;
     let form = request.form;
     Ok(Json(IdsReply {
         form,
@@ -176,7 +200,7 @@ async fn not_found() -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
         "not_found",
-        "no such route: see /v1/health, /v1/ready, /v1/authority, /v1/blocks, /v1/ids, /v1/metrics",
+        format!("no such route: {ROUTES}"),
     )
 }
 
@@ -184,13 +208,12 @@ async fn method_not_allowed() -> ApiError {
     ApiError::new(
         StatusCode::METHOD_NOT_ALLOWED,
         "method_not_allowed",
-        "wrong method: GET /v1/health, /v1/ready, /v1/authority, /v1/metrics; POST /v1/blocks, \
-         /v1/blocks/give-back, /v1/ids",
+        format!("wrong method: {ROUTES}"),
     )
 }
 
-/// The scopes of the request's bearer token.
-fn caller<'a>(shared: &'a Shared, headers: &HeaderMap) -> Result<&'a Scopes, ApiError> {
+/// Who sent the request: its bearer token's digest and scopes.
+fn caller<'a>(shared: &'a Shared, headers: &HeaderMap) -> Result<(Digest, &'a Scopes), ApiError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Err(ApiError::unauthorized(
             "no bearer token: send `Authorization: Bearer TOKEN`",
@@ -206,7 +229,7 @@ fn caller<'a>(shared: &'a Shared, headers: &HeaderMap) -> Result<&'a Scopes, Api
         .ok_or_else(|| ApiError::unauthorized("the Authorization header is not `Bearer TOKEN`"))?;
     shared
         .tokens
-        .scopes(token)
+        .caller(token)
         .ok_or_else(|| ApiError::unauthorized("the bearer token is not one this server accepts"))
 }
 
@@ -223,15 +246,24 @@ fn permit(scopes: &Scopes, scope: &str) -> Result<(), ApiError> {
     }
 }
 
-/// The whole body, at most the server's largest, within the request timeout.
-async fn read_body(shared: &Shared, body: Body) -> Result<axum::body::Bytes, ApiError> {
+/// The whole body, at most the server's largest, before `deadline`.
+async fn read_body(
+    shared: &Shared,
+    body: Body,
+    deadline: Instant,
+) -> Result<axum::body::Bytes, ApiError> {
     let read = axum::body::to_bytes(body, shared.max_body);
-    match tokio::time::timeout(shared.request_timeout, read).await {
+    match tokio::time::timeout_at(deadline, read).await {
         Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(_)) => Err(ApiError::new(
+        Ok(Err(error)) if over_the_limit(&error) => Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
             "too_large",
-            format!("the body is over {} bytes, or was cut off", shared.max_body),
+            format!("the body is over {} bytes", shared.max_body),
+        )),
+        Ok(Err(_)) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "the body was cut off or badly framed",
         )),
         Err(_) => Err(ApiError::new(
             StatusCode::REQUEST_TIMEOUT,
@@ -241,13 +273,33 @@ async fn read_body(shared: &Shared, body: Body) -> Result<axum::body::Bytes, Api
     }
 }
 
-/// `work`, or a 503 after `limit`: what was reserved meanwhile is lost, never served twice.
-async fn within<T>(limit: Duration, work: impl Future<Output = T>) -> Result<T, ApiError> {
-    tokio::time::timeout(limit, work).await.map_err(|_| {
+/// Whether reading a body failed on its size.
+fn over_the_limit(error: &axum::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(error) = cause {
+        if error.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        cause = error.source();
+    }
+    false
+}
+
+/// `work`, or a 503 at `deadline`: what was reserved meanwhile is lost, never served twice.
+async fn within<T>(
+    shared: &Shared,
+    deadline: Instant,
+    work: impl Future<Output = T>,
+) -> Result<T, ApiError> {
+    tokio::time::timeout_at(deadline, work).await.map_err(|_| {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "timeout",
-            format!("the authority's store did not answer within {limit:?}: try again, or another authority"),
+            format!(
+                "the authority's store did not answer within {:?}: try again, or another \
+                 authority",
+                shared.request_timeout
+            ),
         )
     })
 }

@@ -17,6 +17,9 @@ use std::fmt;
 use gdid_core::generator::{NameKind, validate_name};
 use ring::digest::{SHA256, digest};
 
+/// A token's SHA-256: who a caller is, without the secret.
+pub(crate) type Digest = [u8; 32];
+
 /// The shortest token accepted in clear: anything shorter can be guessed.
 pub const MIN_TOKEN_LEN: usize = 16;
 
@@ -34,7 +37,7 @@ pub const MIN_TOKEN_LEN: usize = 16;
 /// ```
 #[derive(Clone, Default)]
 pub struct Tokens {
-    by_hash: HashMap<[u8; 32], Scopes>,
+    by_hash: HashMap<Digest, Scopes>,
 }
 
 /// The scopes one token may use.
@@ -120,6 +123,12 @@ impl Tokens {
         self.by_hash.get(&hash(token))
     }
 
+    /// The caller `token` is: its digest (who it is, without the secret) and its scopes.
+    pub(crate) fn caller(&self, token: &str) -> Option<(Digest, &Scopes)> {
+        let digest = hash(token);
+        self.by_hash.get(&digest).map(|scopes| (digest, scopes))
+    }
+
     /// Whether `token` is listed and may use `scope`.
     pub fn allows(&self, token: &str, scope: &str) -> bool {
         self.scopes(token)
@@ -180,13 +189,13 @@ pub fn new_token() -> String {
     hex::encode(bytes)
 }
 
-fn hash(token: &str) -> [u8; 32] {
+fn hash(token: &str) -> Digest {
     let mut out = [0; 32];
     out.copy_from_slice(digest(&SHA256, token.as_bytes()).as_ref());
     out
 }
 
-fn parse_digest(digits: &str) -> Result<[u8; 32], String> {
+fn parse_digest(digits: &str) -> Result<Digest, String> {
     let mut out = [0; 32];
     hex::decode_to_slice(digits, &mut out)
         .map_err(|_| "`sha256:` is followed by 64 hex digits".to_owned())?;
@@ -239,7 +248,11 @@ mod tests {
             ("short shop".to_owned(), 1, "at least 16"),
             ("sha256:abc shop".to_owned(), 1, "64 hex digits"),
             (format!("{secret} shop,"), 1, "scope 2 of the list"),
-            (format!("0123456789abcdef-other {secret}!"), 1, "scope 1 of the list"),
+            (
+                format!("0123456789abcdef-other {secret}!"),
+                1,
+                "scope 1 of the list",
+            ),
             (format!("{secret} shop,*"), 1, "stands alone"),
             (format!("{secret} a b"), 1, "two fields"),
             (format!("{secret} shop\n{secret} hr"), 2, "twice"),

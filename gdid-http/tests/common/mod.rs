@@ -48,9 +48,11 @@ impl Running {
     }
 }
 
-/// The default server of `authority`, with short limits for the slow-client tests.
+/// The server of `authority` the tests use: give-back on, short limits for the slow-client
+/// tests.
 pub fn builder(authority: Arc<dyn DynAuthority>) -> ServerBuilder {
     Server::builder(authority, tokens())
+        .give_back(true)
         .request_timeout(Duration::from_millis(800))
         .max_count(1000)
         .max_block(1_000_000)

@@ -41,10 +41,13 @@ impl Inner {
             // Blocks answered to requests sent after this point must start at or after it, in
             // whatever order concurrent requests are answered.
             let asked = Instant::now();
-            let floor = {
+            let (floor, recovering) = {
                 let mut st = self.lock_state();
                 st.health[i].last_asked = Some(asked);
-                st.health[i].next_expected
+                (
+                    st.health[i].next_expected,
+                    st.health[i].consecutive_failures > 0,
+                )
             };
             let answer = tokio::time::timeout(
                 self.config.allocation_timeout,
@@ -56,8 +59,13 @@ impl Inner {
                     Ok(block) => {
                         let took = asked.elapsed();
                         {
+                            // After failures, the first answer starts the estimate afresh: the
+                            // timeouts counted against it were the outage, not the distance.
                             let latency = &mut self.lock_state().health[i].latency;
-                            *latency = Some(latency.map_or(took, |seen| smoothed(seen, took)));
+                            *latency = match *latency {
+                                Some(seen) if !recovering => Some(smoothed(seen, took)),
+                                _ => Some(took),
+                            };
                         }
                         self.runway.allocation(i, took, true);
                         return Ok(block);
@@ -157,6 +165,14 @@ impl Inner {
         let health = &mut st.health[i];
         health.failures += 1;
         health.consecutive_failures = health.consecutive_failures.saturating_add(1);
+        // For `Preference::Fastest`, a failure counts as an answer that took the whole
+        // allocation timeout, however fast it came: an authority that fails is not the closest.
+        let timeout = self.config.allocation_timeout;
+        health.latency = Some(
+            health
+                .latency
+                .map_or(timeout, |seen| smoothed(seen, timeout)),
+        );
         let pause = backoff(&self.config, health.consecutive_failures);
         health.backoff_until = Some(Instant::now() + pause);
         health.last_cause = Some(cause.clone());
