@@ -1,7 +1,7 @@
 //! `gdid serve`: one store's authority over HTTP (gdid-http's server), and `gdid token`: a new
 //! token and the line of a tokens file that lists it by its digest.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -94,6 +94,8 @@ fn log_to_stderr() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(io::stderr)
+        // Colours for a terminal only: not escape codes in a log file.
+        .with_ansi(io::stderr().is_terminal())
         .try_init();
 }
 
