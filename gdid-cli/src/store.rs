@@ -66,10 +66,12 @@ mod tests {
             "memory",
             "memory:",
             "memory:name",
+            "http://127.0.0.1:7070",
+            "https://ids.internal:8443",
         ] {
             assert_eq!(parse(url).unwrap(), url);
         }
-        for bad in ["sqlite:", "redis://h", "gdid.sqlite", "", "http://u:pw@h/x"] {
+        for bad in ["sqlite:", "redis://h", "gdid.sqlite", "", "ftp://u:pw@h/x"] {
             let err = parse(bad).unwrap_err().to_string();
             assert!(!err.contains("pw"), "{err}");
         }

@@ -10,7 +10,7 @@ use gdid_core::generator::{
     AuthorityError, BoxFuture, CounterKey, CounterState, DynAuthority, Error, IdBatch, IdGenerator,
     Pick, RangeLayout, SharedIdGenerator,
 };
-use gdid_http::client::{Remote, RemoteAuthority, RemoteOptions};
+use gdid_http::client::{Remote, RemoteAuthority, RemoteError, RemoteOptions};
 
 use crate::backend::Backend;
 use crate::error::{Source, StoreError};
@@ -43,9 +43,15 @@ impl HttpBackend {
         for pem in roots_pem {
             options = options.root_certificate_pem(pem);
         }
-        let remote = Remote::new(url, &options).map_err(|e| StoreError::Connect {
-            url: label.to_owned(),
-            source: e.into(),
+        let remote = Remote::new(url, &options).map_err(|error| match error {
+            RemoteError::InvalidUrl { reason, .. } => StoreError::InvalidUrl {
+                url: label.to_owned(),
+                reason,
+            },
+            other => StoreError::Connect {
+                url: label.to_owned(),
+                source: other.into(),
+            },
         })?;
         Ok(Arc::new(HttpBackend {
             remote: Arc::new(remote),

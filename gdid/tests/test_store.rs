@@ -281,7 +281,7 @@ fn everything_said(error: &StoreError) -> String {
 async fn bad_urls_are_typed_errors_without_their_password() {
     for url in [
         "redis://u:hunter2@h/x",
-        "http://u:hunter2@h",
+        "ftp://u:hunter2@h",
         "ids.sqlite",
         "",
     ] {
@@ -292,6 +292,16 @@ async fn bad_urls_are_typed_errors_without_their_password() {
         );
         assert!(!everything_said(&error).contains("hunter2"), "{error:?}");
     }
+    // An authority server takes its token in a header, never in the URL (feature `http`).
+    let error = Store::open("http://u:hunter2@h").await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            StoreError::InvalidUrl { .. } | StoreError::FeatureDisabled { .. }
+        ),
+        "{error:?}"
+    );
+    assert!(!everything_said(&error).contains("hunter2"), "{error:?}");
 }
 
 #[cfg(feature = "sqlite")]
