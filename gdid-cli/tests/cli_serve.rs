@@ -7,9 +7,9 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
-use common::{gdid, gdid_with_env, stderr, stdout};
+use common::{KillOnDrop, gdid, gdid_with_env, stderr, stdout};
 use gdid::Gdid;
 
 const TOKEN: &str = "cli-serve-token-0123456789";
@@ -26,20 +26,8 @@ fn tokens_file(dir: &Path, text: &str) -> String {
     path.display().to_string()
 }
 
-/// A `gdid serve` process, killed if a failing test drops it running.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if matches!(self.0.try_wait(), Ok(None)) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
 /// `gdid serve ARGS` started, and the URL it printed.
-fn serve(args: &[&str]) -> (Running, String) {
+fn serve(args: &[&str]) -> (KillOnDrop, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gdid"))
         .arg("serve")
         .args(args)
@@ -51,11 +39,11 @@ fn serve(args: &[&str]) -> (Running, String) {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut url)
         .unwrap();
-    (Running(child), url.trim().to_owned())
+    (KillOnDrop(child), url.trim().to_owned())
 }
 
 /// SIGTERM, then what the server said on stderr; it must exit 0.
-fn terminate(mut running: Running) -> String {
+fn terminate(mut running: KillOnDrop) -> String {
     let child = &mut running.0;
     let pid = child.id().to_string();
     assert!(

@@ -29,7 +29,8 @@ const FAILED: &str = "gdid-error ";
 
 /// A `gdid serve` process and the URL it serves.
 struct Served {
-    child: Child,
+    /// Killed if a test that fails midway drops it.
+    child: common::KillOnDrop,
     url: String,
 }
 
@@ -62,7 +63,7 @@ impl Served {
             .expect("reading the URL");
         assert!(url.starts_with("http://"), "gdid serve printed {url:?}");
         Served {
-            child,
+            child: common::KillOnDrop(child),
             url: url.trim().to_owned(),
         }
     }
@@ -73,13 +74,13 @@ impl Served {
 
     /// SIGKILL: no shutdown, nothing given back.
     fn kill(&mut self) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
+        self.child.0.kill().unwrap();
+        self.child.0.wait().unwrap();
     }
 
     /// SIGTERM, and its exit status.
     fn terminate(mut self) -> std::process::ExitStatus {
-        let pid = self.child.id().to_string();
+        let pid = self.child.0.id().to_string();
         assert!(
             Command::new("kill")
                 .args(["-TERM", &pid])
@@ -87,17 +88,7 @@ impl Served {
                 .unwrap()
                 .success()
         );
-        self.child.wait().unwrap()
-    }
-}
-
-/// A test that fails midway leaves no server behind.
-impl Drop for Served {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        self.child.0.wait().unwrap()
     }
 }
 

@@ -29,17 +29,22 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug {
     /// number, and claiming none.
     fn one_at_a_time(&self, scope: &str, sequence: &str) -> SharedIdGenerator<u64>;
 
-    /// The sharded counter of `sequence`, its layout created if missing; `None` when the store
-    /// keeps no ranges.
+    /// The sharded counter of `sequence`, its layout created if missing; `None` (the default)
+    /// when the store keeps no ranges.
     fn sharded<'a>(
         &'a self,
         sequence: &'a str,
         layout: RangeLayout,
         pick: Pick,
-    ) -> Option<BoxFuture<'a, Result<SharedIdGenerator<u64>, Source>>>;
+    ) -> Option<BoxFuture<'a, Result<SharedIdGenerator<u64>, Source>>> {
+        let _ = (sequence, layout, pick);
+        None
+    }
 
-    /// The store as a shard of hi-lo windows; `None` when it keeps no windows.
-    fn shard(&self) -> Option<StoreShard>;
+    /// The store as a shard of hi-lo windows; `None` (the default) when it keeps no windows.
+    fn shard(&self) -> Option<StoreShard> {
+        None
+    }
 
     /// Raises the floor of the counter record `key` (keyed by an authority number, or by
     /// `COUNTER_KEY` for the one-at-a-time counter) to `floor`

@@ -7,13 +7,11 @@ use gdid_core::generator::numbering::{COUNTER_KEY, MemoryRecord, NumberRecord};
 use gdid_core::generator::sequences::Sequence;
 use gdid_core::generator::{
     Authority, AuthorityError, Block, BoxFuture, CounterFields, CounterKey, CounterRow,
-    CounterState, DynAuthority, MemoryAuthority, OneAtATime, Pick, RangeLayout, SharedIdGenerator,
-    StoredCounter, StoredInt,
+    CounterState, DynAuthority, MemoryAuthority, OneAtATime, SharedIdGenerator, StoredCounter,
+    StoredInt,
 };
 
 use crate::backend::Backend;
-use crate::error::Source;
-use crate::shard::StoreShard;
 
 /// The named memory stores of this process (`memory:NAME`): opening one name twice opens one
 /// store.
@@ -91,19 +89,6 @@ impl Backend for MemoryBackend {
             scope,
             sequence,
         ))
-    }
-
-    fn sharded<'a>(
-        &'a self,
-        _sequence: &'a str,
-        _layout: RangeLayout,
-        _pick: Pick,
-    ) -> Option<BoxFuture<'a, Result<SharedIdGenerator<u64>, Source>>> {
-        None
-    }
-
-    fn shard(&self) -> Option<StoreShard> {
-        None
     }
 
     fn raise_floor<'a>(

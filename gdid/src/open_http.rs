@@ -8,13 +8,12 @@ use gdid_core::generator::numbering::NumberRecord;
 use gdid_core::generator::sequences::Sequence;
 use gdid_core::generator::{
     AuthorityError, BoxFuture, CounterKey, CounterState, DynAuthority, Error, IdBatch, IdGenerator,
-    Pick, RangeLayout, SharedIdGenerator,
+    SharedIdGenerator,
 };
 use gdid_http::client::{Remote, RemoteAuthority, RemoteError, RemoteOptions};
 
 use crate::backend::Backend;
-use crate::error::{Source, StoreError};
-use crate::shard::StoreShard;
+use crate::error::StoreError;
 
 /// The variable a token is read from when the options give none.
 pub(crate) const TOKEN_VARIABLE: &str = "GDID_TOKEN";
@@ -83,19 +82,6 @@ impl Backend for HttpBackend {
                 self.remote.label()
             ),
         })
-    }
-
-    fn sharded<'a>(
-        &'a self,
-        _sequence: &'a str,
-        _layout: RangeLayout,
-        _pick: Pick,
-    ) -> Option<BoxFuture<'a, Result<SharedIdGenerator<u64>, Source>>> {
-        None
-    }
-
-    fn shard(&self) -> Option<StoreShard> {
-        None
     }
 
     fn raise_floor<'a>(

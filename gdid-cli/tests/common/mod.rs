@@ -4,7 +4,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 /// Runs `gdid` with `args` in the temporary folder, so that no default store lands in the
 /// sources.
@@ -58,4 +58,16 @@ pub fn stdout(output: &Output) -> &str {
 /// What the run printed on stderr.
 pub fn stderr(output: &Output) -> &str {
     std::str::from_utf8(&output.stderr).unwrap()
+}
+
+/// A child process (a `gdid serve`, say), killed if a failing test drops it still running.
+pub struct KillOnDrop(pub Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
 }
