@@ -44,21 +44,10 @@ fn serve(args: &[&str]) -> (KillOnDrop, String) {
 
 /// SIGTERM, then what the server said on stderr; it must exit 0.
 fn terminate(mut running: KillOnDrop) -> String {
-    let child = &mut running.0;
-    let pid = child.id().to_string();
-    assert!(
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success()
-    );
-    let status = child.wait().unwrap();
+    let status = running.terminate();
     let mut said = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
+    let stderr = running.0.stderr.take().unwrap();
+    std::io::BufReader::new(stderr)
         .read_to_string(&mut said)
         .unwrap();
     assert!(status.success(), "{status}: {said}");

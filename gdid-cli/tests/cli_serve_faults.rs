@@ -80,15 +80,7 @@ impl Served {
 
     /// SIGTERM, and its exit status.
     fn terminate(mut self) -> std::process::ExitStatus {
-        let pid = self.child.0.id().to_string();
-        assert!(
-            Command::new("kill")
-                .args(["-TERM", &pid])
-                .status()
-                .unwrap()
-                .success()
-        );
-        self.child.0.wait().unwrap()
+        self.child.terminate()
     }
 }
 

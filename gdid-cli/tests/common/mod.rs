@@ -63,6 +63,16 @@ pub fn stderr(output: &Output) -> &str {
 /// A child process (a `gdid serve`, say), killed if a failing test drops it still running.
 pub struct KillOnDrop(pub Child);
 
+impl KillOnDrop {
+    /// Sends SIGTERM and waits: the exit status.
+    pub fn terminate(&mut self) -> std::process::ExitStatus {
+        let pid = self.0.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status();
+        assert!(sent.is_ok_and(|s| s.success()), "kill -TERM {pid}");
+        self.0.wait().expect("waiting for the process")
+    }
+}
+
 impl Drop for KillOnDrop {
     fn drop(&mut self) {
         if matches!(self.0.try_wait(), Ok(None)) {
