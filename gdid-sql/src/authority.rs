@@ -9,8 +9,14 @@ use gdid_core::generator::{
     StoredCounter, StoredInt, redact,
 };
 
+use std::sync::Arc;
+
+use gdid_core::generator::lineage::Lineage;
+use tokio::sync::OnceCell;
+
 use crate::counters;
 use crate::error::Error;
+use crate::lineage::LineageSql;
 use crate::numbering::SqlNumberRecord;
 use crate::store::SqlStore;
 
@@ -37,6 +43,8 @@ use crate::store::SqlStore;
 pub struct SqlAuthority {
     store: SqlStore,
     numbering: Numbering<SqlNumberRecord>,
+    /// The server's lineage SQL, once known (clones share it).
+    lineage: Arc<OnceCell<Option<LineageSql>>>,
 }
 
 impl SqlAuthority {
@@ -84,6 +92,7 @@ impl SqlAuthority {
         Ok(SqlAuthority {
             store,
             numbering: Numbering::new(record, NumberCheck::made(number), label),
+            lineage: Arc::default(),
         })
     }
 
@@ -103,6 +112,7 @@ impl SqlAuthority {
         Ok(SqlAuthority {
             store,
             numbering: Numbering::new(record, NumberCheck::new(number), label),
+            lineage: Arc::default(),
         })
     }
 
@@ -125,6 +135,15 @@ impl SqlAuthority {
     /// The store.
     pub fn store(&self) -> &SqlStore {
         &self.store
+    }
+
+    /// The SQL of the server's lineage (`None` for SQLite), asked of the server once.
+    async fn lineage(&self) -> Counters<Option<&LineageSql>> {
+        let lineage = self
+            .lineage
+            .get_or_try_init(|| LineageSql::of(&self.store))
+            .await?;
+        Ok(lineage.as_ref())
     }
 }
 
@@ -156,15 +175,23 @@ impl CounterStore for SqlAuthority {
         size: i64,
         at: Allocations,
     ) -> Counters<Option<[StoredInt; 2]>> {
-        counters::advance(&self.store, key, size, at).await
+        let lineage = self.lineage().await?;
+        counters::advance(&self.store, lineage, key, size, at).await
     }
 
     async fn raise(&self, key: &CounterKey<'_>, era: i64, next: i64) -> Counters<bool> {
-        counters::raise(&self.store, key, era, next).await
+        let lineage = self.lineage().await?;
+        counters::raise(&self.store, lineage, key, era, next).await
     }
 
     async fn lower(&self, key: &CounterKey<'_>, era: i64, from: i64, to: i64) -> Counters<bool> {
-        counters::lower(&self.store, key, era, from, to).await
+        let lineage = self.lineage().await?;
+        counters::lower(&self.store, lineage, key, era, from, to).await
+    }
+
+    async fn lineage(&self, key: &CounterKey<'_>) -> Counters<Lineage> {
+        let lineage = SqlAuthority::lineage(self).await?;
+        counters::lineage_of(&self.store, lineage, key).await
     }
 
     async fn records(&self) -> Counters<Vec<StoredCounter>> {

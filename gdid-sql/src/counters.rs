@@ -27,6 +27,8 @@
 //! valid-looking values that repeat ids (a counter of -1 becomes 0, then 1; SQLite reads text
 //! as 0).
 
+use gdid_core::generator::lineage::Lineage;
+use gdid_core::generator::numbering::COUNTER_KEY;
 use gdid_core::generator::{
     ADVANCED_ERA, Allocations, AuthorityError, CounterKey, CounterStart, CounterStore,
     STORED_COUNTER_MAX, STORED_NEXT, StoredCounter, StoredInt, counter_values,
@@ -35,6 +37,7 @@ use sqlx::AssertSqlSafe;
 
 use crate::authority::SqlAuthority;
 use crate::error::driver_kind;
+use crate::lineage::LineageSql;
 use crate::statement::{create_table, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_guard, stored_int};
@@ -43,6 +46,18 @@ use crate::stored::{described, integer_guard, stored_int};
 /// milliseconds since the Unix epoch, and a size; `NULL` in a row of before they were kept.
 const ALLOCATION_COLUMNS: [&str; 3] = ["allocated_at", "previous_at", "allocated_size"];
 
+/// The columns added since the table was first made, with their types: the allocations, and the
+/// lineage of the server that last moved the row with the time it changed (seconds since the
+/// fence epoch; see [`gdid_core::generator::lineage`]). `NULL` in a row of before they were
+/// kept.
+const ADDED_COLUMNS: [(&str, &str); 5] = [
+    ("allocated_at", "BIGINT"),
+    ("previous_at", "BIGINT"),
+    ("allocated_size", "BIGINT"),
+    ("lineage", "VARCHAR(200)"),
+    ("fenced_at", "BIGINT"),
+];
+
 pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
     create_table(
         store,
@@ -50,28 +65,27 @@ pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
         "authority SMALLINT NOT NULL, scope_name VARCHAR(80) NOT NULL, \
          sequence_name VARCHAR(80) NOT NULL, era BIGINT NOT NULL, next_counter BIGINT NOT NULL, \
          allocated_at BIGINT NULL, previous_at BIGINT NULL, allocated_size BIGINT NULL, \
+         lineage VARCHAR(200) NULL, fenced_at BIGINT NULL, \
          PRIMARY KEY (authority, scope_name, sequence_name)",
     )
     .await?;
-    add_allocation_columns(store).await
+    add_columns(store).await
 }
 
-/// Adds the allocation columns to a table of before they were kept. Idempotent and safe from
-/// many processes at once: a table that has them is only read (no `ALTER`, no lock), and a
-/// column another process added meanwhile is success.
-async fn add_allocation_columns(store: &SqlStore) -> Result<(), sqlx::Error> {
-    let probe = format!(
-        "SELECT {} FROM gdid_counters WHERE 1 = 0",
-        ALLOCATION_COLUMNS.join(", ")
-    );
+/// Adds the columns of [`ADDED_COLUMNS`] to a table of before they were kept. Idempotent and
+/// safe from many processes at once: a table that has them is only read (no `ALTER`, no lock),
+/// and a column another process added meanwhile is success.
+async fn add_columns(store: &SqlStore) -> Result<(), sqlx::Error> {
+    let names: Vec<&str> = ADDED_COLUMNS.iter().map(|(name, _)| *name).collect();
+    let probe = format!("SELECT {} FROM gdid_counters WHERE 1 = 0", names.join(", "));
     let probed = with_pool!(store, pool => {
         sqlx::query(AssertSqlSafe(probe)).fetch_all(pool).await.map(drop)
     });
     if probed.is_ok() {
         return Ok(());
     }
-    for column in ALLOCATION_COLUMNS {
-        let alter = format!("ALTER TABLE gdid_counters ADD COLUMN {column} BIGINT NULL");
+    for (column, kind) in ADDED_COLUMNS {
+        let alter = format!("ALTER TABLE gdid_counters ADD COLUMN {column} {kind} NULL");
         let added = with_pool!(store, pool => {
             sqlx::query(AssertSqlSafe(alter)).execute(pool).await.map(drop)
         });
@@ -136,7 +150,9 @@ fn named_row(authority: &dyn std::fmt::Display, scope: &str, sequence: &str) -> 
 }
 
 /// Moves the row of `key` forward by `size`: the new `(era, next_counter)`, or `None` when no
-/// row an authority could have written matched (none, or a corrupt one, left as it is).
+/// row an authority could have written matched (none, or a corrupt one, left as it is). With the
+/// server's `lineage`, the same statement moves a row of another lineage to a new era (see
+/// [`CounterStore::advance`](gdid_core::generator::CounterStore::advance)).
 ///
 /// # Errors
 ///
@@ -144,33 +160,55 @@ fn named_row(authority: &dyn std::fmt::Display, scope: &str, sequence: &str) -> 
 /// the driver's errors as [`driver_error`] sorts them.
 pub(crate) async fn advance(
     store: &SqlStore,
+    lineage: Option<&LineageSql>,
     key: &CounterKey<'_>,
     size: i64,
     at: Allocations,
 ) -> Result<Option<[StoredInt; 2]>, AuthorityError> {
     let dialect = store.dialect();
-    // MySQL evaluates SET assignments left to right: `era` is computed from the old
-    // `next_counter`, which is assigned after it. The others read old values throughout.
-    let (era, next, returning) = if dialect == Dialect::MySql {
+    let (mut era, mut next) = if dialect == Dialect::MySql {
         (
-            "(@gdid_era := IF(next_counter + ? - 1 > ?, era + 1, era))",
-            "LAST_INSERT_ID(IF(next_counter + ? - 1 > ?, ?, next_counter + ?))",
-            "",
+            "IF(next_counter + ? - 1 > ?, era + 1, era)".to_owned(),
+            "IF(next_counter + ? - 1 > ?, ?, next_counter + ?)".to_owned(),
         )
     } else {
         (
-            "CASE WHEN next_counter + ? - 1 > ? THEN era + 1 ELSE era END",
-            "CASE WHEN next_counter + ? - 1 > ? THEN ? ELSE next_counter + ? END",
-            " RETURNING era, next_counter",
+            "CASE WHEN next_counter + ? - 1 > ? THEN era + 1 ELSE era END".to_owned(),
+            "CASE WHEN next_counter + ? - 1 > ? THEN ? ELSE next_counter + ? END".to_owned(),
         )
+    };
+    // The fence: a row of another lineage goes to era max(era + 1, S), next counter `size`
+    // (the block is counters 0..size of the new era); its lineage and the time it changed are
+    // recorded. Every assignment reads the row's old `lineage`, which is assigned last (MySQL
+    // evaluates SET left to right).
+    let mut fencing = String::new();
+    let mut condition = String::new();
+    if let Some(lineage) = lineage {
+        let (same, clock) = (lineage.same(), lineage.clock);
+        era = format!("CASE WHEN {same} THEN {era} ELSE GREATEST(era + 1, {clock}) END");
+        next = format!("CASE WHEN {same} THEN {next} ELSE ? END");
+        fencing = format!(
+            ", fenced_at = CASE WHEN {same} THEN fenced_at ELSE {clock} END, lineage = {}",
+            lineage.identity
+        );
+        condition = format!(" AND ({same} OR {})", lineage.may_fence());
+    }
+    // MySQL has no RETURNING: the new era in a session variable, the new counter in
+    // LAST_INSERT_ID, both read back on the same connection.
+    let returning = if dialect == Dialect::MySql {
+        era = format!("(@gdid_era := {era})");
+        next = format!("LAST_INSERT_ID({next})");
+        ""
+    } else {
+        " RETURNING era, next_counter"
     };
     let update = sql(
         dialect,
         &format!(
-            "UPDATE gdid_counters SET era = {era}, next_counter = {next}, \
+            "UPDATE gdid_counters SET era = {era}, next_counter = {next}{fencing}, \
              previous_at = allocated_at, allocated_at = ?, allocated_size = ? \
              WHERE {key} AND era >= {era_min} AND era <= {era_max} \
-             AND next_counter >= {min} AND next_counter <= {max}{guard}{returning}",
+             AND next_counter >= {min} AND next_counter <= {max}{guard}{condition}{returning}",
             era_min = ADVANCED_ERA.start(),
             era_max = ADVANCED_ERA.end(),
             min = STORED_NEXT.start(),
@@ -179,17 +217,17 @@ pub(crate) async fn advance(
             key = key_condition(dialect),
         ),
     );
+    let mut values = vec![size, STORED_COUNTER_MAX, size, STORED_COUNTER_MAX, size, size];
+    if lineage.is_some() {
+        values.push(size); // the fenced row's next counter
+    }
+    values.extend([at.at, size]);
     let reserved: Result<Option<(i64, i64)>, sqlx::Error> = with_pool!(store, pool => {
         let mut connection = pool.acquire().await.map_err(driver_error)?;
-        let query = sqlx::query(AssertSqlSafe(update.0.clone()))
-            .bind(size)
-            .bind(STORED_COUNTER_MAX)
-            .bind(size)
-            .bind(STORED_COUNTER_MAX)
-            .bind(size)
-            .bind(size)
-            .bind(at.at)
-            .bind(size);
+        let mut query = sqlx::query(AssertSqlSafe(update.0.clone()));
+        for value in &values {
+            query = query.bind(*value);
+        }
         let query = bind_key!(query, dialect, key);
         if dialect == Dialect::MySql {
             match query.execute(&mut *connection).await {
@@ -220,6 +258,40 @@ pub(crate) async fn advance(
     Ok(reserved
         .map_err(driver_error)?
         .map(|(era, next)| [StoredInt::Integer(era), StoredInt::Integer(next)]))
+}
+
+/// Whether the row of `key` is of the lineage of the server (see
+/// [`CounterStore::lineage`](gdid_core::generator::CounterStore::lineage)).
+pub(crate) async fn lineage_of(
+    store: &SqlStore,
+    lineage: Option<&LineageSql>,
+    key: &CounterKey<'_>,
+) -> Result<Lineage, AuthorityError> {
+    let Some(lineage) = lineage else {
+        return Ok(Lineage::Untracked);
+    };
+    let dialect = store.dialect();
+    let q = sql(
+        dialect,
+        &format!(
+            "SELECT CASE WHEN {same} THEN 1 ELSE 0 END, CASE WHEN {recent} THEN 1 ELSE 0 END \
+             FROM gdid_counters WHERE {key}",
+            same = lineage.same(),
+            recent = lineage.recent_fence(),
+            key = key_condition(dialect),
+        ),
+    );
+    let row: Option<(i32, i32)> = with_pool!(store, pool => {
+        let query = sqlx::query_as(AssertSqlSafe(q.0.clone()));
+        bind_key!(query, dialect, key).fetch_optional(pool).await
+    })
+    .map_err(driver_error)?;
+    Ok(match row {
+        None | Some((1, _)) => Lineage::Same,
+        Some((_, recent)) => Lineage::Changed {
+            recent: recent == 1,
+        },
+    })
 }
 
 /// The era and next counter of the row of `key`, whatever they hold, or `None` when there is
@@ -303,6 +375,7 @@ pub(crate) async fn create_row(
 /// row matched (see [`CounterStore::raise`]).
 pub(crate) async fn raise(
     store: &SqlStore,
+    lineage: Option<&LineageSql>,
     key: &CounterKey<'_>,
     era: i64,
     next: i64,
@@ -315,25 +388,42 @@ pub(crate) async fn raise(
         min = STORED_NEXT.start(),
         max = STORED_NEXT.end(),
     );
-    let set = ("era = ?, next_counter = ?", &[era, next][..]);
-    update_row(store, key, set, (&matching, &[era, era, next])).await
+    // A u64 counter's floor is the operator's answer to a lineage change: it adopts the
+    // server's lineage. A GDID row's lineage is the reserving statement's alone.
+    let adopt = match lineage {
+        Some(lineage) if key.key == COUNTER_KEY => {
+            format!(", lineage = {}, fenced_at = NULL", lineage.identity)
+        }
+        _ => String::new(),
+    };
+    let set = format!("era = ?, next_counter = ?{adopt}");
+    update_row(store, key, (&set, &[era, next]), (&matching, &[era, era, next])).await
 }
 
 /// Moves the row of `key` back from `from` to `to` while it holds exactly `era`, `from`: whether
 /// a row matched (see [`CounterStore::lower`]).
 pub(crate) async fn lower(
     store: &SqlStore,
+    lineage: Option<&LineageSql>,
     key: &CounterKey<'_>,
     era: i64,
     from: i64,
     to: i64,
 ) -> Result<bool, AuthorityError> {
-    let matching = "era = ? AND next_counter = ?";
+    // Only on the lineage that reserved the block: a copy that missed later blocks must not
+    // take back ids after them.
+    let matching = match lineage {
+        Some(lineage) => format!(
+            "era = ? AND next_counter = ? AND lineage = {}",
+            lineage.identity
+        ),
+        None => "era = ? AND next_counter = ?".to_owned(),
+    };
     update_row(
         store,
         key,
         ("next_counter = ?", &[to]),
-        (matching, &[era, from]),
+        (&matching, &[era, from]),
     )
     .await
 }

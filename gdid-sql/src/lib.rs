@@ -51,6 +51,7 @@ mod authority;
 mod counter;
 mod counters;
 mod error;
+mod lineage;
 mod numbering;
 mod sharded;
 mod sharded_rows;

@@ -17,6 +17,7 @@ use sqlx::AssertSqlSafe;
 use tokio::sync::OnceCell;
 
 use crate::counters::driver_error;
+use crate::lineage::LineageSql;
 use crate::statement::{create_table, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_in};
@@ -117,6 +118,20 @@ impl NumberRecord for SqlNumberRecord {
 
     fn record_number(&self, number: u8) -> BoxFuture<'_, Result<(), AuthorityError>> {
         Box::pin(self.record(number))
+    }
+
+    fn switched(&self) -> BoxFuture<'_, Result<bool, AuthorityError>> {
+        Box::pin(async move {
+            let Some(lineage) = LineageSql::of(&self.store).await? else {
+                return Ok(false);
+            };
+            let query = format!("SELECT CASE WHEN {} THEN 1 ELSE 0 END", lineage.switched);
+            let switched: i32 = with_pool!(&self.store, pool => {
+                sqlx::query_scalar(AssertSqlSafe(query)).fetch_one(pool).await
+            })
+            .map_err(driver_error)?;
+            Ok(switched == 1)
+        })
     }
 
     fn numbers_in_counters(&self) -> BoxFuture<'_, Result<Vec<u8>, AuthorityError>> {

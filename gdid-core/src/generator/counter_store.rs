@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::authority::{Authority, Block, CounterState, validate_names};
 use super::counter::CounterRow;
 use super::error::{AuthorityError, InvalidName, NameKind};
+use super::lineage::{FENCE_MIN_INTERVAL_SECS, Lineage, fence_era};
 use super::numbering::{COUNTER_KEY, NumberCheck, NumberRecord};
 use super::retry;
 use crate::Gdid;
@@ -317,6 +318,14 @@ pub trait CounterStore: Send + Sync + 'static {
     ///
     /// The same write records the allocation ([`Allocations`]): the time of the last allocation
     /// becomes the time of the one before, `at.at` the time of the last, `size` its size.
+    ///
+    /// A store that keeps lineages ([`lineage`](super::lineage)) compares, in the same write, the
+    /// record's lineage with the server's. A record of another lineage (or of none, on a server
+    /// that was promoted) moves to era [`fence_era`]`(era, S)`, next counter `size`, S being the
+    /// server's clock, and takes the server's lineage; unless it is keyed [`COUNTER_KEY`] (a
+    /// `u64` counter has no era to move to) or changed lineage less than
+    /// [`FENCE_MIN_INTERVAL_SECS`] ago: then nothing matches, and [`lineage`](Self::lineage)
+    /// says why.
     fn advance(
         &self,
         key: &CounterKey<'_>,
@@ -328,6 +337,10 @@ pub trait CounterStore: Send + Sync + 'static {
     /// atomic step, durably, only when it holds what an authority writes and can still issue ids
     /// from (as [`advance`](Self::advance)) and is below them (a lower era, or the same era and a
     /// lower next counter). Whether a record matched. The allocation times are left as they are.
+    ///
+    /// A store that keeps lineages gives a record keyed [`COUNTER_KEY`] the server's lineage
+    /// with its floor (the operator's answer to [`AuthorityError::Switched`]); the lineage of a
+    /// record of GDIDs is the reserving write's alone.
     fn raise(
         &self,
         key: &CounterKey<'_>,
@@ -337,8 +350,10 @@ pub trait CounterStore: Send + Sync + 'static {
 
     /// The conditional write of a give-back ([`give_back`]): sets the next counter of the record
     /// of `key` from `from` down to `to`, in one atomic step, durably, only while it holds
-    /// exactly era `era` and next counter `from` (nothing was reserved since). Whether a record
-    /// matched. The allocation times are left as they are.
+    /// exactly era `era` and next counter `from` (nothing was reserved since) and, in a store
+    /// that keeps lineages, is of the server's lineage (a copy that missed later blocks must not
+    /// take back ids after them). Whether a record matched. The allocation times are left as
+    /// they are.
     ///
     /// The default matches nothing: a store without it never takes ids back (they are lost,
     /// never repeated).
@@ -371,12 +386,24 @@ pub trait CounterStore: Send + Sync + 'static {
     ) -> impl Future<Output = Result<Option<[StoredInt; 2]>, AuthorityError>> + Send;
 
     /// Creates the record of `key` as `start` says, unless it exists: one insert-if-absent
-    /// (a concurrent insert is not an error).
+    /// (a concurrent insert is not an error). A store that keeps lineages leaves the new
+    /// record's lineage unset: the first [`advance`](Self::advance) decides it.
     fn insert_if_absent(
         &self,
         key: &CounterKey<'_>,
         start: CounterStart,
     ) -> impl Future<Output = Result<(), AuthorityError>> + Send;
+
+    /// Whether the record of `key` (which exists) is of the lineage of the server that reads it
+    /// now: asked only to explain why [`advance`](Self::advance) matched nothing, never to
+    /// decide what to issue. The default: [`Lineage::Untracked`].
+    fn lineage(
+        &self,
+        key: &CounterKey<'_>,
+    ) -> impl Future<Output = Result<Lineage, AuthorityError>> + Send {
+        let _ = key;
+        std::future::ready(Ok(Lineage::Untracked))
+    }
 }
 
 /// Reserves `size` counters of the record of `key` in `store`: the names and the size checked,
@@ -416,12 +443,43 @@ pub async fn reserve<S: CounterStore>(
                 if era > *ADVANCED_ERA.end() {
                     return Err(AuthorityError::Exhausted);
                 }
+                let lineage = store.lineage(&key).await.map_err(in_record)?;
+                if let Some(remedy) = switched_remedy(&key, lineage) {
+                    return Err(AuthorityError::Switched {
+                        record: record.clone(),
+                        remedy,
+                    });
+                }
             }
             None => create(store, &key, start).await?,
         }
         Ok(None)
     })
     .await
+}
+
+/// Why a record of `key` whose lineage is `lineage` cannot be reserved from, and what the
+/// operator runs: `None` when it can (the write lost a race; it is tried again).
+fn switched_remedy(key: &CounterKey<'_>, lineage: Lineage) -> Option<String> {
+    let Lineage::Changed { recent } = lineage else {
+        return None;
+    };
+    let (scope, sequence) = (key.scope, key.sequence);
+    Some(if key.key == COUNTER_KEY {
+        format!(
+            "its values may be behind values it handed out, and a u64 counter has no era to \
+             move to: raise its floor past every value it issued (gdid sequences set-floor \
+             --counter --scope {scope} --sequence {sequence} --at N), then it issues again"
+        )
+    } else if recent {
+        format!(
+            "it moved to a new era less than {FENCE_MIN_INTERVAL_SECS} s ago already: the \
+             connection alternates between servers; point it at one primary (or run gdid \
+             sequences fence --scope {scope} --sequence {sequence} once it is settled)"
+        )
+    } else {
+        return None;
+    })
 }
 
 /// Creates the missing record of `key` as `start` says, after [`check_spelling`].
@@ -565,6 +623,48 @@ pub async fn raise_floor<S: CounterStore>(
         }
     })
     .await
+}
+
+/// Moves the record of `key` in `store` to a new era by the rule of a lineage change
+/// ([`fence_era`]: one past its era, at least `now`, seconds since the fence epoch), as after a
+/// restore that nothing can see ([`lineage`](super::lineage), item 5). A floor
+/// ([`raise_floor`]): safe while generators run, whose blocks are all below it. The new floor's
+/// era and next counter.
+///
+/// # Errors
+///
+/// [`AuthorityError::InvalidBlock`] for the one-at-a-time counter's record (keyed
+/// [`COUNTER_KEY`]: a `u64` has no era; raise its floor instead) or an era past `u32::MAX`; as
+/// [`raise_floor`] otherwise.
+pub async fn fence<S: CounterStore>(
+    store: &S,
+    key: CounterKey<'_>,
+    now: i64,
+) -> Result<CounterState, AuthorityError> {
+    if key.key == COUNTER_KEY {
+        return Err(AuthorityError::InvalidBlock(format!(
+            "{} is a one-at-a-time counter: a u64 has no era to fence; raise its floor",
+            store.record_name(&key)
+        )));
+    }
+    let record = store.record_name(&key);
+    // A generator may roll the era over, or fence it, between the read and the floor: again.
+    let mut tries = 0;
+    loop {
+        let Some(values) = store.read(&key).await.map_err(|e| in_record(&record, e))? else {
+            return Err(AuthorityError::InvalidBlock(format!("{record} does not exist")));
+        };
+        let (era, _) = counter_values(&record, &S::FIELDS, values)?;
+        let era = fence_era(era, now);
+        let floor = CounterState {
+            era: u32::try_from(era).map_err(|_| AuthorityError::Exhausted)?,
+            next: 1,
+        };
+        match raise_floor(store, key, floor).await {
+            Err(AuthorityError::FloorBelow { .. }) if tries < 3 => tries += 1,
+            other => return other.map(|_| floor),
+        }
+    }
 }
 
 /// Gives `tail`, the unused end of the latest block of the record of `key`, back to `store`: the

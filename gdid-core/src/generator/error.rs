@@ -132,6 +132,19 @@ pub enum AuthorityError {
         /// The next counter of the floor asked for.
         floor_next: i64,
     },
+    /// The record was last moved by another database server than the one that holds it now (a
+    /// failover, a restore onto another server), and cannot move to a new era by itself: a
+    /// `u64` counter has no era, and a record whose lineage changed less than a minute ago is
+    /// on a connection that alternates between servers (see [`lineage`](super::lineage)).
+    /// Nothing is issued from it until an operator acts, as `remedy` says; another authority
+    /// may serve meanwhile.
+    #[error("{record} was last written on another database server (a failover or a restore): {remedy}")]
+    Switched {
+        /// The record.
+        record: String,
+        /// What the operator runs to issue from it again.
+        remedy: String,
+    },
 }
 
 /// `(last: …)` after a [`AuthorityError::Contention`] message, when there is a last conflict.
@@ -172,7 +185,8 @@ impl AuthorityError {
             AuthorityError::InvalidName(_)
             | AuthorityError::InvalidSize(_)
             | AuthorityError::Number(_)
-            | AuthorityError::FloorBelow { .. } => ErrorKind::Config,
+            | AuthorityError::FloorBelow { .. }
+            | AuthorityError::Switched { .. } => ErrorKind::Config,
             AuthorityError::Exhausted => ErrorKind::Exhausted,
             AuthorityError::InvalidBlock(_) | AuthorityError::Corrupt(_) => ErrorKind::Corrupt,
             AuthorityError::Store(_) => ErrorKind::Unavailable,

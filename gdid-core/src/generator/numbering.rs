@@ -60,6 +60,15 @@ pub trait NumberRecord: Send + Sync + fmt::Debug {
     /// that issued blocks as authority 0 without a record is taken as fresh: its new number is
     /// never 0 unless asked for, so those ids are not issued again).
     fn numbers_in_counters(&self) -> BoxFuture<'_, Result<Vec<u8>, AuthorityError>>;
+
+    /// Whether the server's own history shows that it was promoted from a replica or restored
+    /// onto another server ([`lineage`](super::lineage)): then a missing record may be one the
+    /// copy never received, and a number is given only when asked for
+    /// ([`NumberConflict::RecordLost`]). The default: `false` (a store without replicas, or
+    /// whose writes survive a failover).
+    fn switched(&self) -> BoxFuture<'_, Result<bool, AuthorityError>> {
+        Box::pin(std::future::ready(Ok(false)))
+    }
 }
 
 /// Why a store cannot be the authority asked for.
@@ -104,6 +113,18 @@ pub enum NumberConflict {
         /// The number both hold or ask for.
         number: u8,
     },
+    /// The store has no record, but its server was promoted from a replica (or restored onto
+    /// another server): the record may be one the copy never received, and the number it would
+    /// take may be the one another store's copy holds.
+    #[error(
+        "{store} has no recorded authority number, and its server was promoted from a replica \
+         or restored (its history shows another server): the record may have been lost with \
+         the old primary; give the number it had with --authority"
+    )]
+    RecordLost {
+        /// The store.
+        store: String,
+    },
     /// The stores listed together hold every number.
     #[error("no authority number is left for {store}: the other stores hold all 16")]
     NoneLeft {
@@ -138,6 +159,9 @@ pub enum Holding {
     },
     /// No record: the numbers its counters use (none for a fresh store).
     Unrecorded(Vec<u8>),
+    /// No record on a server that was promoted or restored ([`NumberRecord::switched`]): the
+    /// numbers its counters use. Given a number only when one is asked for.
+    Lost(Vec<u8>),
     /// The store could not be read now (it is down). Without a number asked for it, it is left
     /// out; with one, that number is checked when it is first used.
     Unknown,
@@ -159,6 +183,7 @@ impl Holding {
                 number,
                 in_counters,
             },
+            None if record.switched().await? => Holding::Lost(in_counters),
             None => Holding::Unrecorded(in_counters),
         })
     }
@@ -180,7 +205,7 @@ impl Holding {
             } => std::iter::once(*number)
                 .chain(in_counters.iter().copied())
                 .collect(),
-            Holding::Unrecorded(found) => found.clone(),
+            Holding::Unrecorded(found) | Holding::Lost(found) => found.clone(),
             Holding::Unknown => Vec::new(),
         }
     }
@@ -236,6 +261,7 @@ pub fn plan(stores: &[Listed]) -> Result<Vec<Option<u8>>, NumberConflict> {
             }
             (Holding::Recorded { number, .. }, _) => Some(*number),
             (_, Some(asked)) => Some(asked),
+            (Holding::Lost(_), None) => return Err(NumberConflict::RecordLost { store }),
             (Holding::Unrecorded(_), None) if unread.is_some() => {
                 return Err(NumberConflict::Unseen {
                     store,
@@ -347,7 +373,9 @@ async fn assign_with(
         let numbers = plan(&listed)?;
         let mut settled = true;
         for ((record, _), (listed, number)) in stores.iter().zip(listed.iter().zip(&numbers)) {
-            if let (Holding::Unrecorded(_), Some(number)) = (&listed.holding, number) {
+            if let (Holding::Unrecorded(_) | Holding::Lost(_), Some(number)) =
+                (&listed.holding, number)
+            {
                 record.record_number(*number).await?;
                 // Read back: another process may have recorded another number first.
                 settled &= record.recorded_number().await? == Some(*number);
