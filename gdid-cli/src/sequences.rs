@@ -1,5 +1,5 @@
-//! `gdid sequences`: what a store's counter records say (`list`, `show`), and raising the floor
-//! of one (`set-floor`). The rules are the engine's (`gdid::engine::raise_floor`,
+//! `gdid sequences`: what a store's counter records say (`list`, `show`), raising the floor
+//! of one (`set-floor`), and moving records to a new era after a restore (`fence`). The rules are the engine's (`gdid::engine::raise_floor`,
 //! `gdid::engine::sequences`); this module reads the command line and prints.
 
 use std::io::{self, Write};
@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Subcommand;
 use gdid::engine::sequences::Sequence;
 use gdid::engine::{AuthorityError, CounterState};
-use gdid::{Store, StoreError};
+use gdid::{FenceScope, Store, StoreError};
 use serde_json::json;
 
 use crate::store::{DEFAULT_STORE, StoreUrl};
@@ -53,6 +53,24 @@ pub enum SequencesCommand {
         /// instead of the GDIDs of the store's authority number.
         #[arg(long)]
         counter: bool,
+    },
+    /// Move GDID counter records to a new era, as after a restore of the store from a backup (a
+    /// dump reloaded, a snapshot, a copied SQLite file): the restored records may be behind
+    /// blocks issued after the backup. Each goes to era max(era + 1, seconds since 2025), so
+    /// every id issued afterwards sorts after every id issued before. Safe while generators run.
+    /// One-at-a-time counters have no era: raise their floors (set-floor --counter).
+    Fence {
+        #[command(flatten)]
+        store: StoreArg,
+        /// Every GDID record of the store.
+        #[arg(long, conflicts_with_all = ["scope", "sequence"], required_unless_present_any = ["scope", "sequence"])]
+        all: bool,
+        /// The scope of the records to move (with --sequence).
+        #[arg(long, requires = "sequence")]
+        scope: Option<String>,
+        /// The sequence of the records to move (with --scope).
+        #[arg(long, requires = "scope")]
+        sequence: Option<String>,
     },
     /// Delete the used-up hi-lo windows of a sequence but the KEEP latest (open windows and the
     /// claims that hold the high-water mark are kept): a long-running shard does not slow down.
@@ -163,6 +181,47 @@ pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), 
                 out,
                 "{label} {sequence}: {pruned} used-up window(s) deleted"
             )?;
+            Ok(())
+        }
+        SequencesCommand::Fence {
+            store,
+            all: _,
+            scope,
+            sequence,
+        } => {
+            let store = Store::open(&store.url).await?;
+            let which = match (&scope, &sequence) {
+                (Some(scope), Some(sequence)) => FenceScope::Sequence { scope, sequence },
+                _ => FenceScope::All,
+            };
+            let counters: Vec<Sequence> = store
+                .sequences()
+                .await?
+                .into_iter()
+                .filter(|s| s.one_at_a_time && which.covers(s))
+                .collect();
+            let fenced = store.fence(which).await?;
+            let label = store.label();
+            for f in &fenced {
+                let (scope, sequence, key) = (&f.scope, &f.sequence, f.key);
+                let (from, era) = (f.from_era, f.era);
+                writeln!(
+                    out,
+                    "{label} {scope}/{sequence} (authority {key}): era {from} -> era {era}"
+                )?;
+            }
+            for c in &counters {
+                let (scope, sequence) = (&c.scope, &c.sequence);
+                writeln!(
+                    out,
+                    "{label} {scope}/{sequence} (one-at-a-time counter): not moved, a u64 has \
+                     no era; raise its floor past every value it issued: gdid sequences \
+                     set-floor --counter --scope {scope} --sequence {sequence} --at N"
+                )?;
+            }
+            if fenced.is_empty() && counters.is_empty() {
+                writeln!(out, "{label}: no counter record to move")?;
+            }
             Ok(())
         }
         SequencesCommand::SetFloor {

@@ -74,6 +74,7 @@ mod stores;
 mod url;
 
 pub use error::{Source, StoreError};
+pub use sequences::{FenceScope, Fenced};
 pub use shard::{ShardError, StoreShard};
 pub use store::{OpenOptions, Store};
 pub use stores::Stores;

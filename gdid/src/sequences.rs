@@ -1,10 +1,55 @@
-//! A store's sequences: what its counter records say ([`Store::sequences`]), and raising the floor
-//! of one ([`Store::raise_floor`], [`Store::raise_counter_floor`]). The rules are the engine's
-//! (`gdid::engine::raise_floor`, `gdid::engine::sequences`).
+//! A store's sequences: what its counter records say ([`Store::sequences`]), raising the floor
+//! of one ([`Store::raise_floor`], [`Store::raise_counter_floor`]), and moving them to a new era
+//! after a restore ([`Store::fence`]). The rules are the engine's (`gdid::engine::raise_floor`,
+//! `gdid::engine::sequences`, `gdid::engine::lineage`).
 
+use gdid_core::generator::lineage::{fence_era, seconds_now};
 use gdid_core::generator::numbering::COUNTER_KEY;
 use gdid_core::generator::sequences::Sequence;
 use gdid_core::generator::{AuthorityError, CounterKey, CounterState};
+
+/// A record [`Store::fence`] moved to a new era.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Fenced {
+    /// The authority number the record is keyed by.
+    pub key: u8,
+    /// The scope.
+    pub scope: String,
+    /// The sequence.
+    pub sequence: String,
+    /// The era it was in.
+    pub from_era: u64,
+    /// The era it is in now: its next block starts there, counter 1.
+    pub era: u32,
+}
+
+/// Which records [`Store::fence`] moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FenceScope<'a> {
+    /// Every GDID record of the store.
+    All,
+    /// The GDID records (of every authority number) of one scope and sequence.
+    Sequence {
+        /// The scope.
+        scope: &'a str,
+        /// The sequence.
+        sequence: &'a str,
+    },
+}
+
+impl FenceScope<'_> {
+    /// Whether the record `record` is of these (one-at-a-time counters included: a fence leaves
+    /// them as they are).
+    pub fn covers(&self, record: &Sequence) -> bool {
+        match *self {
+            FenceScope::All => true,
+            FenceScope::Sequence { scope, sequence } => {
+                record.scope == scope && record.sequence == sequence
+            }
+        }
+    }
+}
 
 use crate::error::StoreError;
 use crate::store::Store;
@@ -113,6 +158,87 @@ impl Store {
     pub async fn sequences(&self) -> Result<Vec<Sequence>, StoreError> {
         let listed = self.backend().sequences();
         listed.await.map_err(|e| self.sequences_error(e))
+    }
+
+    /// Moves GDID records to a new era, as after a restore of the store from a backup (a dump
+    /// reloaded, a file system snapshot, a copied SQLite file): the restored records may be
+    /// behind blocks that were issued after the backup, and nothing in the store can tell. Each
+    /// record goes to era `max(era + 1, S)` (S: seconds since 2025-01-01 by this machine's
+    /// clock), counter 1, so every id issued from it afterwards sorts after every id issued
+    /// before, whichever copy issued it. Safe while generators run: a floor
+    /// ([`raise_floor`](Self::raise_floor)), above every block they hold. The one-at-a-time
+    /// counters are left as they are (a `u64` has no era): raise their floors
+    /// ([`raise_counter_floor`](Self::raise_counter_floor)) past every value they issued.
+    ///
+    /// A failover to a promoted replica of PostgreSQL or MySQL/MariaDB needs none of this: the
+    /// records see the new server's lineage and move by themselves (`gdid::engine::lineage`).
+    ///
+    /// ```
+    /// use gdid::{FenceScope, IdGenerator};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = gdid::Store::open("memory:").await?;
+    /// let orders = store.block_generator("shop", "orders").build()?;
+    /// let before = orders.next_id().await?;
+    /// let fenced = store.fence(FenceScope::All).await?;
+    /// assert_eq!(fenced.len(), 1);
+    /// let after = store.block_generator("shop", "orders").build()?.next_id().await?;
+    /// assert!(after > before && after.era() == fenced[0].era);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Sequences`]: a corrupt record, an era past `u32::MAX`
+    /// ([`AuthorityError::Exhausted`]), the store failing; the records before it are moved.
+    pub async fn fence(&self, which: FenceScope<'_>) -> Result<Vec<Fenced>, StoreError> {
+        let now = seconds_now();
+        let records = self
+            .sequences()
+            .await?
+            .into_iter()
+            .filter(|record| !record.one_at_a_time && which.covers(record));
+        let mut fenced = Vec::new();
+        for record in records {
+            let era = self.fence_record(&record, now).await?;
+            fenced.push(Fenced {
+                key: record.key,
+                from_era: record.era,
+                era,
+                scope: record.scope,
+                sequence: record.sequence,
+            });
+        }
+        Ok(fenced)
+    }
+
+    /// Moves `record` to era [`fence_era`] of its era and `now`: its new era. A generator may
+    /// move it meanwhile (a fence of its own, a rollover): the floor is computed again from where
+    /// it went.
+    async fn fence_record(&self, record: &Sequence, now: i64) -> Result<u32, StoreError> {
+        let mut era = i64::try_from(record.era).unwrap_or(i64::MAX);
+        for _ in 0..4 {
+            let era_now = u32::try_from(fence_era(era, now))
+                .map_err(|_| self.sequences_error(AuthorityError::Exhausted))?;
+            let floor = CounterState {
+                era: era_now,
+                next: 1,
+            };
+            let key = CounterKey::new(record.key, &record.scope, &record.sequence);
+            match self.backend().raise_floor(key, floor).await {
+                Ok(_) => return Ok(era_now),
+                Err(AuthorityError::FloorBelow { era: moved, .. }) => era = moved,
+                Err(e) => return Err(self.sequences_error(e)),
+            }
+        }
+        let record = format!("{}/{}", record.scope, record.sequence);
+        Err(self.sequences_error(AuthorityError::Contention {
+            record,
+            attempts: 4,
+            last: None,
+        }))
     }
 
     fn sequences_error(&self, source: AuthorityError) -> StoreError {

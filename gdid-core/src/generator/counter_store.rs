@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::authority::{Authority, Block, CounterState, validate_names};
 use super::counter::CounterRow;
 use super::error::{AuthorityError, InvalidName, NameKind};
-use super::lineage::{FENCE_MIN_INTERVAL_SECS, Lineage, fence_era};
+use super::lineage::{FENCE_MIN_INTERVAL_SECS, Lineage};
 use super::numbering::{COUNTER_KEY, NumberCheck, NumberRecord};
 use super::retry;
 use crate::Gdid;
@@ -623,48 +623,6 @@ pub async fn raise_floor<S: CounterStore>(
         }
     })
     .await
-}
-
-/// Moves the record of `key` in `store` to a new era by the rule of a lineage change
-/// ([`fence_era`]: one past its era, at least `now`, seconds since the fence epoch), as after a
-/// restore that nothing can see ([`lineage`](super::lineage), item 5). A floor
-/// ([`raise_floor`]): safe while generators run, whose blocks are all below it. The new floor's
-/// era and next counter.
-///
-/// # Errors
-///
-/// [`AuthorityError::InvalidBlock`] for the one-at-a-time counter's record (keyed
-/// [`COUNTER_KEY`]: a `u64` has no era; raise its floor instead) or an era past `u32::MAX`; as
-/// [`raise_floor`] otherwise.
-pub async fn fence<S: CounterStore>(
-    store: &S,
-    key: CounterKey<'_>,
-    now: i64,
-) -> Result<CounterState, AuthorityError> {
-    if key.key == COUNTER_KEY {
-        return Err(AuthorityError::InvalidBlock(format!(
-            "{} is a one-at-a-time counter: a u64 has no era to fence; raise its floor",
-            store.record_name(&key)
-        )));
-    }
-    let record = store.record_name(&key);
-    // A generator may roll the era over, or fence it, between the read and the floor: again.
-    let mut tries = 0;
-    loop {
-        let Some(values) = store.read(&key).await.map_err(|e| in_record(&record, e))? else {
-            return Err(AuthorityError::InvalidBlock(format!("{record} does not exist")));
-        };
-        let (era, _) = counter_values(&record, &S::FIELDS, values)?;
-        let era = fence_era(era, now);
-        let floor = CounterState {
-            era: u32::try_from(era).map_err(|_| AuthorityError::Exhausted)?,
-            next: 1,
-        };
-        match raise_floor(store, key, floor).await {
-            Err(AuthorityError::FloorBelow { .. }) if tries < 3 => tries += 1,
-            other => return other.map(|_| floor),
-        }
-    }
 }
 
 /// Gives `tail`, the unused end of the latest block of the record of `key`, back to `store`: the

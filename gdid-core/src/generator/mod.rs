@@ -55,7 +55,7 @@ pub use counter::{CounterRow, OneAtATime};
 pub use counter_store::{
     ADVANCED_ERA, Allocations, CounterFields, CounterKey, CounterStart, CounterStore, FieldError,
     Numbering, STORED_COUNTER_MAX, STORED_ERA, STORED_NEXT, StoredCounter, StoredInt,
-    check_spelling, counter_values, fence, floor_of, give_back, in_record, raise_floor, reserve,
+    check_spelling, counter_values, floor_of, give_back, in_record, raise_floor, reserve,
     stored_size,
 };
 pub use error::{
