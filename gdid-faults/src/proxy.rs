@@ -1,9 +1,10 @@
 //! [`FaultProxy`]: a TCP relay on loopback between a client and a server that can add latency,
-//! cut every connection, or refuse new ones: a slow, flaky or stopped store, made on demand.
+//! cut every connection, refuse new ones, or switch to another server: a slow, flaky, stopped or
+//! failed-over store, made on demand.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -12,15 +13,25 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 /// What the relay does to the traffic now.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Faults {
     /// Added before each chunk is passed on, in each direction, in microseconds.
     latency_micros: AtomicU64,
     /// New connections are closed at once.
     down: AtomicBool,
+    /// Where new connections go.
+    target: Mutex<SocketAddr>,
 }
 
-/// A relay from a port on 127.0.0.1 to `target`.
+impl Faults {
+    /// Where a new connection goes now.
+    fn target(&self) -> SocketAddr {
+        *self.target.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A relay from a port on 127.0.0.1 to a target server, which can be switched (a failover that
+/// clients, keeping one address, do not see but as cut connections).
 #[derive(Debug)]
 pub struct FaultProxy {
     address: SocketAddr,
@@ -39,9 +50,13 @@ impl FaultProxy {
     pub async fn start(target: SocketAddr) -> std::io::Result<FaultProxy> {
         let listener = TcpListener::bind("127.0.0.1:0").await?;
         let address = listener.local_addr()?;
-        let faults = Arc::new(Faults::default());
+        let faults = Arc::new(Faults {
+            latency_micros: AtomicU64::new(0),
+            down: AtomicBool::new(false),
+            target: Mutex::new(target),
+        });
         let (cuts, _) = watch::channel(0);
-        let task = tokio::spawn(accept(listener, target, Arc::clone(&faults), cuts.clone()));
+        let task = tokio::spawn(accept(listener, Arc::clone(&faults), cuts.clone()));
         Ok(FaultProxy {
             address,
             faults,
@@ -74,6 +89,18 @@ impl FaultProxy {
             self.cut();
         }
     }
+
+    /// Switches the relay to `target`, as a failover does: new connections go there, and every
+    /// open one (to the old target) is cut, so that no client goes on talking to the old server.
+    pub fn set_target(&self, target: SocketAddr) {
+        *self.faults.target.lock().unwrap_or_else(|e| e.into_inner()) = target;
+        self.cut();
+    }
+
+    /// Where new connections go now.
+    pub fn target(&self) -> SocketAddr {
+        self.faults.target()
+    }
 }
 
 impl Drop for FaultProxy {
@@ -83,18 +110,14 @@ impl Drop for FaultProxy {
     }
 }
 
-async fn accept(
-    listener: TcpListener,
-    target: SocketAddr,
-    faults: Arc<Faults>,
-    cuts: watch::Sender<u64>,
-) {
+async fn accept(listener: TcpListener, faults: Arc<Faults>, cuts: watch::Sender<u64>) {
     while let Ok((client, _)) = listener.accept().await {
         if faults.down.load(Ordering::Relaxed) {
             drop(client);
             continue;
         }
-        let (faults, mut cut) = (Arc::clone(&faults), cuts.subscribe());
+        // The target when the connection came: a switch after this cuts it.
+        let (faults, mut cut, target) = (Arc::clone(&faults), cuts.subscribe(), faults.target());
         tokio::spawn(async move {
             let Ok(server) = TcpStream::connect(target).await else {
                 return;

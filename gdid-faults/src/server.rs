@@ -5,6 +5,7 @@
 mod engine;
 mod machine;
 mod private;
+mod replication;
 
 use std::fs::OpenOptions;
 use std::path::PathBuf;
@@ -17,6 +18,7 @@ use std::os::unix::process::CommandExt;
 pub use engine::Engine;
 pub use machine::{machine_servers, machine_servers_to_keep};
 pub use private::PrivateServers;
+pub use replication::{MariaDbReplicas, PostgresReplicas};
 
 use engine::{Launch, tail};
 

@@ -572,6 +572,20 @@ mod tests {
     }
 
     #[test]
+    fn a_promoted_store_without_its_record_takes_only_the_number_asked_for() {
+        let lost = listed("promoted", None, Holding::Lost(vec![3]));
+        assert_eq!(
+            plan(&[lost]),
+            Err(NumberConflict::RecordLost {
+                store: "promoted".into()
+            }),
+            "not even the number its counters use: the record may have said another"
+        );
+        let asked = listed("promoted", Some(3), Holding::Lost(vec![3]));
+        assert_eq!(plan(&[asked, fresh("b")]), Ok(vec![Some(3), Some(1)]));
+    }
+
+    #[test]
     fn an_asked_number_that_the_record_contradicts_is_refused() {
         let a = listed("a", Some(2), Holding::recorded(1));
         assert_eq!(

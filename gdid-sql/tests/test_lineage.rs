@@ -1,0 +1,142 @@
+//! The lineage fence on the real servers: a row last moved by another server (as after a
+//! failover to a replica that lagged, simulated here by writing another server's lineage into
+//! the row) moves to a new era in the reserving statement itself; a one-at-a-time counter's row
+//! refuses until its floor is raised; a second change within a minute is refused; a give-back
+//! on a row of another lineage takes nothing back. The failovers themselves, on real streaming
+//! replication, are the fault suite's (gdid-faults, `test_failover`).
+
+mod common;
+
+use common::{execute, fresh_scope};
+use gdid_core::generator::lineage::{FENCE_EPOCH_UNIX, seconds_now};
+use gdid_core::generator::{
+    Authority, AuthorityError, Block, CounterRow, CounterState, raise_floor,
+};
+use gdid_core::generator::{CounterKey, CounterStore, StoredInt, numbering::COUNTER_KEY};
+use gdid_sql::{SqlAuthority, SqlStore};
+
+/// The servers that keep lineages (SQLite keeps none).
+fn servers() -> Vec<(&'static str, String)> {
+    common::urls()
+        .into_iter()
+        .filter(|(dialect, _)| *dialect != "sqlite")
+        .collect()
+}
+
+/// Makes the row of (`key`, `scope`, `sequence`) look last moved by another server.
+async fn moved_elsewhere(store: &SqlStore, key: u8, scope: &str, sequence: &str) {
+    execute(
+        store,
+        format!(
+            "UPDATE gdid_counters SET lineage = 'another server' WHERE authority = {key} \
+             AND scope_name = '{scope}' AND sequence_name = '{sequence}'"
+        ),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_row_of_another_server_moves_to_a_new_era_in_the_reserving_statement() {
+    for (dialect, url) in servers() {
+        let authority = SqlAuthority::open(&url).await.unwrap();
+        let scope = fresh_scope("lineage_era");
+        let before = authority.allocate(&scope, "q", 10).await.unwrap();
+        assert_eq!(before.era(), 0, "{dialect}: a fresh row starts at era 0");
+        let again = authority.allocate(&scope, "q", 10).await.unwrap();
+        assert_eq!(again.era(), 0, "{dialect}: the same lineage stays in its era");
+
+        moved_elsewhere(authority.store(), authority.number(), &scope, "q").await;
+        let clock = seconds_now();
+        let after = authority.allocate(&scope, "q", 10).await.unwrap();
+        let era = i64::from(after.era());
+        // The server's clock, not this process's: within a few seconds of it.
+        assert!(
+            (clock - 5..=clock + 5).contains(&era),
+            "{dialect}: era {era}, clock {clock} (epoch {FENCE_EPOCH_UNIX})"
+        );
+        assert_eq!(after.start(), 0, "{dialect}: the new era's block starts at 0");
+        assert!(after.first() > again.last(), "{dialect}: order kept");
+        // The row took the server's lineage: the next block is in the same era.
+        let next = authority.allocate(&scope, "q", 10).await.unwrap();
+        assert_eq!((next.era(), next.start()), (after.era(), 10), "{dialect}");
+    }
+}
+
+#[tokio::test]
+async fn a_second_lineage_change_within_a_minute_is_refused_not_another_era() {
+    for (dialect, url) in servers() {
+        let authority = SqlAuthority::open(&url).await.unwrap();
+        let scope = fresh_scope("lineage_flap");
+        authority.allocate(&scope, "q", 5).await.unwrap();
+        moved_elsewhere(authority.store(), authority.number(), &scope, "q").await;
+        let fenced = authority.allocate(&scope, "q", 5).await.unwrap();
+        moved_elsewhere(authority.store(), authority.number(), &scope, "q").await;
+        let refused = authority.allocate(&scope, "q", 5).await.unwrap_err();
+        assert!(
+            matches!(&refused, AuthorityError::Switched { remedy, .. }
+                if remedy.contains("less than 60 s ago") && remedy.contains("gdid sequences fence")),
+            "{dialect}: {refused}"
+        );
+        assert!(refused.is_retryable(), "another authority may serve");
+        // Nothing moved: an operator's fence settles it.
+        let key = CounterKey::new(authority.number(), &scope, "q");
+        let row = authority.read(&key).await.unwrap().unwrap();
+        let era = i64::from(fenced.era());
+        assert_eq!(row, [StoredInt::Integer(era), StoredInt::Integer(10)], "{dialect}");
+    }
+}
+
+#[tokio::test]
+async fn a_one_at_a_time_counter_of_another_server_refuses_until_its_floor_is_raised() {
+    for (dialect, url) in servers() {
+        let authority = SqlAuthority::open(&url).await.unwrap();
+        let scope = fresh_scope("lineage_counter");
+        let first = authority.reserve_counter(&scope, "c", 3).await.unwrap();
+        assert_eq!(first.start(), 1, "{dialect}");
+        moved_elsewhere(authority.store(), COUNTER_KEY, &scope, "c").await;
+        let refused = authority.reserve_counter(&scope, "c", 1).await.unwrap_err();
+        assert!(
+            matches!(&refused, AuthorityError::Switched { remedy, .. }
+                if remedy.contains("gdid sequences set-floor --counter")),
+            "{dialect}: {refused}"
+        );
+        // The operator's floor adopts the server's lineage: values from it on.
+        let key = CounterKey::new(COUNTER_KEY, &scope, "c");
+        let floor = CounterState { era: 0, next: 1_000 };
+        assert!(raise_floor(&authority, key, floor).await.unwrap());
+        let resumed = authority.reserve_counter(&scope, "c", 1).await.unwrap();
+        assert_eq!((resumed.era(), resumed.start()), (0, 1_000), "{dialect}");
+    }
+}
+
+#[tokio::test]
+async fn a_give_back_to_a_row_of_another_server_takes_nothing_back() {
+    for (dialect, url) in servers() {
+        let authority = SqlAuthority::open(&url).await.unwrap();
+        let scope = fresh_scope("lineage_give_back");
+        let block = authority.allocate(&scope, "q", 10).await.unwrap();
+        let tail = Block::new(block.era(), block.authority(), block.start() + 4, 6).unwrap();
+        moved_elsewhere(authority.store(), authority.number(), &scope, "q").await;
+        assert!(
+            !authority.give_back(&scope, "q", tail).await.unwrap(),
+            "{dialect}: a copy that may have missed later blocks takes no ids back"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_row_without_lineage_on_a_server_never_promoted_keeps_its_era() {
+    for (dialect, url) in servers() {
+        let authority = SqlAuthority::open(&url).await.unwrap();
+        let scope = fresh_scope("lineage_legacy");
+        authority.allocate(&scope, "q", 5).await.unwrap();
+        // A row of before lineages were kept.
+        execute(
+            authority.store(),
+            format!("UPDATE gdid_counters SET lineage = NULL WHERE scope_name = '{scope}'"),
+        )
+        .await;
+        let next = authority.allocate(&scope, "q", 5).await.unwrap();
+        assert_eq!((next.era(), next.start()), (0, 6), "{dialect}");
+    }
+}
