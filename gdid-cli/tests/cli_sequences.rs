@@ -292,3 +292,102 @@ fn used_up_windows_are_pruned() {
     }
     assert_eq!(seen.len(), 45);
 }
+
+/// The ids `gdid next` printed, one a line.
+fn ids_of(output: &Output) -> Vec<gdid::Gdid> {
+    stdout(output)
+        .lines()
+        .map(|line| line.parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_restored_sqlite_file_issues_nothing_twice_after_fence() {
+    let store = sqlite_url("cli-fence");
+    let file = store.strip_prefix("sqlite:").unwrap().to_owned();
+    let next = |count: &str| {
+        let args = [
+            "next",
+            "--store",
+            &store,
+            "--sequence",
+            "orders",
+            "--count",
+            count,
+        ];
+        ids_of(&gdid(&args))
+    };
+    let mut issued = next("5");
+    // The backup: taken now, before the last allocations.
+    let backup = format!("{file}.backup");
+    std::fs::copy(&file, &backup).unwrap();
+    issued.extend(next("5"));
+    // The restore (no write-ahead log is left: each `gdid next` closed the file).
+    std::fs::copy(&backup, &file).unwrap();
+    let fenced = gdid(&["sequences", "fence", "--store", &store, "--all"]);
+    let said = stdout(&fenced);
+    assert!(
+        said.contains("default/orders (authority 1): era 0 -> era "),
+        "{said}"
+    );
+    let after = next("5");
+    let last_before = *issued.iter().max().unwrap();
+    assert!(
+        after.iter().all(|id| *id > last_before),
+        "{after:?} after {last_before}"
+    );
+    issued.extend(after);
+    let distinct: HashSet<_> = issued.iter().collect();
+    assert_eq!(
+        distinct.len(),
+        issued.len(),
+        "an id issued twice: {issued:?}"
+    );
+}
+
+#[test]
+fn fence_names_what_it_moves_or_is_refused() {
+    let store = sqlite_url("cli-fence-args");
+    // Neither --all nor a sequence: a usage error, nothing moved.
+    let bare = gdid(&["sequences", "fence", "--store", &store]);
+    assert_eq!(bare.status.code(), Some(2));
+    let both = gdid(&[
+        "sequences",
+        "fence",
+        "--store",
+        &store,
+        "--all",
+        "--scope",
+        "s",
+    ]);
+    assert_eq!(both.status.code(), Some(2));
+    let half = gdid(&["sequences", "fence", "--store", &store, "--scope", "s"]);
+    assert_eq!(half.status.code(), Some(2));
+    // A u64 counter is named with the command that raises its floor instead.
+    let counted = gdid(&[
+        "next",
+        "--store",
+        &store,
+        "--strategy",
+        "one-at-a-time",
+        "--sequence",
+        "c",
+    ]);
+    stdout(&counted);
+    let fenced = gdid(&[
+        "sequences",
+        "fence",
+        "--store",
+        &store,
+        "--scope",
+        "default",
+        "--sequence",
+        "c",
+    ]);
+    let said = stdout(&fenced);
+    assert!(
+        said.contains("(one-at-a-time counter): not moved")
+            && said.contains("gdid sequences set-floor --counter --scope default --sequence c"),
+        "{said}"
+    );
+}

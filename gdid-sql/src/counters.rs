@@ -217,7 +217,14 @@ pub(crate) async fn advance(
             key = key_condition(dialect),
         ),
     );
-    let mut values = vec![size, STORED_COUNTER_MAX, size, STORED_COUNTER_MAX, size, size];
+    let mut values = vec![
+        size,
+        STORED_COUNTER_MAX,
+        size,
+        STORED_COUNTER_MAX,
+        size,
+        size,
+    ];
     if lineage.is_some() {
         values.push(size); // the fenced row's next counter
     }
@@ -397,7 +404,13 @@ pub(crate) async fn raise(
         _ => String::new(),
     };
     let set = format!("era = ?, next_counter = ?{adopt}");
-    update_row(store, key, (&set, &[era, next]), (&matching, &[era, era, next])).await
+    update_row(
+        store,
+        key,
+        (&set, &[era, next]),
+        (&matching, &[era, era, next]),
+    )
+    .await
 }
 
 /// Moves the row of `key` back from `from` to `to` while it holds exactly `era`, `from`: whether

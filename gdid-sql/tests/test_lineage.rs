@@ -43,7 +43,11 @@ async fn a_row_of_another_server_moves_to_a_new_era_in_the_reserving_statement()
         let before = authority.allocate(&scope, "q", 10).await.unwrap();
         assert_eq!(before.era(), 0, "{dialect}: a fresh row starts at era 0");
         let again = authority.allocate(&scope, "q", 10).await.unwrap();
-        assert_eq!(again.era(), 0, "{dialect}: the same lineage stays in its era");
+        assert_eq!(
+            again.era(),
+            0,
+            "{dialect}: the same lineage stays in its era"
+        );
 
         moved_elsewhere(authority.store(), authority.number(), &scope, "q").await;
         let clock = seconds_now();
@@ -54,7 +58,11 @@ async fn a_row_of_another_server_moves_to_a_new_era_in_the_reserving_statement()
             (clock - 5..=clock + 5).contains(&era),
             "{dialect}: era {era}, clock {clock} (epoch {FENCE_EPOCH_UNIX})"
         );
-        assert_eq!(after.start(), 0, "{dialect}: the new era's block starts at 0");
+        assert_eq!(
+            after.start(),
+            0,
+            "{dialect}: the new era's block starts at 0"
+        );
         assert!(after.first() > again.last(), "{dialect}: order kept");
         // The row took the server's lineage: the next block is in the same era.
         let next = authority.allocate(&scope, "q", 10).await.unwrap();
@@ -82,7 +90,11 @@ async fn a_second_lineage_change_within_a_minute_is_refused_not_another_era() {
         let key = CounterKey::new(authority.number(), &scope, "q");
         let row = authority.read(&key).await.unwrap().unwrap();
         let era = i64::from(fenced.era());
-        assert_eq!(row, [StoredInt::Integer(era), StoredInt::Integer(10)], "{dialect}");
+        assert_eq!(
+            row,
+            [StoredInt::Integer(era), StoredInt::Integer(10)],
+            "{dialect}"
+        );
     }
 }
 
@@ -102,7 +114,10 @@ async fn a_one_at_a_time_counter_of_another_server_refuses_until_its_floor_is_ra
         );
         // The operator's floor adopts the server's lineage: values from it on.
         let key = CounterKey::new(COUNTER_KEY, &scope, "c");
-        let floor = CounterState { era: 0, next: 1_000 };
+        let floor = CounterState {
+            era: 0,
+            next: 1_000,
+        };
         assert!(raise_floor(&authority, key, floor).await.unwrap());
         let resumed = authority.reserve_counter(&scope, "c", 1).await.unwrap();
         assert_eq!((resumed.era(), resumed.start()), (0, 1_000), "{dialect}");

@@ -138,7 +138,9 @@ pub enum AuthorityError {
     /// on a connection that alternates between servers (see [`lineage`](super::lineage)).
     /// Nothing is issued from it until an operator acts, as `remedy` says; another authority
     /// may serve meanwhile.
-    #[error("{record} was last written on another database server (a failover or a restore): {remedy}")]
+    #[error(
+        "{record} was last written on another database server (a failover or a restore): {remedy}"
+    )]
     Switched {
         /// The record.
         record: String,
