@@ -1,5 +1,6 @@
 //! `gdid sequences`: what a store's counter records say (`list`, `show`), raising the floor
-//! of one (`set-floor`), and moving records to a new era after a restore (`fence`). The rules are the engine's (`gdid::engine::raise_floor`,
+//! of one (`set-floor`), moving records to a new era after a restore (`fence`), and moving a
+//! sharded counter's ranges forward (`skip-ranges`). The rules are the engine's (`gdid::engine::raise_floor`,
 //! `gdid::engine::sequences`); this module reads the command line and prints.
 
 use std::io::{self, Write};
@@ -71,6 +72,20 @@ pub enum SequencesCommand {
         /// The sequence of the records to move (with --scope).
         #[arg(long, requires = "scope")]
         sequence: Option<String>,
+    },
+    /// Move every range of a sharded counter forward by N values, as after a failover to a
+    /// replica or a restore that may have lost values the ranges issued: a u64 has no era, so
+    /// the ranges refuse to issue until then. Choose N at least the values one range may have
+    /// issued since the copy's last update. Safe while generators run.
+    SkipRanges {
+        #[command(flatten)]
+        store: StoreArg,
+        /// The sequence of the ranges.
+        #[arg(long)]
+        sequence: String,
+        /// How many values each range skips (at most to its end).
+        #[arg(long, value_name = "N")]
+        by: u64,
     },
     /// Delete the used-up hi-lo windows of a sequence but the KEEP latest (open windows and the
     /// claims that hold the high-water mark are kept): a long-running shard does not slow down.
@@ -222,6 +237,20 @@ pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), 
             if fenced.is_empty() && counters.is_empty() {
                 writeln!(out, "{label}: no counter record to move")?;
             }
+            Ok(())
+        }
+        SequencesCommand::SkipRanges {
+            store,
+            sequence,
+            by,
+        } => {
+            let store = Store::open(&store.url).await?;
+            let moved = store.skip_ranges(&sequence, by).await?;
+            let label = store.label();
+            writeln!(
+                out,
+                "{label} {sequence}: {moved} range(s) moved forward by {by} values"
+            )?;
             Ok(())
         }
         SequencesCommand::SetFloor {

@@ -141,7 +141,11 @@ impl SqlAuthority {
     async fn lineage(&self) -> Counters<Option<&LineageSql>> {
         let lineage = self
             .lineage
-            .get_or_try_init(|| LineageSql::of(&self.store))
+            .get_or_try_init(|| async {
+                LineageSql::of(&self.store)
+                    .await
+                    .map_err(counters::driver_error)
+            })
             .await?;
         Ok(lineage.as_ref())
     }

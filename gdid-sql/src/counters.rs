@@ -38,7 +38,7 @@ use sqlx::AssertSqlSafe;
 use crate::authority::SqlAuthority;
 use crate::error::driver_kind;
 use crate::lineage::LineageSql;
-use crate::statement::{create_table, sql, with_pool};
+use crate::statement::{add_columns, create_table, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_guard, stored_int};
 
@@ -69,39 +69,7 @@ pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
          PRIMARY KEY (authority, scope_name, sequence_name)",
     )
     .await?;
-    add_columns(store).await
-}
-
-/// Adds the columns of [`ADDED_COLUMNS`] to a table of before they were kept. Idempotent and
-/// safe from many processes at once: a table that has them is only read (no `ALTER`, no lock),
-/// and a column another process added meanwhile is success.
-async fn add_columns(store: &SqlStore) -> Result<(), sqlx::Error> {
-    let names: Vec<&str> = ADDED_COLUMNS.iter().map(|(name, _)| *name).collect();
-    let probe = format!("SELECT {} FROM gdid_counters WHERE 1 = 0", names.join(", "));
-    let probed = with_pool!(store, pool => {
-        sqlx::query(AssertSqlSafe(probe)).fetch_all(pool).await.map(drop)
-    });
-    if probed.is_ok() {
-        return Ok(());
-    }
-    for (column, kind) in ADDED_COLUMNS {
-        let alter = format!("ALTER TABLE gdid_counters ADD COLUMN {column} {kind} NULL");
-        let added = with_pool!(store, pool => {
-            sqlx::query(AssertSqlSafe(alter)).execute(pool).await.map(drop)
-        });
-        match added {
-            Err(sqlx::Error::Database(e)) if is_duplicate_column(e.as_ref()) => {}
-            other => other?,
-        }
-    }
-    Ok(())
-}
-
-/// A column that exists already: MySQL/MariaDB 1060, PostgreSQL 42701, SQLite's message.
-fn is_duplicate_column(error: &dyn sqlx::error::DatabaseError) -> bool {
-    matches!(error.code().as_deref(), Some("42S21" | "42701"))
-        || error.message().contains("duplicate column")
-        || error.message().contains("Duplicate column")
+    add_columns(store, "gdid_counters", &ADDED_COLUMNS).await
 }
 
 /// The condition on a row's key (`authority = ? AND scope_name = ? AND sequence_name = ?`),

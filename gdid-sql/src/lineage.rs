@@ -12,10 +12,8 @@
 use gdid_core::generator::lineage::{FENCE_EPOCH_UNIX, FENCE_MIN_INTERVAL_SECS};
 use sqlx::AssertSqlSafe;
 
-use crate::counters::driver_error;
 use crate::statement::with_pool;
 use crate::store::{Dialect, SqlStore};
-use gdid_core::generator::AuthorityError;
 
 /// The SQL of one server kind's lineage: expressions a statement embeds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,7 +63,7 @@ impl LineageSql {
     /// # Errors
     ///
     /// The driver's, when the server cannot be asked.
-    pub(crate) async fn of(store: &SqlStore) -> Result<Option<LineageSql>, AuthorityError> {
+    pub(crate) async fn of(store: &SqlStore) -> Result<Option<LineageSql>, sqlx::Error> {
         Ok(match store.dialect() {
             Dialect::Sqlite => None,
             Dialect::Postgres => Some(POSTGRES),
@@ -74,8 +72,7 @@ impl LineageSql {
                     sqlx::query_scalar(AssertSqlSafe("SELECT CAST(VERSION() AS CHAR)"))
                         .fetch_one(pool)
                         .await
-                })
-                .map_err(driver_error)?;
+                })?;
                 Some(if version.contains("MariaDB") {
                     MARIADB
                 } else {

@@ -122,7 +122,7 @@ impl NumberRecord for SqlNumberRecord {
 
     fn switched(&self) -> BoxFuture<'_, Result<bool, AuthorityError>> {
         Box::pin(async move {
-            let Some(lineage) = LineageSql::of(&self.store).await? else {
+            let Some(lineage) = LineageSql::of(&self.store).await.map_err(driver_error)? else {
                 return Ok(false);
             };
             let query = format!("SELECT CASE WHEN {} THEN 1 ELSE 0 END", lineage.switched);

@@ -11,6 +11,7 @@ use gdid_core::generator::{
 };
 
 use crate::error::Error;
+use crate::lineage::LineageSql;
 use crate::sharded_rows;
 use crate::store::SqlStore;
 use crate::stored::integer_in;
@@ -20,6 +21,8 @@ use crate::stored::integer_in;
 pub struct SqlRanges {
     store: SqlStore,
     sequence: String,
+    /// The server's lineage SQL (`None` for SQLite).
+    lineage: Option<LineageSql>,
 }
 
 /// A value the layout keeps within `i64` as SQL binds it.
@@ -60,9 +63,13 @@ impl RangeStore for SqlRanges {
             reason: "too many ids for one call",
         })?;
         let shard = i32::try_from(range).map_err(IdError::store)?;
-        let next = sharded_rows::take(&self.store, &self.sequence, shard, n)
+        let lineage = self.lineage.as_ref();
+        let next = sharded_rows::take(&self.store, lineage, &self.sequence, shard, n)
             .await
             .map_err(IdError::store)?;
+        if next.is_none() {
+            self.check_lineage(shard).await?;
+        }
         next.map(|next| {
             u64::try_from(next).map_err(|_| {
                 IdError::Corrupt(format!(
@@ -137,6 +144,29 @@ impl RangeStore for SqlRanges {
     }
 }
 
+impl SqlRanges {
+    /// After a take that matched nothing: [`IdError::Switched`] when the range was last moved on
+    /// another server (a used-up or corrupt range is the engine's to tell).
+    async fn check_lineage(&self, shard: i32) -> Result<(), IdError> {
+        let Some(lineage) = &self.lineage else {
+            return Ok(());
+        };
+        let same = sharded_rows::same_lineage(&self.store, lineage, &self.sequence, shard);
+        if same.await.map_err(IdError::store)? {
+            return Ok(());
+        }
+        Err(IdError::Switched {
+            record: self.range_record(i64::from(shard)),
+            remedy: format!(
+                "it may be behind values it handed out, and a u64 has no era to move to: move \
+                 every range of the sequence past what it may have issued since (gdid sequences \
+                 skip-ranges --sequence {} --by N), then it issues again",
+                self.sequence
+            ),
+        })
+    }
+}
+
 /// A `u64` id generator over N fixed ranges of the `gdid_ranges` table: ids of a fixed number of
 /// digits, writers spread over N rows, random or round-robin pick, used-up ranges skipped.
 #[derive(Debug)]
@@ -164,9 +194,11 @@ impl SqlShardedCounter {
         sharded_rows::ensure_schema(&store)
             .await
             .map_err(Error::Schema)?;
+        let lineage = LineageSql::of(&store).await.map_err(Error::Schema)?;
         let ranges = SqlRanges {
             store,
             sequence: sequence.to_owned(),
+            lineage,
         };
         ShardedCounter::create(ranges, layout, pick)
             .await
@@ -177,6 +209,33 @@ impl SqlShardedCounter {
     /// The layout.
     pub fn layout(&self) -> RangeLayout {
         self.0.layout()
+    }
+
+    /// Moves every range of `sequence` in `store` forward by `by` values (at most to its end),
+    /// in one statement, as after a failover to a replica or a restore that may have lost values
+    /// the ranges issued: they refuse to issue until then ([`IdError::Switched`]). Each range
+    /// takes the lineage of the server. Safe while generators run. How many ranges moved.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Name`] for a bad sequence name, [`Error::Layout`] for `by` of 0 or past 2^62,
+    /// [`Error::Schema`] when the store fails.
+    pub async fn skip(store: &SqlStore, sequence: &str, by: u64) -> Result<u64, Error> {
+        validate_name(NameKind::Sequence, sequence)?;
+        let by = i64::try_from(by)
+            .ok()
+            .filter(|by| (1..=1 << 62).contains(by))
+            .ok_or_else(|| Error::Layout {
+                sequence: sequence.to_owned(),
+                reason: format!("cannot skip {by} values: expected 1 to 2^62"),
+            })?;
+        sharded_rows::ensure_schema(store)
+            .await
+            .map_err(Error::Schema)?;
+        let lineage = LineageSql::of(store).await.map_err(Error::Schema)?;
+        sharded_rows::skip(store, lineage.as_ref(), sequence, by)
+            .await
+            .map_err(Error::Schema)
     }
 }
 

@@ -14,7 +14,8 @@
 
 use sqlx::AssertSqlSafe;
 
-use crate::statement::{create_tables, sql, with_pool};
+use crate::lineage::LineageSql;
+use crate::statement::{add_columns, create_tables, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_guard};
 
@@ -28,13 +29,16 @@ const TABLES: [(&str, &str); 2] = [
     (
         "gdid_ranges",
         "sequence_name VARCHAR(80) NOT NULL, shard INTEGER NOT NULL, \
-         next_value BIGINT NOT NULL, max_value BIGINT NOT NULL, \
+         next_value BIGINT NOT NULL, max_value BIGINT NOT NULL, lineage VARCHAR(200) NULL, \
          PRIMARY KEY (sequence_name, shard)",
     ),
 ];
 
 pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
-    create_tables(store, &TABLES).await
+    create_tables(store, &TABLES).await?;
+    // The lineage of the server that last moved a range (`crate::lineage`): `NULL` in a table of
+    // before it was kept.
+    add_columns(store, "gdid_ranges", &[("lineage", "VARCHAR(200)")]).await
 }
 
 /// `INSERT … VALUES (…)` that does nothing when the key exists, on any dialect.
@@ -97,8 +101,19 @@ pub(crate) async fn insert(
     first: i64,
     max: i64,
 ) -> Result<(), sqlx::Error> {
-    let into = "gdid_ranges (sequence_name, shard, next_value, max_value)";
-    insert_row(store, into, sequence, [i64::from(shard), first, max]).await
+    let into = "gdid_ranges (sequence_name, shard, next_value, max_value, lineage)";
+    let q = insert_if_absent(
+        store.dialect(),
+        &format!("{into} VALUES (?, ?, ?, ?, NULL)"),
+    );
+    with_pool!(store, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
+        .bind(sequence)
+        .bind(shard)
+        .bind(first)
+        .bind(max)
+        .execute(pool)
+        .await
+        .map(drop))
 }
 
 /// A row of `gdid_ranges` as [`list`] reads it: `shard`, `next_value` and `max_value`, each
@@ -134,12 +149,14 @@ async fn described_rows(
     Ok(rows.into_iter().map(|(a, b, c)| [a, b, c]).collect())
 }
 
-/// Takes exactly `n` values from the range, or none when fewer are left (or the row is corrupt:
-/// [`list`] tells): the new `next_value`.
+/// Takes exactly `n` values from the range, or none when fewer are left, the row is corrupt
+/// ([`list`] tells) or, with the server's `lineage`, the row was last moved on another server
+/// ([`same_lineage`] tells): the new `next_value`. The row takes the server's lineage.
 /// One statement (`RETURNING`, read to its end: the commit comes before the value); on MySQL, `LAST_INSERT_ID(expr)` read back on the same
 /// connection.
 pub(crate) async fn take(
     store: &SqlStore,
+    lineage: Option<&LineageSql>,
     sequence: &str,
     shard: i32,
     n: i64,
@@ -150,12 +167,20 @@ pub(crate) async fn take(
     } else {
         ("next_value + ?", " RETURNING next_value")
     };
+    // A u64 has no era to move to: a row of another lineage is not moved at all.
+    let (adopt, same) = match lineage {
+        Some(lineage) => (
+            format!(", lineage = {}", lineage.identity),
+            format!(" AND {}", lineage.same()),
+        ),
+        None => (String::new(), String::new()),
+    };
     let update = sql(
         dialect,
         &format!(
-            "UPDATE gdid_ranges SET next_value = {set} \
+            "UPDATE gdid_ranges SET next_value = {set}{adopt} \
              WHERE sequence_name = ? AND shard = ? AND next_value + ? - 1 <= max_value \
-             AND next_value >= 0 AND max_value >= 0{guard}{returning}",
+             AND next_value >= 0 AND max_value >= 0{guard}{same}{returning}",
             guard = integer_guard(dialect, &["next_value", "max_value"]),
         ),
     );
@@ -179,5 +204,63 @@ pub(crate) async fn take(
             .fetch_one(&mut *connection)
             .await
             .map(Some)
+    })
+}
+
+/// Whether the range row of (`sequence`, `shard`) is of the server's `lineage` (or there is no
+/// such row): asked only to explain why [`take`] matched nothing.
+pub(crate) async fn same_lineage(
+    store: &SqlStore,
+    lineage: &LineageSql,
+    sequence: &str,
+    shard: i32,
+) -> Result<bool, sqlx::Error> {
+    let q = sql(
+        store.dialect(),
+        &format!(
+            "SELECT CASE WHEN {} THEN 1 ELSE 0 END FROM gdid_ranges \
+             WHERE sequence_name = ? AND shard = ?",
+            lineage.same()
+        ),
+    );
+    let same: Option<i32> = with_pool!(store, pool => {
+        sqlx::query_scalar(AssertSqlSafe(q.0.clone()))
+            .bind(sequence)
+            .bind(shard)
+            .fetch_optional(pool)
+            .await
+    })?;
+    Ok(same.is_none_or(|same| same == 1))
+}
+
+/// Moves every range of `sequence` forward by `by` values (at most to its end), in one
+/// statement, and gives each the server's lineage: the operator's answer to a failover or a
+/// restore that may have lost values a range issued. Safe while generators run (every value
+/// taken before is below, every value after above). How many ranges moved.
+pub(crate) async fn skip(
+    store: &SqlStore,
+    lineage: Option<&LineageSql>,
+    sequence: &str,
+    by: i64,
+) -> Result<u64, sqlx::Error> {
+    let dialect = store.dialect();
+    let adopt = lineage.map_or_else(String::new, |l| format!(", lineage = {}", l.identity));
+    let update = sql(
+        dialect,
+        &format!(
+            "UPDATE gdid_ranges SET next_value = CASE WHEN next_value > max_value + 1 - ? \
+             THEN max_value + 1 ELSE next_value + ? END{adopt} \
+             WHERE sequence_name = ? AND next_value >= 0 AND max_value >= 0{guard}",
+            guard = integer_guard(dialect, &["next_value", "max_value"]),
+        ),
+    );
+    with_pool!(store, pool => {
+        sqlx::query(AssertSqlSafe(update.0.clone()))
+            .bind(by)
+            .bind(by)
+            .bind(sequence)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected())
     })
 }

@@ -84,3 +84,39 @@ pub(crate) async fn create_tables(
     }
     Ok(())
 }
+
+/// Adds `columns` (name, SQL type; each `NULL`able) to `table`, made before they were kept.
+/// Idempotent and safe from many processes at once: a table that has them is only read (no
+/// `ALTER`, no lock), and a column another process added meanwhile is success.
+pub(crate) async fn add_columns(
+    store: &SqlStore,
+    table: &str,
+    columns: &[(&str, &str)],
+) -> Result<(), sqlx::Error> {
+    let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
+    let probe = format!("SELECT {} FROM {table} WHERE 1 = 0", names.join(", "));
+    let probed = with_pool!(store, pool => {
+        sqlx::query(AssertSqlSafe(probe)).fetch_all(pool).await.map(drop)
+    });
+    if probed.is_ok() {
+        return Ok(());
+    }
+    for (column, kind) in columns {
+        let alter = format!("ALTER TABLE {table} ADD COLUMN {column} {kind} NULL");
+        let added = with_pool!(store, pool => {
+            sqlx::query(AssertSqlSafe(alter)).execute(pool).await.map(drop)
+        });
+        match added {
+            Err(sqlx::Error::Database(e)) if is_duplicate_column(e.as_ref()) => {}
+            other => other?,
+        }
+    }
+    Ok(())
+}
+
+/// A column that exists already: MySQL/MariaDB 1060, PostgreSQL 42701, SQLite's message.
+fn is_duplicate_column(error: &dyn sqlx::error::DatabaseError) -> bool {
+    matches!(error.code().as_deref(), Some("42S21" | "42701"))
+        || error.message().contains("duplicate column")
+        || error.message().contains("Duplicate column")
+}

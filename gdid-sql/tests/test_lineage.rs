@@ -2,7 +2,8 @@
 //! failover to a replica that lagged, simulated here by writing another server's lineage into
 //! the row) moves to a new era in the reserving statement itself; a one-at-a-time counter's row
 //! refuses until its floor is raised; a second change within a minute is refused; a give-back
-//! on a row of another lineage takes nothing back. The failovers themselves, on real streaming
+//! on a row of another lineage takes nothing back; a sharded counter's range of another server
+//! refuses until the ranges skip ahead. The failovers themselves, on real streaming
 //! replication, are the fault suite's (gdid-faults, `test_failover`).
 
 mod common;
@@ -13,7 +14,8 @@ use gdid_core::generator::{
     Authority, AuthorityError, Block, CounterRow, CounterState, raise_floor,
 };
 use gdid_core::generator::{CounterKey, CounterStore, StoredInt, numbering::COUNTER_KEY};
-use gdid_sql::{SqlAuthority, SqlStore};
+use gdid_core::generator::{Error as IdError, IdGenerator, Pick, RangeLayout};
+use gdid_sql::{SqlAuthority, SqlShardedCounter, SqlStore};
 
 /// The servers that keep lineages (SQLite keeps none).
 fn servers() -> Vec<(&'static str, String)> {
@@ -92,7 +94,7 @@ async fn a_second_lineage_change_within_a_minute_is_refused_not_another_era() {
         let era = i64::from(fenced.era());
         assert_eq!(
             row,
-            [StoredInt::Integer(era), StoredInt::Integer(10)],
+            [StoredInt::Integer(era), StoredInt::Integer(5)],
             "{dialect}"
         );
     }
@@ -153,5 +155,41 @@ async fn a_row_without_lineage_on_a_server_never_promoted_keeps_its_era() {
         .await;
         let next = authority.allocate(&scope, "q", 5).await.unwrap();
         assert_eq!((next.era(), next.start()), (0, 6), "{dialect}");
+    }
+}
+
+#[tokio::test]
+async fn a_range_of_another_server_refuses_until_the_ranges_skip_ahead() {
+    for (dialect, url) in servers() {
+        let store = SqlStore::connect(&url).await.unwrap();
+        let sequence = fresh_scope("lineage_ranges");
+        let layout = RangeLayout::new(1_000_000, 1_000_000, 1).unwrap();
+        let counter = SqlShardedCounter::create(store.clone(), &sequence, layout, Pick::RoundRobin)
+            .await
+            .unwrap();
+        let before = counter.next_id().await.unwrap();
+        execute(
+            &store,
+            format!("UPDATE gdid_ranges SET lineage = 'another server' WHERE sequence_name = '{sequence}'"),
+        )
+        .await;
+        let refused = counter.next_id().await.unwrap_err();
+        assert!(
+            matches!(&refused, IdError::Switched { remedy, .. }
+                if remedy.contains(&format!("gdid sequences skip-ranges --sequence {sequence} --by N"))),
+            "{dialect}: {refused}"
+        );
+        assert_eq!(
+            SqlShardedCounter::skip(&store, &sequence, 500)
+                .await
+                .unwrap(),
+            1
+        );
+        let after = counter.next_id().await.unwrap();
+        assert_eq!(
+            after,
+            before + 501,
+            "{dialect}: 500 values skipped, none repeated"
+        );
     }
 }

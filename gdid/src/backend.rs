@@ -41,6 +41,18 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug {
         None
     }
 
+    /// Moves every range of `sequence` forward by `by` values, as after a failover or a restore
+    /// (`gdid_sql::SqlShardedCounter::skip`): how many ranges moved. `None` (the default) when
+    /// the store keeps no ranges whose server can switch under them.
+    fn skip_ranges<'a>(
+        &'a self,
+        sequence: &'a str,
+        by: u64,
+    ) -> Option<BoxFuture<'a, Result<u64, Source>>> {
+        let _ = (sequence, by);
+        None
+    }
+
     /// The store as a shard of hi-lo windows; `None` (the default) when it keeps no windows.
     fn shard(&self) -> Option<StoreShard> {
         None

@@ -41,6 +41,17 @@ pub(crate) trait Store: Send + Sync + fmt::Debug + 'static {
         pick: Pick,
     ) -> impl Future<Output = Result<Self::Sharded, Source>> + Send;
 
+    /// Moves every range of `sequence` forward by `by` values; `None` (the default) when the
+    /// store's ranges need no such move (their writes survive a failover).
+    fn skip_ranges<'a>(
+        &'a self,
+        sequence: &'a str,
+        by: u64,
+    ) -> Option<BoxFuture<'a, Result<u64, Source>>> {
+        let _ = (sequence, by);
+        None
+    }
+
     /// The store as a shard, and its label.
     fn shard(&self) -> (String, Self::Shard);
 
@@ -110,6 +121,14 @@ impl<S: Store> Backend for Database<S> {
             let ids = self.store.sharded(sequence, layout, pick).await?;
             Ok(Arc::new(ids) as SharedIdGenerator<u64>)
         }))
+    }
+
+    fn skip_ranges<'a>(
+        &'a self,
+        sequence: &'a str,
+        by: u64,
+    ) -> Option<BoxFuture<'a, Result<u64, Source>>> {
+        self.store.skip_ranges(sequence, by)
     }
 
     fn shard(&self) -> Option<StoreShard> {

@@ -2,7 +2,7 @@
 //! [`Database`](crate::database::Database) backend.
 
 use gdid_core::generator::numbering::NumberRecord;
-use gdid_core::generator::{Pick, RangeLayout};
+use gdid_core::generator::{BoxFuture, Pick, RangeLayout};
 use gdid_sql::{Error, SqlAuthority, SqlNumberRecord, SqlShardedCounter, SqlStore};
 
 use crate::database::Store;
@@ -69,6 +69,16 @@ impl Store for SqlBackend {
         pick: Pick,
     ) -> Result<SqlShardedCounter, Source> {
         Ok(SqlShardedCounter::create(self.store.clone(), sequence, layout, pick).await?)
+    }
+
+    fn skip_ranges<'a>(
+        &'a self,
+        sequence: &'a str,
+        by: u64,
+    ) -> Option<BoxFuture<'a, Result<u64, Source>>> {
+        Some(Box::pin(async move {
+            Ok(SqlShardedCounter::skip(&self.store, sequence, by).await?)
+        }))
     }
 
     fn shard(&self) -> (String, SqlStore) {

@@ -196,6 +196,31 @@ impl Store {
         sharded(&*self.backend, &self.label, sequence, layout, pick).await
     }
 
+    /// Moves every range of the sharded counter of `sequence` forward by `by` values (each at
+    /// most to its end), in one statement: the answer to [`Error::Switched`](crate::Error) from
+    /// a sharded counter after a failover to a replica or a restore, which may have lost values
+    /// the ranges issued (a `u64` has no era to move to). Choose `by` at least the values one
+    /// range may have issued since the copy's last update. Safe while generators run. How many
+    /// ranges moved.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Strategy`] for a bad sequence name, a `by` of 0 or past 2^62, or a store
+    /// that fails; [`StoreError::Unsupported`] for a store whose ranges need no such move
+    /// (MongoDB: its writes survive an election) or that keeps none.
+    pub async fn skip_ranges(&self, sequence: &str, by: u64) -> Result<u64, StoreError> {
+        const STRATEGY: &str = "skipping ranges";
+        let Some(skipped) = self.backend.skip_ranges(sequence, by) else {
+            return Err(StoreError::Unsupported {
+                strategy: STRATEGY,
+                url: self.label.clone(),
+            });
+        };
+        skipped
+            .await
+            .map_err(|source| strategy_error(STRATEGY, sequence, &self.label, source))
+    }
+
     /// `u64` ids of `sequence` from the open windows of this store as the one shard, `batch`
     /// values per round trip. A window agent ([`window_agent`](Self::window_agent)) opens the
     /// windows.

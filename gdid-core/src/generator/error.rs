@@ -323,6 +323,19 @@ pub enum Error {
     /// none will be until it is repaired. The message names the row or document and the field.
     #[error("corrupt stored state: {0}")]
     Corrupt(String),
+    /// The record or row values are taken from was last written on another database server (a
+    /// failover to a replica, a restore onto another server), and a `u64` strategy has no era
+    /// to move to: nothing is issued from it until an operator acts, as `remedy` says (see
+    /// [`lineage`](super::lineage)).
+    #[error(
+        "{record} was last written on another database server (a failover or a restore): {remedy}"
+    )]
+    Switched {
+        /// The record or row.
+        record: String,
+        /// What the operator runs to issue from it again.
+        remedy: String,
+    },
     /// The generator was closed ([`BlockGenerator::close`](super::BlockGenerator::close)): it
     /// serves no more blocks (a thread may still serve the slice it holds).
     #[error("the generator of {scope}/{sequence} is closed")]
@@ -349,7 +362,8 @@ impl Error {
             Error::InvalidName(_)
             | Error::InvalidCount { .. }
             | Error::InvalidConfig { .. }
-            | Error::Closed { .. } => ErrorKind::Config,
+            | Error::Closed { .. }
+            | Error::Switched { .. } => ErrorKind::Config,
             Error::Exhausted(_) => ErrorKind::Exhausted,
             Error::Contention(_) => ErrorKind::Conflict,
             Error::Corrupt(_) => ErrorKind::Corrupt,
@@ -380,6 +394,7 @@ impl From<AuthorityError> for Error {
             AuthorityError::Number(conflict) => Error::InvalidConfig {
                 reason: conflict.to_string(),
             },
+            AuthorityError::Switched { record, remedy } => Error::Switched { record, remedy },
             other => Error::store(other),
         }
     }
