@@ -1,6 +1,7 @@
 //! `gdid sequences`: what a store's counter records say (`list`, `show`), raising the floor
 //! of one (`set-floor`), moving records to a new era after a restore (`fence`), and moving a
-//! sharded counter's ranges forward (`skip-ranges`). The rules are the engine's (`gdid::engine::raise_floor`,
+//! sharded counter's ranges and the hi-lo windows forward after a failover (`skip-ranges`,
+//! `skip-windows`). The rules are the engine's (`gdid::engine::raise_floor`,
 //! `gdid::engine::sequences`); this module reads the command line and prints.
 
 use std::io::{self, Write};
@@ -84,6 +85,20 @@ pub enum SequencesCommand {
         #[arg(long)]
         sequence: String,
         /// How many values each range skips (at most to its end).
+        #[arg(long, value_name = "N")]
+        by: u64,
+    },
+    /// Close the open hi-lo windows of a sequence that were last moved on another database
+    /// server (a failover to a replica, a restore) and skip N values above the store's
+    /// high-water mark, so the agent opens the next windows past anything the lost copy may
+    /// have handed out. Safe while generators and agents run.
+    SkipWindows {
+        #[command(flatten)]
+        store: StoreArg,
+        /// The sequence of the windows.
+        #[arg(long)]
+        sequence: String,
+        /// How many values to skip above the high-water mark.
         #[arg(long, value_name = "N")]
         by: u64,
     },
@@ -237,6 +252,22 @@ pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), 
             if fenced.is_empty() && counters.is_empty() {
                 writeln!(out, "{label}: no counter record to move")?;
             }
+            Ok(())
+        }
+        SequencesCommand::SkipWindows {
+            store,
+            sequence,
+            by,
+        } => {
+            let closed = Store::options()
+                .skip_windows(&store.url, &sequence, by)
+                .await?;
+            let label = crate::store::label(&store.url);
+            writeln!(
+                out,
+                "{label} {sequence}: {closed} window(s) of another server closed, {by} values \
+                 skipped above the high-water mark"
+            )?;
             Ok(())
         }
         SequencesCommand::SkipRanges {

@@ -3,13 +3,14 @@
 //! the row) moves to a new era in the reserving statement itself; a one-at-a-time counter's row
 //! refuses until its floor is raised; a second change within a minute is refused; a give-back
 //! on a row of another lineage takes nothing back; a sharded counter's range of another server
-//! refuses until the ranges skip ahead. The failovers themselves, on real streaming
+//! refuses until the ranges skip ahead, and its hi-lo windows until they are skipped past. The failovers themselves, on real streaming
 //! replication, are the fault suite's (gdid-faults, `test_failover`).
 
 mod common;
 
 use common::{execute, fresh_scope};
 use gdid_core::generator::lineage::{FENCE_EPOCH_UNIX, seconds_now};
+use gdid_core::generator::windows::{WindowGenerator, WindowShard};
 use gdid_core::generator::{
     Authority, AuthorityError, Block, CounterRow, CounterState, raise_floor,
 };
@@ -191,5 +192,44 @@ async fn a_range_of_another_server_refuses_until_the_ranges_skip_ahead() {
             before + 501,
             "{dialect}: 500 values skipped, none repeated"
         );
+    }
+}
+
+#[tokio::test]
+async fn windows_of_another_server_refuse_until_skipped_past() {
+    for (dialect, url) in servers() {
+        let store = SqlStore::connect(&url).await.unwrap();
+        let sequence = fresh_scope("lineage_windows");
+        store.prepare().await.unwrap();
+        assert!(store.claim(&sequence, 1, 1_001).await.unwrap());
+        store.open(&sequence, 1, 1_001).await.unwrap();
+        let generator =
+            WindowGenerator::new(vec![(url.clone(), store.clone())], &sequence, 10).unwrap();
+        let before = generator.next_id().await.unwrap();
+        execute(
+            &store,
+            format!("UPDATE gdid_windows SET lineage = 'another server' WHERE sequence_name = '{sequence}'"),
+        )
+        .await;
+        let fresh =
+            WindowGenerator::new(vec![(url.clone(), store.clone())], &sequence, 10).unwrap();
+        let refused = fresh.next_id().await.unwrap_err();
+        assert!(
+            matches!(&refused, IdError::Switched { remedy, .. }
+                if remedy.contains(&format!("gdid sequences skip-windows --store URL --sequence {sequence}"))),
+            "{dialect}: {refused}"
+        );
+        assert_eq!(
+            store.skip(&sequence, 5_000).await.unwrap(),
+            Some(1),
+            "{dialect}"
+        );
+        // The agent's next window starts past the skipped values.
+        let high = store.high_water(&sequence).await.unwrap();
+        assert_eq!(high, 6_001, "{dialect}");
+        assert!(store.claim(&sequence, high, high + 1_000).await.unwrap());
+        store.open(&sequence, high, high + 1_000).await.unwrap();
+        let after = fresh.next_id().await.unwrap();
+        assert!(after >= 6_001 && after > before, "{dialect}: {after}");
     }
 }

@@ -401,6 +401,43 @@ impl OpenOptions {
             .map_err(|e| failed(e.into()))
     }
 
+    /// Closes the open windows of `sequence` on the store of `url` that were last moved on
+    /// another database server, and claims the `by` values above its high-water mark: the
+    /// answer to [`Error::Switched`](crate::Error) from a window generator after a failover to a
+    /// replica or a restore (a `u64` has no era to move to). Choose `by` at least the values its
+    /// windows held since the copy's last update. Safe while generators and agents run; the agent
+    /// then opens windows past the skipped values. How many windows were closed.
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](Self::open) for a URL; [`StoreError::Strategy`] for a bad sequence name or a
+    /// store that fails; [`StoreError::Unsupported`] for a store whose windows need no such
+    /// move (SQLite has no replicas, MongoDB's writes survive an election: after a restore of
+    /// one, close its windows and let the agent claim past them) or keeps none.
+    pub async fn skip_windows(
+        &self,
+        url: &str,
+        sequence: &str,
+        by: u64,
+    ) -> Result<u64, StoreError> {
+        let shard = self.shard(url).await?;
+        let failed = |source: Source| {
+            crate::store::strategy_error("skipping windows", sequence, shard.label(), source)
+        };
+        gdid_core::generator::validate_name(gdid_core::generator::NameKind::Sequence, sequence)
+            .map_err(|e| failed(e.into()))?;
+        WindowShard::prepare(&shard)
+            .await
+            .map_err(|e| failed(e.into()))?;
+        let skipped = WindowShard::skip(&shard, sequence, by).await;
+        skipped
+            .map_err(|e| failed(e.into()))?
+            .ok_or_else(|| StoreError::Unsupported {
+                strategy: "skipping windows",
+                url: shard.label().to_owned(),
+            })
+    }
+
     /// The store of `url` as a shard of hi-lo windows.
     async fn shard(&self, url: &str) -> Result<StoreShard, StoreError> {
         let (label, backend) = self.connect(url, false).await?;

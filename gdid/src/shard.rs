@@ -15,6 +15,7 @@ use crate::error::Source;
 pub struct ShardError {
     error: Source,
     corrupt: bool,
+    switched: bool,
 }
 
 impl ShardError {
@@ -22,6 +23,7 @@ impl ShardError {
     fn of<S: WindowShard>(error: S::Error) -> ShardError {
         ShardError {
             corrupt: S::is_corrupt(&error),
+            switched: S::is_switched(&error),
             error: Box::new(error),
         }
     }
@@ -38,6 +40,13 @@ impl ShardError {
     /// ```
     pub fn is_corrupt(&self) -> bool {
         self.corrupt
+    }
+
+    /// Whether the store says that its open windows were last moved on another database server
+    /// (a failover, a restore): none is taken from until
+    /// [`OpenOptions::skip_windows`](crate::OpenOptions::skip_windows).
+    pub fn is_switched(&self) -> bool {
+        self.switched
     }
 }
 
@@ -76,6 +85,7 @@ trait ErasedShard: Send + Sync {
         n: u64,
     ) -> BoxFuture<'_, Result<Option<(u64, u64)>, ShardError>>;
     fn prune(&self, sequence: String, keep: u64) -> BoxFuture<'_, Result<u64, ShardError>>;
+    fn skip(&self, sequence: String, by: u64) -> BoxFuture<'_, Result<Option<u64>, ShardError>>;
 }
 
 /// `operation` boxed, its error a [`ShardError`] of a shard of type `S`.
@@ -86,6 +96,10 @@ fn erased<'a, S: WindowShard, T>(
 }
 
 impl<S: WindowShard + 'static> ErasedShard for S {
+    fn skip(&self, sequence: String, by: u64) -> BoxFuture<'_, Result<Option<u64>, ShardError>> {
+        erased::<S, _>(async move { WindowShard::skip(self, &sequence, by).await })
+    }
+
     fn prune(&self, sequence: String, keep: u64) -> BoxFuture<'_, Result<u64, ShardError>> {
         erased::<S, _>(async move { WindowShard::prune(self, &sequence, keep).await })
     }
@@ -210,6 +224,18 @@ impl WindowShard for StoreShard {
 
     fn is_corrupt(error: &ShardError) -> bool {
         error.corrupt
+    }
+
+    fn is_switched(error: &ShardError) -> bool {
+        error.switched
+    }
+
+    fn skip(
+        &self,
+        sequence: &str,
+        by: u64,
+    ) -> impl Future<Output = Result<Option<u64>, ShardError>> + Send {
+        self.shard.skip(sequence.to_owned(), by)
     }
 
     fn prepare(&self) -> impl Future<Output = Result<(), ShardError>> + Send {

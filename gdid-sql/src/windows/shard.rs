@@ -6,11 +6,12 @@
 //! from it, and reading it, or finding no open window while it is there, is an error naming it
 //! (`sqlx::Error::Decode`, the shard's error type).
 
-use gdid_core::generator::windows::{Window, WindowShard};
+use gdid_core::generator::windows::{VALUE_MAX, Window, WindowShard};
 use sqlx::AssertSqlSafe;
 
 use crate::error::is_duplicate_key;
-use crate::statement::{create_tables, sql, with_pool};
+use crate::lineage::LineageSql;
+use crate::statement::{add_columns, create_tables, sql, with_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_guard, integer_in};
 
@@ -193,8 +194,22 @@ impl WindowShard for SqlStore {
         )
     }
 
+    fn is_switched(error: &sqlx::Error) -> bool {
+        matches!(error, sqlx::Error::Configuration(inner) if inner.is::<SwitchedWindows>())
+    }
+
+    async fn skip(&self, sequence: &str, by: u64) -> Result<Option<u64>, sqlx::Error> {
+        let Some(lineage) = LineageSql::of(self).await? else {
+            return Ok(None);
+        };
+        skip(self, &lineage, sequence, to_i64(by)?).await.map(Some)
+    }
+
     async fn prepare(&self) -> Result<(), sqlx::Error> {
         create_tables(self, &TABLES).await?;
+        // The lineage of the server that last moved a window (`crate::lineage`): `NULL` in a
+        // table of before it was kept.
+        add_columns(self, "gdid_windows", &[("lineage", "VARCHAR(200)")]).await?;
         for (name, table) in INDEXES {
             create_index(self, name, table, "sequence_name, window_end").await?;
         }
@@ -351,11 +366,16 @@ impl WindowShard for SqlStore {
         }
     }
 
+    /// The window keeps the lineage of the server that opens it.
     async fn open(&self, sequence: &str, start: u64, end: u64) -> Result<(), sqlx::Error> {
+        let lineage = LineageSql::of(self).await?;
+        let identity = lineage.map_or("NULL", |l| l.identity);
         let q = sql(
             self.dialect(),
-            "INSERT INTO gdid_windows (sequence_name, window_start, window_end, next_hi) \
-             VALUES (?, ?, ?, ?)",
+            &format!(
+                "INSERT INTO gdid_windows (sequence_name, window_start, window_end, next_hi, \
+                 lineage) VALUES (?, ?, ?, ?, {identity})"
+            ),
         );
         let (start, end) = (to_i64(start)?, to_i64(end)?);
         with_pool!(self, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
@@ -373,11 +393,22 @@ impl WindowShard for SqlStore {
     /// open, a corrupt window of the sequence is reported rather than "no open window".
     async fn take(&self, sequence: &str, n: u64) -> Result<Option<(u64, u64)>, sqlx::Error> {
         let n = to_i64(n)?;
-        if let Some(taken) = take(self, sequence, n, true).await? {
+        let lineage = LineageSql::of(self).await?;
+        let lineage = lineage.as_ref();
+        if let Some(taken) = take(self, lineage, sequence, n, true).await? {
             return Ok(Some(taken));
         }
-        if let Some(taken) = take(self, sequence, n, false).await? {
+        if let Some(taken) = take(self, lineage, sequence, n, false).await? {
             return Ok(Some(taken));
+        }
+        if let Some(lineage) = lineage {
+            let foreign = open_elsewhere(self, lineage, sequence).await?;
+            if foreign > 0 {
+                return Err(sqlx::Error::Configuration(Box::new(SwitchedWindows {
+                    sequence: sequence.to_owned(),
+                    windows: foreign,
+                })));
+            }
         }
         first_non_integer(self, sequence).await?;
         match first_malformed(self, sequence).await? {
@@ -408,8 +439,11 @@ async fn first_malformed(
 /// locks the window row, never passing `window_end`: `(first, count)`, or `None` when no window
 /// is open. With `skip_locked`, a window another transaction holds is passed over (the next
 /// open one is used); without it, the transaction waits for it.
+///
+/// With the server's `lineage`, only a window of its lineage is taken from, and it keeps it.
 async fn take(
     store: &SqlStore,
+    lineage: Option<&LineageSql>,
     sequence: &str,
     n: i64,
     skip_locked: bool,
@@ -425,14 +459,19 @@ async fn take(
         dialect,
         &format!(
             "SELECT window_start, window_end, next_hi FROM gdid_windows \
-             WHERE sequence_name = ? AND next_hi < window_end{guard} \
+             WHERE sequence_name = ? AND next_hi < window_end{guard}{same} \
              ORDER BY window_start LIMIT 1{lock}",
             guard = integer_guard(dialect, &["window_start", "window_end", "next_hi"]),
+            same = lineage.map_or_else(String::new, |l| format!(" AND {}", l.same())),
         ),
     );
+    let adopt = lineage.map_or_else(String::new, |l| format!(", lineage = {}", l.identity));
     let update = sql(
         dialect,
-        "UPDATE gdid_windows SET next_hi = ? WHERE sequence_name = ? AND window_start = ?",
+        &format!(
+            "UPDATE gdid_windows SET next_hi = ?{adopt} \
+             WHERE sequence_name = ? AND window_start = ?"
+        ),
     );
     with_pool!(store, pool => {
         let mut tx = pool.begin_with(begin).await?;
@@ -463,4 +502,76 @@ async fn take(
         tx.commit().await?;
         Ok(Some((window.next_hi, count)))
     })
+}
+
+/// The open windows of a sequence on a shard whose server is not the one that last moved them
+/// ([`WindowShard::is_switched`]).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{windows} open window(s) of {sequence} were last moved on another database server (a \
+     failover or a restore): none is taken from until gdid sequences skip-windows"
+)]
+struct SwitchedWindows {
+    sequence: String,
+    windows: i64,
+}
+
+/// How many open windows of `sequence` are of another lineage than the server's.
+async fn open_elsewhere(
+    store: &SqlStore,
+    lineage: &LineageSql,
+    sequence: &str,
+) -> Result<i64, sqlx::Error> {
+    let q = sql(
+        store.dialect(),
+        &format!(
+            "SELECT COUNT(*) FROM gdid_windows WHERE sequence_name = ? \
+             AND next_hi < window_end AND NOT {}",
+            lineage.same()
+        ),
+    );
+    with_pool!(store, pool => sqlx::query_scalar(AssertSqlSafe(q.0.clone()))
+        .bind(sequence)
+        .fetch_one(pool)
+        .await)
+}
+
+/// [`WindowShard::skip`] on a server with a lineage: closes the open windows of `sequence` of
+/// another lineage, then claims `by` values at the shard's high-water mark (a claim of that start
+/// made meanwhile by an agent moves the mark: tried again from there). How many windows closed.
+async fn skip(
+    store: &SqlStore,
+    lineage: &LineageSql,
+    sequence: &str,
+    by: i64,
+) -> Result<u64, sqlx::Error> {
+    let close = sql(
+        store.dialect(),
+        &format!(
+            "UPDATE gdid_windows SET next_hi = window_end, lineage = {identity} \
+             WHERE sequence_name = ? AND next_hi < window_end AND NOT {same}",
+            identity = lineage.identity,
+            same = lineage.same(),
+        ),
+    );
+    let closed = with_pool!(store, pool => sqlx::query(AssertSqlSafe(close.0.clone()))
+        .bind(sequence)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+    for _ in 0..8 {
+        let start = store.high_water(sequence).await?;
+        let end = start
+            .checked_add(by.unsigned_abs())
+            .filter(|end| *end <= VALUE_MAX);
+        let end = end.ok_or_else(|| {
+            sqlx::Error::Encode(format!("skipping {by} values past {start} passes 2^63").into())
+        })?;
+        if store.claim(sequence, start, end).await? {
+            return Ok(closed);
+        }
+    }
+    Err(sqlx::Error::Protocol(format!(
+        "agents kept claiming windows of {sequence} at the high-water mark: try again"
+    )))
 }

@@ -69,6 +69,7 @@ impl<S: WindowShard> WindowGenerator<S> {
         let first = self.turn.fetch_add(1, Ordering::Relaxed);
         let mut causes = Vec::new();
         let mut corrupt = false;
+        let mut switched = Vec::new();
         for i in 0..self.shards.len() {
             let (label, shard) = &self.shards[(first + i) % self.shards.len()];
             match shard.take(&self.sequence, n).await {
@@ -88,9 +89,24 @@ impl<S: WindowShard> WindowGenerator<S> {
                 Ok(None) => causes.push(format!("{label}: no open window")),
                 Err(e) => {
                     corrupt |= S::is_corrupt(&e);
+                    if S::is_switched(&e) {
+                        switched.push(label.clone());
+                    }
                     causes.push(format!("{label}: {e}"));
                 }
             }
+        }
+        if !switched.is_empty() {
+            let sequence = &self.sequence;
+            return Err(Error::Switched {
+                record: format!("the open windows of {sequence} on {}", switched.join(", ")),
+                remedy: format!(
+                    "their values may have been handed out by the lost copy, and a u64 has no \
+                     era to move to: close them and skip past what the copy may have opened \
+                     (gdid sequences skip-windows --store URL --sequence {sequence} --by N, \
+                     N at least the values its windows held since the copy's last update)"
+                ),
+            });
         }
         let causes = causes.join("; ");
         if corrupt {

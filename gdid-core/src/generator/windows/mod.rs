@@ -80,6 +80,32 @@ pub trait WindowShard: Send + Sync {
         false
     }
 
+    /// Whether `error` says that the shard's open windows were last moved on another database
+    /// server (a failover to a replica, a restore: see [`lineage`](crate::generator::lineage)),
+    /// so that none is taken from until an operator runs [`skip`](Self::skip): the
+    /// [`WindowGenerator`] then reports [`Error::Switched`](crate::generator::Error::Switched)
+    /// when no other shard serves. `false` unless the shard says so.
+    fn is_switched(error: &Self::Error) -> bool {
+        let _ = error;
+        false
+    }
+
+    /// The operator's answer to a switch under this shard: closes the open windows of
+    /// `sequence` last moved on another server (their values may have been handed out by the
+    /// lost copy) and claims the `by` values above the shard's high-water mark (its windows and
+    /// claims that the lost copy made after the last one this server received), so the agent
+    /// opens the next windows past them. Safe while generators and agents run. How many windows
+    /// were closed, or `None` (the default) when the shard keeps no lineage: its writes survive
+    /// a failover, or it has no replicas.
+    fn skip(
+        &self,
+        sequence: &str,
+        by: u64,
+    ) -> impl Future<Output = Result<Option<u64>, Self::Error>> + Send {
+        let _ = (sequence, by);
+        std::future::ready(Ok(None))
+    }
+
     /// Creates the tables or collections and indexes the shard needs, if missing.
     fn prepare(&self) -> impl Future<Output = Result<(), Self::Error>> + Send;
 
