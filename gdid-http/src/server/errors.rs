@@ -43,6 +43,7 @@ impl ApiError {
             AuthorityError::InvalidName(_) | AuthorityError::InvalidSize(_) => {
                 ApiError::new(StatusCode::BAD_REQUEST, "bad_request", error.to_string())
             }
+            AuthorityError::Switched { .. } => ApiError::switched(what, error),
             _ => ApiError::from_kind(what, error.kind(), error),
         }
     }
@@ -58,8 +59,21 @@ impl ApiError {
                 "shutting_down",
                 "the server is shutting down: ask another authority",
             ),
+            Error::Switched { .. } => ApiError::switched(what, error),
             _ => ApiError::from_kind(what, error.kind(), error),
         }
+    }
+
+    /// A record last written on another database server (a failover, a restore) that an
+    /// operator must move first: nothing is issued from it, another authority may serve.
+    fn switched(what: &str, error: &dyn std::error::Error) -> Self {
+        warn!(%error, "{what} refused");
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "switched",
+            "the store's record was last written on another database server (a failover or a \
+             restore) and waits for an operator: see the server's log; ask another authority",
+        )
     }
 
     fn from_kind(what: &str, kind: ErrorKind, error: &dyn std::error::Error) -> Self {
