@@ -387,18 +387,11 @@ impl OpenOptions {
         sequence: &str,
         keep: u64,
     ) -> Result<u64, StoreError> {
-        let shard = self.shard(url).await?;
-        let failed = |source: Source| {
-            crate::store::strategy_error("window pruning", sequence, shard.label(), source)
-        };
-        gdid_core::generator::validate_name(gdid_core::generator::NameKind::Sequence, sequence)
-            .map_err(|e| failed(e.into()))?;
-        WindowShard::prepare(&shard)
-            .await
-            .map_err(|e| failed(e.into()))?;
+        const STRATEGY: &str = "window pruning";
+        let shard = self.prepared_shard(url, sequence, STRATEGY).await?;
         WindowShard::prune(&shard, sequence, keep)
             .await
-            .map_err(|e| failed(e.into()))
+            .map_err(|e| window_error(STRATEGY, sequence, &shard, e))
     }
 
     /// Closes the open windows of `sequence` on the store of `url` that were last moved on
@@ -420,22 +413,37 @@ impl OpenOptions {
         sequence: &str,
         by: u64,
     ) -> Result<u64, StoreError> {
-        let shard = self.shard(url).await?;
-        let failed = |source: Source| {
-            crate::store::strategy_error("skipping windows", sequence, shard.label(), source)
-        };
-        gdid_core::generator::validate_name(gdid_core::generator::NameKind::Sequence, sequence)
-            .map_err(|e| failed(e.into()))?;
-        WindowShard::prepare(&shard)
+        const STRATEGY: &str = "skipping windows";
+        let shard = self.prepared_shard(url, sequence, STRATEGY).await?;
+        WindowShard::skip(&shard, sequence, by)
             .await
-            .map_err(|e| failed(e.into()))?;
-        let skipped = WindowShard::skip(&shard, sequence, by).await;
-        skipped
-            .map_err(|e| failed(e.into()))?
+            .map_err(|e| window_error(STRATEGY, sequence, &shard, e))?
             .ok_or_else(|| StoreError::Unsupported {
-                strategy: "skipping windows",
+                strategy: STRATEGY,
                 url: shard.label().to_owned(),
             })
+    }
+
+    /// The store of `url` as a shard of hi-lo windows, its tables made, for `strategy` on
+    /// `sequence` (whose name is checked first).
+    async fn prepared_shard(
+        &self,
+        url: &str,
+        sequence: &str,
+        strategy: &'static str,
+    ) -> Result<StoreShard, StoreError> {
+        let shard = self.shard(url).await?;
+        let named = gdid_core::generator::validate_name(
+            gdid_core::generator::NameKind::Sequence,
+            sequence,
+        );
+        let failed = |source: Source| {
+            crate::store::strategy_error(strategy, sequence, shard.label(), source)
+        };
+        named.map_err(|e| failed(e.into()))?;
+        let prepared = WindowShard::prepare(&shard).await;
+        prepared.map_err(|e| window_error(strategy, sequence, &shard, e))?;
+        Ok(shard)
     }
 
     /// The store of `url` as a shard of hi-lo windows.
@@ -507,4 +515,14 @@ fn check_number(url: &str, asked: Option<u8>) -> Result<(), StoreError> {
         }),
         _ => Ok(()),
     }
+}
+
+/// A shard's `error` during `strategy` on `sequence`, as the store's error.
+fn window_error(
+    strategy: &'static str,
+    sequence: &str,
+    shard: &StoreShard,
+    error: crate::ShardError,
+) -> StoreError {
+    crate::store::strategy_error(strategy, sequence, shard.label(), error.into())
 }

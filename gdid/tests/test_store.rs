@@ -193,7 +193,7 @@ async fn counters_record_no_number(url: &str) {
         .one_at_a_time(url, "shop", &sequence)
         .await
         .expect("one-at-a-time");
-    let counted = counter.next_id().await.unwrap();
+    assert_eq!(counter.next_id().await.unwrap(), 1, "{url}");
     let layout = RangeLayout::new(1_000_000, 1_000_000, 4).expect("layout");
     let sharded = Store::options()
         .sharded(url, &sequence, layout, Pick::RoundRobin)
