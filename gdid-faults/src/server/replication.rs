@@ -192,9 +192,21 @@ fn output(command: &mut Command) -> Result<String, String> {
         Err(format!(
             "{command:?}: {}: {}",
             result.status,
-            String::from_utf8_lossy(&result.stderr).trim()
+            last_lines(&[&result.stdout, &result.stderr])
         ))
     }
+}
+
+/// The last 15 non-empty lines of `outputs` (a program's standard output, then its standard
+/// error), for a message.
+fn last_lines(outputs: &[&[u8]]) -> String {
+    let text: String = outputs
+        .iter()
+        .map(|output| String::from_utf8_lossy(output))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(15)..].join("\n")
 }
 
 /// Asks `check` every [`POLL`] until it says `Some`, for at most [`PATIENCE`]; `Err` says
@@ -711,7 +723,7 @@ impl MariaDbReplicas {
     /// When MariaDB is not installed, a server does not start (the message ends with its log),
     /// or replication does not start.
     pub fn start() -> Result<MariaDbReplicas, String> {
-        let (programs, client) = mariadb_programs()?;
+        let programs = mariadb_programs()?;
         let name = set_name("mariadb");
         let run = run_folder()?;
         let run_as = run_as();
@@ -733,7 +745,7 @@ impl MariaDbReplicas {
             nodes.push(node?);
         }
         let replicas = MariaDbReplicas {
-            client,
+            client: programs.client.clone(),
             nodes,
             upstream: vec![None, Some(0)],
         };
@@ -877,44 +889,104 @@ impl MariaDbReplicas {
     }
 }
 
-/// Makes the data folder of a MariaDB server with `--server-id=id` in `folder` and starts it.
+/// Makes the data folder of a MariaDB server with `--server-id=id` in `folder` and starts it:
+/// the private servers' launch (no defaults, its own socket and pid file, loopback only, any
+/// client let in) with a binary log, as a primary or a replica.
+///
+/// The data folder is made here rather than by the private servers' [`Programs::init`], for one
+/// reason: `mariadb-install-db` run by several processes at once with the same temporary folder
+/// (`/tmp`) fails now and then (`ERROR: 1051 Unknown table 'mysql.tmp_user_sys'`, 3 runs in 24
+/// of two test processes at once here), so each server gets a temporary folder of its own, for
+/// its installation (`TMPDIR`) and its running (`--tmpdir`).
 fn mariadb_node(
-    programs: &Programs,
+    programs: &MariaDbPrograms,
     folder: PathBuf,
     id: u32,
     role: &str,
     run_as: RunAs,
 ) -> Result<Node, String> {
-    make_folder(&folder)?;
+    let (data, tmp) = (folder.join("data"), folder.join("tmp"));
+    make_folder(&tmp)?;
+    give(run_as, "mysql", &folder)?;
+    let user: Vec<OsString> = match run_as {
+        RunAs::ServiceUsers => vec!["--user=mysql".into()],
+        RunAs::Me => Vec::new(),
+    };
+    let mut install = Command::new(&programs.install_db);
+    install
+        .arg("--no-defaults")
+        .arg(path_arg("--datadir=", &data))
+        .args(&user)
+        .arg("--auth-root-authentication-method=normal")
+        .env("TMPDIR", &tmp);
+    output(&mut install).map_err(|e| format!("making the data of MariaDB's {role}: {e}"))?;
     let port = free_port()?;
-    let mut launch = programs.init(&folder, port, run_as)?;
-    launch.args.extend([
+    // `--no-defaults` first: nothing of the machine's /etc/mysql (its port, socket, data).
+    let mut args: Vec<OsString> = vec![
+        "--no-defaults".into(),
+        path_arg("--datadir=", &data),
+        path_arg("--socket=", &folder.join("mysqld.sock")),
+        path_arg("--pid-file=", &folder.join("mariadbd.pid")),
+        path_arg("--tmpdir=", &tmp),
+        format!("--port={port}").into(),
+        "--bind-address=127.0.0.1".into(),
+        "--skip-name-resolve".into(),
+        // Any client, no password, the replica's connection to the primary too: the servers
+        // live for a test, on loopback only.
+        "--skip-grant-tables".into(),
         format!("--server-id={id}").into(),
         "--log-bin=mariadb-bin".into(),
         "--relay-log=relay-bin".into(),
         "--log-slave-updates".into(),
         "--binlog-format=ROW".into(),
-    ]);
+    ];
+    args.extend(user);
     let mut node = Node {
         engine: Engine::MariaDb,
         role: role.into(),
         folder,
         port,
-        launch,
+        launch: Launch {
+            program: programs.server.clone(),
+            args,
+            url: format!("mysql://root@127.0.0.1:{port}/test"),
+        },
         process: None,
     };
     node.start()?;
     Ok(node)
 }
 
-/// MariaDB's server programs and its command-line client (`mariadb`, or `mysql`).
-fn mariadb_programs() -> Result<(Programs, PathBuf), String> {
-    let programs = Engine::MariaDb.find()?;
+/// `name=` followed by a path, as one argument.
+fn path_arg(name: &str, path: &Path) -> OsString {
+    let mut arg = OsString::from(name);
+    arg.push(path);
+    arg
+}
+
+/// MariaDB's programs: the server, the program that makes its data folder, and the client.
+#[derive(Debug)]
+struct MariaDbPrograms {
+    server: PathBuf,
+    install_db: PathBuf,
+    client: PathBuf,
+}
+
+/// MariaDB's programs, found as the private servers find them, and its command-line client
+/// (`mariadb`, or `mysql`) on the `PATH`.
+fn mariadb_programs() -> Result<MariaDbPrograms, String> {
+    let Programs::MariaDb { server, install_db } = Engine::MariaDb.find()? else {
+        return Err("MariaDB's programs were not found".into());
+    };
     let path = std::env::var_os("PATH").unwrap_or_default();
     let client = ["mariadb", "mysql"]
         .into_iter()
         .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
         .find(|candidate| candidate.is_file())
         .ok_or("the mariadb client is not installed")?;
-    Ok((programs, client))
+    Ok(MariaDbPrograms {
+        server,
+        install_db,
+        client,
+    })
 }
