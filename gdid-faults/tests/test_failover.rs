@@ -20,15 +20,15 @@
 //! skipped, and fails under `CI=true`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use gdid::{BlockGenerator, Gdid, IdOrder, Store};
+use gdid::{BlockGenerator, Gdid, IdOrder, OpenOptions, Store};
 use gdid_faults::server::{MariaDbReplicas, PostgresReplicas};
 use gdid_faults::{FaultProxy, duplicates, gdid_binary};
 use tokio::runtime::Runtime;
@@ -36,6 +36,10 @@ use tokio::task::JoinHandle;
 
 /// The scope of every sequence here.
 const SCOPE: &str = "failover";
+
+/// The `extra` argument of [`gdid_next`] that is not an argument but the bearer token of an
+/// `http://` store, given to the process as `GDID_TOKEN`.
+const TOKEN_ARG: &str = "token=";
 
 /// How long a `gdid next` run may take before it is killed and counted a failure.
 const CLI_PATIENCE: Duration = Duration::from_secs(60);
@@ -327,8 +331,9 @@ fn gdid_next(url: &str, sequence: &str, count: u64, extra: &[&str]) -> Result<Ve
     let count = count.to_string();
     let mut args = vec!["next", "--store", url, "--scope", SCOPE];
     args.extend(["--sequence", sequence, "--count", &count]);
-    args.extend(extra);
-    let out = gdid(&args)?;
+    let token = extra.iter().find_map(|arg| arg.strip_prefix(TOKEN_ARG));
+    args.extend(extra.iter().filter(|arg| !arg.starts_with(TOKEN_ARG)));
+    let out = gdid_as(&args, token)?;
     out.lines()
         .map(|line| Gdid::from_str(line.trim()).map_err(|e| format!("{line:?}: {e}")))
         .collect()
@@ -337,8 +342,17 @@ fn gdid_next(url: &str, sequence: &str, count: u64, extra: &[&str]) -> Result<Ve
 /// Runs the `gdid` command with `args`: its standard output when it succeeds, else its status
 /// and standard error.
 fn gdid(args: &[&str]) -> Result<String, String> {
+    gdid_as(args, None)
+}
+
+/// [`gdid`], with `token` as `GDID_TOKEN` (the bearer token of `http://` stores).
+fn gdid_as(args: &[&str], token: Option<&str>) -> Result<String, String> {
     let binary = gdid_binary().unwrap_or_else(|e| panic!("{e}"));
-    let mut child = Command::new(binary)
+    let mut command = Command::new(binary);
+    if let Some(token) = token {
+        command.env("GDID_TOKEN", token);
+    }
+    let mut child = command
         .args(args)
         .env("RUST_LOG", "warn")
         .stdin(Stdio::null())
@@ -390,13 +404,26 @@ impl LongLived {
     /// that each one's ids increase; blocks of 10, so that they allocate often), asking for an
     /// id every 10 ms.
     fn start(runtime: &Runtime, run: &Run, url: &str, sequence: &str, count: usize) -> LongLived {
+        LongLived::start_with(runtime, run, &Store::options(), url, sequence, count)
+    }
+
+    /// As [`start`](Self::start), the stores opened with `options` (an `http://` store's token).
+    fn start_with(
+        runtime: &Runtime,
+        run: &Run,
+        options: &OpenOptions,
+        url: &str,
+        sequence: &str,
+        count: usize,
+    ) -> LongLived {
         let stop = Arc::new(AtomicBool::new(false));
         let mut names = Vec::new();
         let mut tasks = Vec::new();
         for n in 1..=count {
             let name = format!("long-lived generator {n}");
             let ids = runtime.block_on(async {
-                let store = Store::open(url)
+                let store = options
+                    .open(url)
                     .await
                     .unwrap_or_else(|e| panic!("opening {url}: {e}"));
                 store
@@ -905,5 +932,109 @@ fn a_restore_of_an_old_backup_then_fence_repeats_nothing() {
     }
     run.next_three_times(&url, "orders");
     run.next_three_times(&url, "invoices");
+    run.finish();
+}
+
+/// `gdid serve` on a store, for the test's life: its URL and a token of [`SCOPE`].
+struct Served {
+    process: Child,
+    url: String,
+    token: String,
+    _tokens: TokensFile,
+}
+
+/// The tokens file of a [`Served`], removed with it.
+struct TokensFile(std::path::PathBuf);
+
+impl Drop for TokensFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+impl Served {
+    /// Starts `gdid serve --store STORE` on a free port with a new token of [`SCOPE`], and waits
+    /// for the URL it prints.
+    fn start(store: &str) -> Served {
+        let made = step("gdid token", gdid(&["token", "--scopes", SCOPE]));
+        let mut lines = made.lines();
+        let token = lines.next().expect("a token").to_owned();
+        let file = std::env::temp_dir().join(gdid_testkit::fresh("gdid-failover-tokens"));
+        let file = TokensFile(file);
+        std::fs::write(&file.0, lines.next().expect("a tokens-file line")).unwrap();
+        let tokens = file.0.to_str().unwrap();
+        let mut process = Command::new(gdid_binary().unwrap_or_else(|e| panic!("{e}")))
+            .args([
+                "serve",
+                "--store",
+                store,
+                "--listen",
+                "127.0.0.1:0",
+                "--tokens",
+                tokens,
+            ])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("gdid serve");
+        let mut url = String::new();
+        let stdout = process.stdout.take().expect("its stdout");
+        BufReader::new(stdout).read_line(&mut url).unwrap();
+        assert!(url.starts_with("http://"), "gdid serve printed {url:?}");
+        Served {
+            process,
+            url: url.trim().to_owned(),
+            token,
+            _tokens: file,
+        }
+    }
+
+    /// The token, as the `extra` argument of [`gdid_next`].
+    fn token_arg(&self) -> String {
+        format!("{TOKEN_ARG}{}", self.token)
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+#[test]
+fn gdid_serve_in_front_of_a_failing_over_postgres_repeats_nothing() {
+    let Some(mut postgres) = postgres(1) else {
+        return;
+    };
+    let runtime = runtime();
+    let relay = relay(&runtime, postgres.address(0));
+    let run = Run::new(
+        "gdid_serve_in_front_of_a_failing_over_postgres_repeats_nothing",
+        "PostgreSQL",
+        "gdid serve on the relay; standby stopped (lagging); primary killed, standby promoted; \
+         only the server's clients issue",
+    );
+    let served = Served::start(&postgres_url(&relay));
+    let token = served.token_arg();
+    let next = |count| run.next(&served.url, "orders", count, &[&token]);
+    next(3);
+    let options = Store::options().http_token(&served.token);
+    let long_lived = LongLived::start_with(&runtime, &run, &options, &served.url, "orders", 2);
+    long_lived.wait_for(&run.ledger, 20);
+    postgres.lag(1);
+    for _ in 0..3 {
+        next(40);
+    }
+    long_lived.wait_for(&run.ledger, 40);
+    postgres.crash(0);
+    postgres.take_over(1);
+    run.switch(|| relay.set_target(postgres.address(1)));
+    for _ in 0..3 {
+        next(40);
+    }
+    long_lived.finish(&runtime, &run.ledger, 30);
     run.finish();
 }
