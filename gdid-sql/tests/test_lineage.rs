@@ -85,11 +85,11 @@ async fn a_second_lineage_change_within_a_minute_is_refused_not_another_era() {
         let refused = authority.allocate(&scope, "q", 5).await.unwrap_err();
         assert!(
             matches!(&refused, AuthorityError::Switched { remedy, .. }
-                if remedy.contains("less than 60 s ago") && remedy.contains("gdid sequences fence")),
+                if remedy.contains("less than 60 s ago") && remedy.contains("point it at one primary")),
             "{dialect}: {refused}"
         );
         assert!(refused.is_retryable(), "another authority may serve");
-        // Nothing moved: an operator's fence settles it.
+        // Nothing moved: the record waits for its minute to pass.
         let key = CounterKey::new(authority.number(), &scope, "q");
         let row = authority.read(&key).await.unwrap().unwrap();
         let era = i64::from(fenced.era());

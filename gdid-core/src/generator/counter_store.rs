@@ -474,8 +474,9 @@ fn switched_remedy(key: &CounterKey<'_>, lineage: Lineage) -> Option<String> {
     } else if recent {
         format!(
             "it moved to a new era less than {FENCE_MIN_INTERVAL_SECS} s ago already: the \
-             connection alternates between servers; point it at one primary (or run gdid \
-             sequences fence --scope {scope} --sequence {sequence} once it is settled)"
+             connection of {scope}/{sequence} alternates between servers; point it at one \
+             primary, and the record moves to a new era by itself once {FENCE_MIN_INTERVAL_SECS} \
+             s have passed since its last change"
         )
     } else {
         return None;
