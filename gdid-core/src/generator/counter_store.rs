@@ -321,7 +321,7 @@ pub trait CounterStore: Send + Sync + 'static {
     ///
     /// A store that keeps lineages ([`lineage`](super::lineage)) compares, in the same write, the
     /// record's lineage with the server's. A record of another lineage (or of none, on a server
-    /// that was promoted) moves to era [`fence_era`]`(era, S)`, next counter `size`, S being the
+    /// that was promoted) moves to era [`fence_era`](super::lineage::fence_era)`(era, S)`, next counter `size`, S being the
     /// server's clock, and takes the server's lineage; unless it is keyed [`COUNTER_KEY`] (a
     /// `u64` counter has no era to move to) or changed lineage less than
     /// [`FENCE_MIN_INTERVAL_SECS`] ago: then nothing matches, and [`lineage`](Self::lineage)
