@@ -433,10 +433,8 @@ impl OpenOptions {
         strategy: &'static str,
     ) -> Result<StoreShard, StoreError> {
         let shard = self.shard(url).await?;
-        let named = gdid_core::generator::validate_name(
-            gdid_core::generator::NameKind::Sequence,
-            sequence,
-        );
+        let named =
+            gdid_core::generator::validate_name(gdid_core::generator::NameKind::Sequence, sequence);
         let failed = |source: Source| {
             crate::store::strategy_error(strategy, sequence, shard.label(), source)
         };
