@@ -21,7 +21,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read};
-use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -29,7 +28,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use gdid::{BlockGenerator, Gdid, IdOrder, OpenOptions, Store};
-use gdid_faults::server::{MariaDbReplicas, PostgresReplicas};
+use gdid_faults::server::{MariaDbReplicas, PostgresReplicas, Replicas};
+use gdid_faults::url::ServerUrl;
 use gdid_faults::{FaultProxy, duplicates, gdid_binary};
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
@@ -515,43 +515,40 @@ fn runtime() -> Runtime {
         .unwrap()
 }
 
-/// A PostgreSQL primary with `standbys` standbys of it; `None`, said skipped, when PostgreSQL
-/// is not installed (a failure with `CI=true`).
+/// Replicated servers made by `start`, if `installed` says the engine's programs are here;
+/// `None`, said skipped, when they are not (a failure with `CI=true`).
+fn replicas<E>(
+    installed: Result<(), String>,
+    start: impl FnOnce() -> Result<Replicas<E>, String>,
+) -> Option<Replicas<E>>
+where
+    Replicas<E>: Failover,
+{
+    let store = Replicas::<E>::STORE;
+    if let Err(why) = installed {
+        gdid_testkit::unavailable(store, &why);
+        return None;
+    }
+    gdid_testkit::ran(store);
+    Some(start().unwrap_or_else(|e| panic!("starting {store}: {e}")))
+}
+
+/// A PostgreSQL primary with `standbys` standbys of it (see [`replicas`]).
 fn postgres(standbys: usize) -> Option<PostgresReplicas> {
-    if let Err(why) = PostgresReplicas::installed() {
-        gdid_testkit::unavailable("PostgreSQL", &why);
-        return None;
-    }
-    gdid_testkit::ran("PostgreSQL");
-    let mut replicas =
-        PostgresReplicas::start().unwrap_or_else(|e| panic!("starting PostgreSQL: {e}"));
-    for _ in 0..standbys {
-        replicas
-            .add_standby(0)
-            .unwrap_or_else(|e| panic!("adding a standby: {e}"));
-    }
-    Some(replicas)
+    replicas(PostgresReplicas::installed(), || {
+        let mut replicas = PostgresReplicas::start()?;
+        for _ in 0..standbys {
+            replicas
+                .add_standby(0)
+                .map_err(|e| format!("adding a standby: {e}"))?;
+        }
+        Ok(replicas)
+    })
 }
 
-/// A MariaDB primary and replica; `None`, said skipped, when MariaDB is not installed (a
-/// failure with `CI=true`).
+/// A MariaDB primary and replica (see [`replicas`]).
 fn mariadb() -> Option<MariaDbReplicas> {
-    if let Err(why) = MariaDbReplicas::installed() {
-        gdid_testkit::unavailable("MariaDB", &why);
-        return None;
-    }
-    gdid_testkit::ran("MariaDB");
-    Some(MariaDbReplicas::start().unwrap_or_else(|e| panic!("starting MariaDB: {e}")))
-}
-
-/// A relay to `target`, on `runtime`.
-fn relay(runtime: &Runtime, target: SocketAddr) -> FaultProxy {
-    runtime.block_on(FaultProxy::start(target)).unwrap()
-}
-
-/// The PostgreSQL URL of the relay at `relay`.
-fn postgres_url(relay: &FaultProxy) -> String {
-    format!("postgres://postgres@{}/postgres", relay.address())
+    replicas(MariaDbReplicas::installed(), MariaDbReplicas::start)
 }
 
 /// 2025-01-01T00:00:00Z in seconds since the Unix epoch: the epoch of the eras a record moves
@@ -580,40 +577,26 @@ fn step<T>(what: &str, result: Result<T, String>) -> T {
     result.unwrap_or_else(|e| panic!("{what}: {e}"))
 }
 
-/// A primary and a replica the tests fail over between, whatever the engine.
+/// What a failover does that depends on the engine (a set's servers are otherwise alike:
+/// [`Replicas`]).
 trait Failover {
     /// The engine's name.
-    fn store(&self) -> &'static str;
-    /// Server `i`'s address.
-    fn address_of(&self, i: usize) -> SocketAddr;
-    /// The URL of a relay at `relay`.
-    fn url_of(&self, relay: SocketAddr) -> String;
+    const STORE: &'static str;
     /// Waits until replica `i` has everything, then makes it lag from now on.
     fn lag(&mut self, i: usize);
-    /// Kills the primary `i`.
-    fn crash(&mut self, i: usize);
     /// Makes lagging replica `i` the primary.
     fn take_over(&mut self, i: usize);
 }
 
 impl Failover for PostgresReplicas {
-    fn store(&self) -> &'static str {
-        "PostgreSQL"
-    }
-    fn address_of(&self, i: usize) -> SocketAddr {
-        self.address(i)
-    }
-    fn url_of(&self, relay: SocketAddr) -> String {
-        format!("postgres://postgres@{relay}/postgres")
-    }
+    const STORE: &'static str = "PostgreSQL";
+
     /// Caught up, then stopped (fast shutdown).
     fn lag(&mut self, i: usize) {
         step("catching up", self.wait_caught_up(i));
         step("stopping the standby", self.stop(i));
     }
-    fn crash(&mut self, i: usize) {
-        step("killing the primary", self.kill(i));
-    }
+
     /// Started again (its upstream is gone), then promoted.
     fn take_over(&mut self, i: usize) {
         step("starting the standby", self.start_again(i));
@@ -622,26 +605,86 @@ impl Failover for PostgresReplicas {
 }
 
 impl Failover for MariaDbReplicas {
-    fn store(&self) -> &'static str {
-        "MariaDB"
-    }
-    fn address_of(&self, i: usize) -> SocketAddr {
-        self.address(i)
-    }
-    fn url_of(&self, relay: SocketAddr) -> String {
-        format!("mysql://root@{relay}/test")
-    }
+    const STORE: &'static str = "MariaDB";
+
     /// Caught up, then its IO thread stopped (`STOP SLAVE IO_THREAD`).
     fn lag(&mut self, i: usize) {
         step("catching up", self.wait_caught_up(i));
         step("pausing replication", self.pause(i));
     }
-    fn crash(&mut self, i: usize) {
-        step("killing the primary", self.kill(i));
-    }
+
     /// `STOP SLAVE; RESET SLAVE ALL`, writable.
     fn take_over(&mut self, i: usize) {
         step("promoting the replica", self.promote(i));
+    }
+}
+
+/// A test's replicated servers behind a relay, which clients keep as their address through a
+/// switch; the runtime of the relay and of the in-process stores; and the test's run.
+struct Bench<E> {
+    replicas: Replicas<E>,
+    runtime: Runtime,
+    relay: FaultProxy,
+    /// The URL of the servers' database through the relay.
+    url: String,
+    run: Run,
+}
+
+impl<E> Bench<E>
+where
+    Replicas<E>: Failover,
+{
+    /// A relay to server 0 of `replicas`, and the run of `test`, whose `setup` is said.
+    fn new(replicas: Replicas<E>, test: &'static str, setup: &'static str) -> Bench<E> {
+        let runtime = runtime();
+        let relay = runtime
+            .block_on(FaultProxy::start(replicas.address(0)))
+            .unwrap();
+        let url = ServerUrl::parse(&replicas.url(0))
+            .unwrap()
+            .via(relay.address());
+        let run = Run::new(test, Replicas::<E>::STORE, setup);
+        Bench {
+            replicas,
+            runtime,
+            relay,
+            url,
+            run,
+        }
+    }
+
+    /// `gdid next --count COUNT` of `sequence` through the relay ([`Run::next`]).
+    fn next(&self, sequence: &str, count: u64) {
+        self.run.next(&self.url, sequence, count, &[]);
+    }
+
+    /// Three `gdid next --count 40` runs of `sequence` through the relay.
+    fn next_three_times(&self, sequence: &str) {
+        self.run.next_three_times(&self.url, sequence);
+    }
+
+    /// Long-lived generators of `sequence` through the relay ([`LongLived::start`]).
+    fn long_lived(&self, sequence: &str, count: usize) -> LongLived {
+        LongLived::start(&self.runtime, &self.run, &self.url, sequence, count)
+    }
+
+    /// Kills server `i`, the primary.
+    fn crash(&mut self, i: usize) {
+        step("killing the primary", self.replicas.kill(i));
+    }
+
+    /// The relay switched to server `i` ([`Run::switch`]).
+    fn switch_to(&self, i: usize) {
+        self.run
+            .switch(|| self.relay.set_target(self.replicas.address(i)));
+    }
+
+    /// The failover: primary `primary` killed, lagging replica `replica` made the primary, the
+    /// relay switched to it.
+    fn fail_over(&mut self, primary: usize, replica: usize) {
+        self.crash(primary);
+        self.replicas.take_over(replica);
+        self.switch_to(replica);
     }
 }
 
@@ -652,74 +695,66 @@ impl Failover for MariaDbReplicas {
 /// The failover of tests 1 and 2: ids on the primary, the replica made to lag, more ids on the
 /// primary, the primary killed, the lagging replica promoted, the relay switched to it, more
 /// ids; two long-lived generators ask throughout.
-fn failover_to_a_lagging_replica(test: &'static str, replicas: &mut impl Failover) {
-    let runtime = runtime();
-    let relay = relay(&runtime, replicas.address_of(0));
-    let url = replicas.url_of(relay.address());
-    let run = Run::new(
+fn failover_to_a_lagging_replica<E>(test: &'static str, replicas: Replicas<E>)
+where
+    Replicas<E>: Failover,
+{
+    let mut bench = Bench::new(
+        replicas,
         test,
-        replicas.store(),
         "primary + async replica made to lag; primary killed, replica promoted",
     );
-    run.next(&url, "orders", 3, &[]);
-    let long_lived = LongLived::start(&runtime, &run, &url, "orders", 2);
-    long_lived.wait_for(&run.ledger, 20);
-    replicas.lag(1);
-    run.next_three_times(&url, "orders");
-    long_lived.wait_for(&run.ledger, 40);
-    replicas.crash(0);
-    replicas.take_over(1);
-    run.switch(|| relay.set_target(replicas.address_of(1)));
-    run.next_three_times(&url, "orders");
-    long_lived.finish(&runtime, &run.ledger, 30);
-    run.finish();
+    bench.next("orders", 3);
+    let long_lived = bench.long_lived("orders", 2);
+    long_lived.wait_for(&bench.run.ledger, 20);
+    bench.replicas.lag(1);
+    bench.next_three_times("orders");
+    long_lived.wait_for(&bench.run.ledger, 40);
+    bench.fail_over(0, 1);
+    bench.next_three_times("orders");
+    long_lived.finish(&bench.runtime, &bench.run.ledger, 30);
+    bench.run.finish();
 }
 
 #[test]
 fn postgres_failover_to_a_lagging_standby_repeats_no_id() {
-    let Some(mut postgres) = postgres(1) else {
-        return;
-    };
-    failover_to_a_lagging_replica(
-        "postgres_failover_to_a_lagging_standby_repeats_no_id",
-        &mut postgres,
-    );
+    if let Some(postgres) = postgres(1) {
+        failover_to_a_lagging_replica(
+            "postgres_failover_to_a_lagging_standby_repeats_no_id",
+            postgres,
+        );
+    }
 }
 
 #[test]
 fn mariadb_failover_to_a_lagging_replica_repeats_no_id() {
-    let Some(mut mariadb) = mariadb() else {
-        return;
-    };
-    failover_to_a_lagging_replica(
-        "mariadb_failover_to_a_lagging_replica_repeats_no_id",
-        &mut mariadb,
-    );
+    if let Some(mariadb) = mariadb() {
+        failover_to_a_lagging_replica(
+            "mariadb_failover_to_a_lagging_replica_repeats_no_id",
+            mariadb,
+        );
+    }
 }
 
 #[test]
 fn fifty_clients_racing_the_first_allocation_after_promotion_repeat_nothing() {
-    let Some(mut postgres) = postgres(1) else {
+    let Some(postgres) = postgres(1) else {
         return;
     };
-    let runtime = runtime();
-    let relay = relay(&runtime, postgres.address(0));
-    let url = postgres_url(&relay);
-    let run = Run::new(
+    let mut bench = Bench::new(
+        postgres,
         "fifty_clients_racing_the_first_allocation_after_promotion_repeat_nothing",
-        "PostgreSQL",
         "primary + async standby stopped (lagging); primary killed, standby promoted; \
          50 stores allocate at once",
     );
-    run.next(&url, "orders", 3, &[]);
-    postgres.lag(1);
-    run.next_three_times(&url, "orders");
-    postgres.crash(0);
-    postgres.take_over(1);
-    run.switch(|| relay.set_target(postgres.address(1)));
-    runtime.block_on(race(&run, &url, "orders", 50));
-    run.next(&url, "orders", 40, &[]);
-    run.finish();
+    bench.next("orders", 3);
+    bench.replicas.lag(1);
+    bench.next_three_times("orders");
+    bench.fail_over(0, 1);
+    let race = race(&bench.run, &bench.url, "orders", 50);
+    bench.runtime.block_on(race);
+    bench.next("orders", 40);
+    bench.run.finish();
 }
 
 /// `clients` stores opened on `url` (at once), whose generators of `sequence` then ask for
@@ -775,50 +810,41 @@ async fn open_patiently(url: &str) -> Result<Store, String> {
 
 #[test]
 fn a_standby_that_never_received_the_counter_row_repeats_nothing() {
-    let Some(mut postgres) = postgres(1) else {
+    let Some(postgres) = postgres(1) else {
         return;
     };
-    let runtime = runtime();
-    let relay = relay(&runtime, postgres.address(0));
-    let url = postgres_url(&relay);
-    let run = Run::new(
+    let mut bench = Bench::new(
+        postgres,
         "a_standby_that_never_received_the_counter_row_repeats_nothing",
-        "PostgreSQL",
         "store in use (another sequence) when the standby stopped; the sequence's first ids \
          on the primary only; primary killed, standby promoted",
     );
-    run.next(&url, "warm-up", 3, &[]);
-    postgres.lag(1);
-    run.next(&url, "orders", 3, &[]);
-    run.next_three_times(&url, "orders");
-    postgres.crash(0);
-    postgres.take_over(1);
-    run.switch(|| relay.set_target(postgres.address(1)));
-    run.next_three_times(&url, "orders");
-    run.next(&url, "warm-up", 40, &[]);
-    run.finish();
+    bench.next("warm-up", 3);
+    bench.replicas.lag(1);
+    bench.next("orders", 3);
+    bench.next_three_times("orders");
+    bench.fail_over(0, 1);
+    bench.next_three_times("orders");
+    bench.next("warm-up", 40);
+    bench.run.finish();
 }
 
 #[test]
 fn a_standby_that_never_received_the_authority_record_refuses_without_authority() {
-    let Some(mut postgres) = postgres(1) else {
+    let Some(postgres) = postgres(1) else {
         return;
     };
-    let runtime = runtime();
-    let relay = relay(&runtime, postgres.address(0));
-    let url = postgres_url(&relay);
-    let run = Run::new(
+    let mut bench = Bench::new(
+        postgres,
         "a_standby_that_never_received_the_authority_record_refuses_without_authority",
-        "PostgreSQL",
         "standby stopped before the store's first use; primary killed, standby promoted",
     );
-    postgres.lag(1);
-    run.next(&url, "orders", 3, &[]);
-    run.next_three_times(&url, "orders");
-    postgres.crash(0);
-    postgres.take_over(1);
-    run.switch(|| relay.set_target(postgres.address(1)));
-    match gdid_next(&url, "orders", 40, &[]) {
+    bench.replicas.lag(1);
+    bench.next("orders", 3);
+    bench.next_three_times("orders");
+    bench.fail_over(0, 1);
+    let (run, url) = (&bench.run, &bench.url);
+    match gdid_next(url, "orders", 40, &[]) {
         Ok(ids) => {
             run.ledger.record("orders", "gdid next", true, &ids);
             run.ledger.problem(format!(
@@ -835,37 +861,32 @@ fn a_standby_that_never_received_the_authority_record_refuses_without_authority(
         )),
     }
     for _ in 0..3 {
-        run.next(&url, "orders", 40, &["--authority", "1"]);
+        run.next(url, "orders", 40, &["--authority", "1"]);
     }
-    run.finish();
+    bench.run.finish();
 }
 
 #[test]
 fn two_sequences_where_one_allocates_first_after_promotion_repeat_nothing() {
-    let Some(mut postgres) = postgres(1) else {
+    let Some(postgres) = postgres(1) else {
         return;
     };
-    let runtime = runtime();
-    let relay = relay(&runtime, postgres.address(0));
-    let url = postgres_url(&relay);
-    let run = Run::new(
+    let mut bench = Bench::new(
+        postgres,
         "two_sequences_where_one_allocates_first_after_promotion_repeat_nothing",
-        "PostgreSQL",
         "two sequences; standby stopped (lagging); primary killed, standby promoted; one \
          sequence allocates first",
     );
-    run.next(&url, "orders", 3, &[]);
-    run.next(&url, "invoices", 3, &[]);
-    postgres.lag(1);
-    run.next_three_times(&url, "orders");
-    run.next_three_times(&url, "invoices");
-    postgres.crash(0);
-    postgres.take_over(1);
-    run.switch(|| relay.set_target(postgres.address(1)));
-    run.next_three_times(&url, "orders");
-    run.next_three_times(&url, "invoices");
-    run.next(&url, "orders", 40, &[]);
-    run.finish();
+    bench.next("orders", 3);
+    bench.next("invoices", 3);
+    bench.replicas.lag(1);
+    bench.next_three_times("orders");
+    bench.next_three_times("invoices");
+    bench.fail_over(0, 1);
+    bench.next_three_times("orders");
+    bench.next_three_times("invoices");
+    bench.next("orders", 40);
+    bench.run.finish();
 }
 
 #[test]
@@ -874,35 +895,30 @@ fn a_chain_where_standby_two_missed_standby_ones_era_move_repeats_nothing() {
         return;
     };
     let second = step("adding standby 2 (of standby 1)", postgres.add_standby(1));
-    let runtime = runtime();
-    let relay = relay(&runtime, postgres.address(0));
-    let url = postgres_url(&relay);
-    let run = Run::new(
+    let mut bench = Bench::new(
+        postgres,
         "a_chain_where_standby_two_missed_standby_ones_era_move_repeats_nothing",
-        "PostgreSQL",
         "primary -> standby 1 -> standby 2; standby 2 stopped; primary killed, standby 1 \
          promoted and used; standby 1 killed, standby 2 promoted",
     );
-    run.next(&url, "orders", 3, &[]);
-    step("catching up", postgres.wait_caught_up(1));
-    postgres.lag(second);
-    run.next_three_times(&url, "orders");
-    step("catching up", postgres.wait_caught_up(1));
-    postgres.crash(0);
-    step("promoting standby 1", postgres.promote(1));
-    run.switch(|| relay.set_target(postgres.address(1)));
-    run.next_three_times(&url, "orders");
+    bench.next("orders", 3);
+    step("catching up", bench.replicas.wait_caught_up(1));
+    bench.replicas.lag(second);
+    bench.next_three_times("orders");
+    step("catching up", bench.replicas.wait_caught_up(1));
+    bench.crash(0);
+    step("promoting standby 1", bench.replicas.promote(1));
+    bench.switch_to(1);
+    bench.next_three_times("orders");
     // The era a record moves to is the server's clock in seconds (since 2025-01-01), so two
     // copies moved within one second would share one: a limit the rule states
     // (gdid_core::generator::lineage). A chain of failovers takes longer than a second; this
     // one, on one machine, may not, so standby 2 is promoted in a later second than the era
     // standby 1 moved to.
-    wait_for_a_second_after(run.largest_era());
-    postgres.crash(1);
-    postgres.take_over(second);
-    run.switch(|| relay.set_target(postgres.address(second)));
-    run.next_three_times(&url, "orders");
-    run.finish();
+    wait_for_a_second_after(bench.run.largest_era());
+    bench.fail_over(1, second);
+    bench.next_three_times("orders");
+    bench.run.finish();
 }
 
 #[test]
@@ -1006,35 +1022,38 @@ impl Drop for Served {
 
 #[test]
 fn gdid_serve_in_front_of_a_failing_over_postgres_repeats_nothing() {
-    let Some(mut postgres) = postgres(1) else {
+    let Some(postgres) = postgres(1) else {
         return;
     };
-    let runtime = runtime();
-    let relay = relay(&runtime, postgres.address(0));
-    let run = Run::new(
+    let mut bench = Bench::new(
+        postgres,
         "gdid_serve_in_front_of_a_failing_over_postgres_repeats_nothing",
-        "PostgreSQL",
         "gdid serve on the relay; standby stopped (lagging); primary killed, standby promoted; \
          only the server's clients issue",
     );
-    let served = Served::start(&postgres_url(&relay));
+    let served = Served::start(&bench.url);
     let token = served.token_arg();
-    let next = |count| run.next(&served.url, "orders", count, &[&token]);
-    next(3);
+    let next = |run: &Run, count| run.next(&served.url, "orders", count, &[&token]);
+    next(&bench.run, 3);
     let options = Store::options().http_token(&served.token);
-    let long_lived = LongLived::start_with(&runtime, &run, &options, &served.url, "orders", 2);
-    long_lived.wait_for(&run.ledger, 20);
-    postgres.lag(1);
+    let long_lived = LongLived::start_with(
+        &bench.runtime,
+        &bench.run,
+        &options,
+        &served.url,
+        "orders",
+        2,
+    );
+    long_lived.wait_for(&bench.run.ledger, 20);
+    bench.replicas.lag(1);
     for _ in 0..3 {
-        next(40);
+        next(&bench.run, 40);
     }
-    long_lived.wait_for(&run.ledger, 40);
-    postgres.crash(0);
-    postgres.take_over(1);
-    run.switch(|| relay.set_target(postgres.address(1)));
+    long_lived.wait_for(&bench.run.ledger, 40);
+    bench.fail_over(0, 1);
     for _ in 0..3 {
-        next(40);
+        next(&bench.run, 40);
     }
-    long_lived.finish(&runtime, &run.ledger, 30);
-    run.finish();
+    long_lived.finish(&bench.runtime, &bench.run.ledger, 30);
+    bench.run.finish();
 }

@@ -3,7 +3,8 @@
 
 use std::ffi::OsString;
 use std::io::Read;
-use std::net::TcpStream;
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -114,6 +115,34 @@ pub(crate) enum RunAs {
     ServiceUsers,
 }
 
+impl RunAs {
+    /// Who the servers of this process run as: the service users when it is root.
+    pub(crate) fn here() -> RunAs {
+        if std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0) {
+            RunAs::ServiceUsers
+        } else {
+            RunAs::Me
+        }
+    }
+
+    /// Gives `folder` to `user` (and its group of the same name) when the servers run as the
+    /// service users.
+    pub(crate) fn give(self, user: &str, folder: &Path) -> Result<(), String> {
+        if self == RunAs::Me {
+            return Ok(());
+        }
+        let mut chown = Command::new("chown");
+        chown.arg("-R").arg(format!("{user}:{user}")).arg(folder);
+        run(&mut chown, &folder.join("chown.log"))
+    }
+
+    /// MariaDB's `--user=mysql` when it runs as its service user, for its install and its
+    /// server alike.
+    fn mariadb_user(self) -> Option<OsString> {
+        (self == RunAs::ServiceUsers).then(|| "--user=mysql".into())
+    }
+}
+
 /// How to start an instance once its data folder exists: the command, and the URL clients use.
 #[derive(Debug, Clone)]
 pub(crate) struct Launch {
@@ -123,49 +152,41 @@ pub(crate) struct Launch {
 }
 
 impl Programs {
+    /// Whose programs they are.
+    pub(crate) fn engine(&self) -> Engine {
+        match self {
+            Programs::MariaDb { .. } => Engine::MariaDb,
+            Programs::Postgres { .. } => Engine::Postgres,
+            Programs::MongoDb { .. } => Engine::MongoDb,
+        }
+    }
+
     /// Makes the instance's data folder in `folder` (which exists and is empty) and says how to
-    /// start it on 127.0.0.1:`port`.
+    /// start it on 127.0.0.1:`port` ([`Programs::launch`]).
+    ///
+    /// MariaDB gets a temporary folder of its own (`tmp` in `folder`), for its installation
+    /// (`TMPDIR`) and its running (`--tmpdir`): `mariadb-install-db` run by several processes at
+    /// once with the same temporary folder (`/tmp`) fails now and then (`ERROR: 1051 Unknown
+    /// table 'mysql.tmp_user_sys'`).
     pub(crate) fn init(&self, folder: &Path, port: u16, run_as: RunAs) -> Result<Launch, String> {
         let data = folder.join("data");
         match self {
-            Programs::MariaDb { server, install_db } => {
-                if run_as == RunAs::ServiceUsers {
-                    chown("mysql", folder)?;
-                }
-                let mut user = Vec::new();
-                if run_as == RunAs::ServiceUsers {
-                    user.push(OsString::from("--user=mysql"));
-                }
+            Programs::MariaDb { install_db, .. } => {
+                let tmp = folder.join("tmp");
+                make_folder(&tmp)?;
+                run_as.give("mysql", folder)?;
                 // `--no-defaults`: nothing of the machine's /etc/mysql (its port, socket, data).
                 let mut install = Command::new(install_db);
                 install
                     .arg("--no-defaults")
                     .arg(arg("--datadir=", &data))
-                    .args(&user)
-                    .arg("--auth-root-authentication-method=normal");
+                    .args(run_as.mariadb_user())
+                    .arg("--auth-root-authentication-method=normal")
+                    .env("TMPDIR", &tmp);
                 run(&mut install, &folder.join("install.log"))?;
-                let mut args = vec![OsString::from("--no-defaults")];
-                args.extend([
-                    arg("--datadir=", &data),
-                    arg("--socket=", &folder.join("mysqld.sock")),
-                    arg("--pid-file=", &folder.join("mariadbd.pid")),
-                    format!("--port={port}").into(),
-                    "--bind-address=127.0.0.1".into(),
-                    "--skip-name-resolve".into(),
-                    // Any client, no password: the instance lives for the suite on loopback only.
-                    "--skip-grant-tables".into(),
-                ]);
-                args.extend(user);
-                Ok(Launch {
-                    program: server.clone(),
-                    args,
-                    url: format!("mysql://root@127.0.0.1:{port}/test"),
-                })
             }
             Programs::Postgres { bindir } => {
-                if run_as == RunAs::ServiceUsers {
-                    chown("postgres", folder)?;
-                }
+                run_as.give("postgres", folder)?;
                 let (program, args) = as_user(run_as, "postgres", bindir.join("initdb"));
                 let mut init = Command::new(program);
                 init.args(args)
@@ -174,6 +195,42 @@ impl Programs {
                     .args(["-A", "trust", "-U", "postgres", "-E", "UTF8", "--locale=C"])
                     .arg("--no-sync");
                 run(&mut init, &folder.join("initdb.log"))?;
+            }
+            Programs::MongoDb { .. } => {
+                std::fs::create_dir_all(&data).map_err(|e| format!("{}: {e}", data.display()))?;
+            }
+        }
+        Ok(self.launch(folder, port, run_as))
+    }
+
+    /// How to start the instance whose data folder is `data` in `folder` (made by
+    /// [`Programs::init`], or a copy of another instance's) on 127.0.0.1:`port`, its socket in
+    /// `folder`.
+    pub(crate) fn launch(&self, folder: &Path, port: u16, run_as: RunAs) -> Launch {
+        let data = folder.join("data");
+        match self {
+            Programs::MariaDb { server, .. } => {
+                // `--no-defaults` first: nothing of the machine's /etc/mysql.
+                let mut args = vec![OsString::from("--no-defaults")];
+                args.extend([
+                    arg("--datadir=", &data),
+                    arg("--socket=", &folder.join("mysqld.sock")),
+                    arg("--pid-file=", &folder.join("mariadbd.pid")),
+                    arg("--tmpdir=", &folder.join("tmp")),
+                    format!("--port={port}").into(),
+                    "--bind-address=127.0.0.1".into(),
+                    "--skip-name-resolve".into(),
+                    // Any client, no password: the instance lives for the suite on loopback only.
+                    "--skip-grant-tables".into(),
+                ]);
+                args.extend(run_as.mariadb_user());
+                Launch {
+                    program: server.clone(),
+                    args,
+                    url: format!("mysql://root@127.0.0.1:{port}/test"),
+                }
+            }
+            Programs::Postgres { bindir } => {
                 let (program, mut args) = as_user(run_as, "postgres", bindir.join("postgres"));
                 args.extend([
                     "-D".into(),
@@ -185,31 +242,43 @@ impl Programs {
                     "-c".into(),
                     "listen_addresses=127.0.0.1".into(),
                 ]);
-                Ok(Launch {
+                Launch {
                     program,
                     args,
                     url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
-                })
+                }
             }
-            Programs::MongoDb { server } => {
-                std::fs::create_dir_all(&data).map_err(|e| format!("{}: {e}", data.display()))?;
-                Ok(Launch {
-                    program: server.clone(),
-                    args: vec![
-                        "--host".into(),
-                        "127.0.0.1".into(),
-                        "--port".into(),
-                        port.to_string().into(),
-                        "--storage-path".into(),
-                        data.into_os_string(),
-                        "--cache-size".into(),
-                        "256M".into(),
-                    ],
-                    url: format!("mongodb://127.0.0.1:{port}/?directConnection=true"),
-                })
-            }
+            Programs::MongoDb { server } => Launch {
+                program: server.clone(),
+                args: vec![
+                    "--host".into(),
+                    "127.0.0.1".into(),
+                    "--port".into(),
+                    port.to_string().into(),
+                    "--storage-path".into(),
+                    data.into_os_string(),
+                    "--cache-size".into(),
+                    "256M".into(),
+                ],
+                url: format!("mongodb://127.0.0.1:{port}/?directConnection=true"),
+            },
         }
     }
+}
+
+/// Makes `folder` (and its parents), open to the servers' users (`0755`).
+pub(crate) fn make_folder(folder: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(folder)
+        .and_then(|()| std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)))
+        .map_err(|e| format!("{}: {e}", folder.display()))
+}
+
+/// A port on 127.0.0.1 that nothing listens on now.
+pub(crate) fn free_port() -> Result<u16, String> {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .map_err(|e| format!("finding a free port: {e}"))
 }
 
 /// `name=` followed by a path, as one argument.
@@ -222,7 +291,7 @@ fn arg(name: &str, path: &Path) -> OsString {
 /// `program` run as `user` when the suite runs as root (`setpriv`, which executes it in place,
 /// so the process id is the program's), else as it is: the program and the arguments before
 /// its own.
-fn as_user(run_as: RunAs, user: &str, program: PathBuf) -> (PathBuf, Vec<OsString>) {
+pub(crate) fn as_user(run_as: RunAs, user: &str, program: PathBuf) -> (PathBuf, Vec<OsString>) {
     match run_as {
         RunAs::Me => (program, Vec::new()),
         RunAs::ServiceUsers => (
@@ -263,13 +332,6 @@ pub(crate) fn tail(log: &Path) -> String {
         log.display(),
         lines[lines.len().saturating_sub(15)..].join("\n")
     )
-}
-
-/// Gives `folder` to `user` (and its group of the same name).
-fn chown(user: &str, folder: &Path) -> Result<(), String> {
-    let mut chown = Command::new("chown");
-    chown.arg("-R").arg(format!("{user}:{user}")).arg(folder);
-    run(&mut chown, &folder.join("chown.log"))
 }
 
 /// `name` on the `PATH`, or the first of `elsewhere` that exists.

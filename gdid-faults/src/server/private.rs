@@ -8,14 +8,13 @@
 //! killed too left behind.
 
 use std::io::ErrorKind;
-use std::net::TcpListener;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use super::Server;
-use super::engine::{Engine, RunAs};
+use super::daemon::Daemon;
+use super::engine::{Engine, RunAs, make_folder};
 
 /// The clean-up: stops the servers of a run's folder and removes it.
 const REAP: &str = include_str!("reap.sh");
@@ -23,12 +22,10 @@ const REAP: &str = include_str!("reap.sh");
 /// The suite's private servers, one per engine installed here.
 #[derive(Debug)]
 pub struct PrivateServers {
-    folder: PathBuf,
+    run: RunFolder,
     servers: Vec<Server>,
     /// The engines not installed here, and why.
     missing: Vec<(Engine, String)>,
-    /// The clean-up process: it acts when its stdin, held here, closes.
-    cleanup: Child,
 }
 
 impl PrivateServers {
@@ -45,30 +42,12 @@ impl PrivateServers {
     /// When the folder cannot be made, or an installed engine fails to start (the message ends
     /// with its log).
     pub fn start() -> Result<PrivateServers, String> {
-        let root = PrivateServers::root();
-        make_folder(&root)?;
-        remove_leftovers(&root);
-        let folder = root.join(format!("run-{}", std::process::id()));
-        if folder.exists() {
-            reap_now(&folder); // a killed run's, whose process id this one got
-        }
-        make_folder(&folder)?;
-        let cleanup = Command::new("bash")
-            .args(["-c", REAP, "reap", "on-eof"])
-            .arg(&folder)
-            .stdin(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .map_err(|e| format!("starting the clean-up of {}: {e}", folder.display()))?;
-        let run_as = if std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0) {
-            RunAs::ServiceUsers
-        } else {
-            RunAs::Me
-        };
+        let run = RunFolder::make(&PrivateServers::root())?;
+        let run_as = RunAs::here();
         let started: Vec<(Engine, Result<Started, String>)> = std::thread::scope(|scope| {
             let threads: Vec<_> = Engine::ALL
                 .map(|engine| {
-                    let folder = &folder;
+                    let folder = run.path();
                     (engine, scope.spawn(move || start(engine, folder, run_as)))
                 })
                 .into_iter()
@@ -84,10 +63,9 @@ impl PrivateServers {
                 .collect()
         });
         let mut servers = PrivateServers {
-            folder,
+            run,
             servers: Vec::new(),
             missing: Vec::new(),
-            cleanup,
         };
         let mut failed = Vec::new();
         for (engine, result) in started {
@@ -122,15 +100,14 @@ impl PrivateServers {
 
     /// The run's folder: every server's data, socket and log.
     pub fn folder(&self) -> &Path {
-        &self.folder
+        self.run.path()
     }
 }
 
 impl Drop for PrivateServers {
     fn drop(&mut self) {
         self.servers.clear(); // each stops, unless a clone outlives this
-        drop(self.cleanup.stdin.take()); // the clean-up stops what is left, removes the folder
-        let _ = self.cleanup.wait();
+        // Then the run's folder is dropped: its clean-up stops what is left, removes the folder.
     }
 }
 
@@ -147,26 +124,51 @@ fn start(engine: Engine, run: &Path, run_as: RunAs) -> Result<Started, String> {
         Ok(programs) => programs,
         Err(why) => return Ok(Started::NotInstalled(why)),
     };
-    let folder = run.join(engine.folder());
-    make_folder(&folder)?;
-    let port = free_port()?;
-    let launch = programs.init(&folder, port, run_as)?;
-    Server::start(engine, folder, port, launch).map(Started::Running)
+    let daemon = Daemon::init(&programs, engine.name(), run.join(engine.folder()), run_as)?;
+    Server::start(daemon).map(Started::Running)
 }
 
-/// A port on 127.0.0.1 that nothing listens on now.
-fn free_port() -> Result<u16, String> {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .map_err(|e| format!("finding a free port: {e}"))
+/// A run's folder, `run-PID` in a root folder, with its clean-up process: the servers of the
+/// folder are stopped and the folder removed when this is dropped, or when the process ends
+/// however it ends (the clean-up acts when its stdin, held here, closes).
+#[derive(Debug)]
+pub(super) struct RunFolder {
+    folder: PathBuf,
+    cleanup: Child,
 }
 
-/// Makes `folder` (and its parents), open to the servers' users (`0755`).
-fn make_folder(folder: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(folder)
-        .and_then(|()| std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)))
-        .map_err(|e| format!("{}: {e}", folder.display()))
+impl RunFolder {
+    /// Makes `run-PID` in `root` and starts its clean-up, after removing what runs that are gone
+    /// left in `root` (runs killed with their clean-up, or on a machine stopped mid-run).
+    pub(super) fn make(root: &Path) -> Result<RunFolder, String> {
+        make_folder(root)?;
+        remove_leftovers(root);
+        let folder = root.join(format!("run-{}", std::process::id()));
+        if folder.exists() {
+            reap_now(&folder); // a killed run's, whose process id this one got
+        }
+        make_folder(&folder)?;
+        let cleanup = Command::new("bash")
+            .args(["-c", REAP, "reap", "on-eof"])
+            .arg(&folder)
+            .stdin(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("starting the clean-up of {}: {e}", folder.display()))?;
+        Ok(RunFolder { folder, cleanup })
+    }
+
+    /// The folder.
+    pub(super) fn path(&self) -> &Path {
+        &self.folder
+    }
+}
+
+impl Drop for RunFolder {
+    fn drop(&mut self) {
+        drop(self.cleanup.stdin.take()); // the clean-up stops what is left, removes the folder
+        let _ = self.cleanup.wait();
+    }
 }
 
 /// Cleans up every run's folder in `root` whose process is gone (and whose clean-up process was
@@ -185,7 +187,7 @@ fn remove_leftovers(root: &Path) {
         let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("run-")) else {
             continue;
         };
-        if !Path::new("/proc").join(pid).exists() {
+        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
             reap_now(&entry.path());
         }
     }

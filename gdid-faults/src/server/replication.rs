@@ -15,168 +15,39 @@
 //! and `mariadb`): call it from a test's own thread, or from `spawn_blocking`.
 
 use std::ffi::OsString;
-use std::fs::OpenOptions;
 use std::io::ErrorKind;
-use std::net::{SocketAddr, TcpListener};
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
-use std::os::unix::process::CommandExt;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::PrivateServers;
-use super::engine::{Engine, Launch, Programs, RunAs, tail};
-
-/// The clean-up of a run's folder (the private servers' own).
-const REAP: &str = include_str!("reap.sh");
-
-/// How long a server may take to start, stop, promote or catch up before it is an error.
-const PATIENCE: Duration = Duration::from_secs(60);
-
-/// How often a wait looks again.
-const POLL: Duration = Duration::from_millis(50);
+use super::daemon::{Daemon, PATIENCE, POLL, kill_group};
+use super::engine::{Engine, Programs, RunAs, as_user, free_port, make_folder};
+use super::private::RunFolder;
 
 // ----------------------------------------------------------------------------------------------
-// The run's folder and its clean-up
+// The run's folder, and running programs
 // ----------------------------------------------------------------------------------------------
 
-/// This process's folder of replicated servers, with the clean-up process that removes it when
-/// the process ends (it acts when its stdin, held here for the life of the process, closes).
-#[derive(Debug)]
-struct RunFolder {
-    folder: PathBuf,
-    /// Never used, only held: its stdin closes when this process ends, however it ends.
-    _cleanup: Child,
-}
-
-/// This process's folder of replicated servers, made (and what killed runs left behind removed)
-/// on first use.
+/// This process's folder of replicated servers, `replication/run-PID` under
+/// [`PrivateServers::root`], made (and what killed runs left behind removed) on first use; its
+/// clean-up removes it when the process ends (never dropped, the folder's clean-up holds on
+/// until then).
 fn run_folder() -> Result<&'static Path, String> {
     static RUN: OnceLock<Result<RunFolder, String>> = OnceLock::new();
-    RUN.get_or_init(RunFolder::make)
+    RUN.get_or_init(|| RunFolder::make(&PrivateServers::root().join("replication")))
         .as_ref()
-        .map(|run| run.folder.as_path())
+        .map(RunFolder::path)
         .map_err(Clone::clone)
-}
-
-impl RunFolder {
-    /// Makes `replication/run-PID` under [`PrivateServers::root`] and starts its clean-up, after
-    /// removing the folders of runs that are gone.
-    fn make() -> Result<RunFolder, String> {
-        let root = PrivateServers::root().join("replication");
-        make_folder(&root)?;
-        remove_leftovers(&root);
-        let folder = root.join(format!("run-{}", std::process::id()));
-        if folder.exists() {
-            reap_now(&folder); // a killed run's, whose process id this one got
-        }
-        make_folder(&folder)?;
-        let cleanup = Command::new("bash")
-            .args(["-c", REAP, "reap", "on-eof"])
-            .arg(&folder)
-            .stdin(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .map_err(|e| format!("starting the clean-up of {}: {e}", folder.display()))?;
-        Ok(RunFolder {
-            folder,
-            _cleanup: cleanup,
-        })
-    }
-}
-
-/// Cleans up every `run-PID` folder in `root` whose process is gone.
-fn remove_leftovers(root: &Path) {
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("run-")) else {
-            continue;
-        };
-        if pid.parse::<u32>().is_ok() && !Path::new("/proc").join(pid).exists() {
-            reap_now(&entry.path());
-        }
-    }
-}
-
-/// Stops the servers of the run folder `folder` and removes it, now.
-fn reap_now(folder: &Path) {
-    let status = Command::new("bash")
-        .args(["-c", REAP, "reap", "now"])
-        .arg(folder)
-        .stdin(Stdio::null())
-        .status();
-    if !status.is_ok_and(|s| s.success()) {
-        eprintln!("gdid-faults: could not clean up {}", folder.display());
-    }
 }
 
 /// A new name for a set of servers in this process's run folder: `pg1`, `mariadb2`, ….
 fn set_name(engine: &str) -> String {
     static SETS: AtomicU32 = AtomicU32::new(0);
     format!("{engine}{}", SETS.fetch_add(1, Ordering::Relaxed) + 1)
-}
-
-/// Who the servers run as: the engines' service users when this process is root.
-fn run_as() -> RunAs {
-    if std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0) {
-        RunAs::ServiceUsers
-    } else {
-        RunAs::Me
-    }
-}
-
-/// Makes `folder` (and its parents), open to the servers' users (`0755`).
-fn make_folder(folder: &Path) -> Result<(), String> {
-    std::fs::create_dir_all(folder)
-        .and_then(|()| std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o755)))
-        .map_err(|e| format!("{}: {e}", folder.display()))
-}
-
-/// A port on 127.0.0.1 that nothing listens on now.
-fn free_port() -> Result<u16, String> {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .map_err(|e| format!("finding a free port: {e}"))
-}
-
-// ----------------------------------------------------------------------------------------------
-// Running programs
-// ----------------------------------------------------------------------------------------------
-
-/// `program` run as `user` when the servers run as the service users (`setpriv`, which executes
-/// it in place, so the process id is the program's), else as it is: the program and the
-/// arguments before its own. (The same as the private servers' launch.)
-fn as_user(run_as: RunAs, user: &str, program: PathBuf) -> (PathBuf, Vec<OsString>) {
-    match run_as {
-        RunAs::Me => (program, Vec::new()),
-        RunAs::ServiceUsers => (
-            PathBuf::from("setpriv"),
-            vec![
-                format!("--reuid={user}").into(),
-                format!("--regid={user}").into(),
-                "--init-groups".into(),
-                "--".into(),
-                program.into_os_string(),
-            ],
-        ),
-    }
-}
-
-/// Gives `folder` to `user` (and its group of the same name), when the servers run as the
-/// service users.
-fn give(run_as: RunAs, user: &str, folder: &Path) -> Result<(), String> {
-    if run_as == RunAs::Me {
-        return Ok(());
-    }
-    let mut chown = Command::new("chown");
-    chown.arg("-R").arg(format!("{user}:{user}")).arg(folder);
-    output(&mut chown).map(drop)
 }
 
 /// Runs `command` to its end and returns its standard output, trimmed; `Err` with its standard
@@ -234,103 +105,45 @@ fn wait_for<T>(
 // One server
 // ----------------------------------------------------------------------------------------------
 
-/// One server of a set: its folder (data, socket, log), port and process. Dropped, it is killed
-/// with its whole process group and its folder is removed.
+/// One server of a set: its [`Daemon`] (folder, port, launch) and its process. Dropped, it is
+/// killed with its whole process group and its folder is removed.
 #[derive(Debug)]
 struct Node {
-    engine: Engine,
-    /// Its role when it was made, for messages: `primary`, `standby 1`.
-    role: String,
-    folder: PathBuf,
-    port: u16,
-    launch: Launch,
+    daemon: Daemon,
     /// The running process (the leader of its own process group), `None` while down.
     process: Option<Child>,
 }
 
 impl Node {
-    /// The address clients connect to.
-    fn address(&self) -> SocketAddr {
-        SocketAddr::from(([127, 0, 0, 1], self.port))
+    /// Starts `daemon` ([`Node::start`]).
+    fn started(daemon: Daemon) -> Result<Node, String> {
+        let mut node = Node {
+            daemon,
+            process: None,
+        };
+        node.start()?;
+        Ok(node)
     }
 
-    /// Starts the process, in a process group of its own, and waits until it accepts clients
-    /// on its port. Records its id for the clean-up (`server.pid`: the id and the signal that
-    /// stops it).
+    /// Starts the process and waits until it accepts clients on its port ([`Daemon::spawn`]).
     fn start(&mut self) -> Result<(), String> {
         if self.process.is_some() {
-            return Err(format!("{} is running already", self.role));
+            return Err(format!("{} is running already", self.daemon.name));
         }
-        let log_path = self.folder.join("server.log");
-        let log = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&log_path)
-            .map_err(|e| format!("{}: {e}", log_path.display()))?;
-        let mut child = Command::new(&self.launch.program)
-            .args(&self.launch.args)
-            .stdin(Stdio::null())
-            .stdout(log.try_clone().map_err(|e| e.to_string())?)
-            .stderr(log)
-            .process_group(0)
-            .spawn()
-            .map_err(|e| format!("{}: {e}", self.launch.program.display()))?;
-        let pid_file = self.folder.join("server.pid");
-        std::fs::write(
-            &pid_file,
-            format!("{} {}\n", child.id(), self.engine.stop_signal()),
-        )
-        .map_err(|e| format!("{}: {e}", pid_file.display()))?;
-        let started = Instant::now();
-        while !self.engine.serves(self.port) {
-            let exited = child.try_wait().map_err(|e| e.to_string())?;
-            if exited.is_some() || started.elapsed() > PATIENCE {
-                kill_group(&mut child);
-                return Err(format!(
-                    "{} {} did not start on 127.0.0.1:{} ({}); {}",
-                    self.engine.name(),
-                    self.role,
-                    self.port,
-                    exited.map_or_else(|| "still closed after 60 s".into(), |s| s.to_string()),
-                    tail(&log_path)
-                ));
-            }
-            std::thread::sleep(POLL);
-        }
-        self.process = Some(child);
+        self.process = Some(self.daemon.spawn()?);
         Ok(())
     }
 
-    /// Stops it cleanly (the engine's stop signal: PostgreSQL's fast shutdown, MariaDB's
-    /// SIGTERM) and waits until it is gone; killed after [`PATIENCE`].
+    /// Stops it cleanly and waits until it is gone ([`Daemon::halt`]).
     fn stop(&mut self) -> Result<(), String> {
-        let mut child = self.running()?;
-        let signal = self.engine.stop_signal();
-        let _ = Command::new("kill")
-            .arg(format!("-{signal}"))
-            .arg(child.id().to_string())
-            .status();
-        let asked = Instant::now();
-        while child.try_wait().map_err(|e| e.to_string())?.is_none() {
-            if asked.elapsed() > PATIENCE {
-                kill_group(&mut child);
-                return Err(format!(
-                    "{} {} did not stop within 60 s of SIG{signal}: killed; {}",
-                    self.engine.name(),
-                    self.role,
-                    tail(&self.folder.join("server.log"))
-                ));
-            }
-            std::thread::sleep(POLL);
-        }
-        Ok(())
+        let child = self.running()?;
+        self.daemon.halt(child)
     }
 
     /// Kills it with SIGKILL, the whole process group at once (a PostgreSQL server's backends
     /// with it), as a crash of its machine would, and waits until it is gone.
     fn kill(&mut self) -> Result<(), String> {
-        let mut child = self.running()?;
-        kill_group(&mut child);
+        kill_group(&mut self.running()?);
         Ok(())
     }
 
@@ -338,7 +151,7 @@ impl Node {
     fn running(&mut self) -> Result<Child, String> {
         self.process
             .take()
-            .ok_or_else(|| format!("{} {} is not running", self.engine.name(), self.role))
+            .ok_or_else(|| format!("{} is not running", self.daemon.name))
     }
 }
 
@@ -347,61 +160,151 @@ impl Drop for Node {
         if let Some(mut child) = self.process.take() {
             kill_group(&mut child);
         }
-        if let Err(e) = std::fs::remove_dir_all(&self.folder)
+        let folder = &self.daemon.folder;
+        if let Err(e) = std::fs::remove_dir_all(folder)
             && e.kind() != ErrorKind::NotFound
         {
-            eprintln!("gdid-faults: {}: {e}", self.folder.display());
+            eprintln!("gdid-faults: {}: {e}", folder.display());
         }
     }
 }
 
-/// SIGKILL to `child`'s process group (it leads one of its own), then waits for it.
-fn kill_group(child: &mut Child) {
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{}", child.id())])
-        .stderr(Stdio::null())
-        .status();
-    let _ = child.kill();
-    let _ = child.wait();
+// ----------------------------------------------------------------------------------------------
+// A set of servers
+// ----------------------------------------------------------------------------------------------
+
+/// Replicated servers of one engine, each on its own port: server 0, the first primary, and
+/// replicas of it (or of each other). `E` is what the engine's set needs besides its servers:
+/// [`Postgres`] ([`PostgresReplicas`]) or [`MariaDb`] ([`MariaDbReplicas`]).
+#[derive(Debug)]
+pub struct Replicas<E> {
+    engine: E,
+    /// The set's name in the run's folder: `pg1`, `mariadb2`, ….
+    name: String,
+    run_as: RunAs,
+    nodes: Vec<Node>,
+    /// Each server's upstream (the server it replicates from): `None` for a primary.
+    upstream: Vec<Option<usize>>,
 }
 
-/// Finds a node by index, or says there is none.
-fn node(nodes: &mut [Node], i: usize) -> Result<&mut Node, String> {
-    let count = nodes.len();
-    nodes
-        .get_mut(i)
-        .ok_or_else(|| format!("no server {i}: the set has {count}"))
+impl<E> Replicas<E> {
+    /// A new set without servers, named after `set` (`pg`, `mariadb`).
+    fn new(engine: E, set: &str) -> Replicas<E> {
+        Replicas {
+            engine,
+            name: set_name(set),
+            run_as: RunAs::here(),
+            nodes: Vec::new(),
+            upstream: Vec::new(),
+        }
+    }
+
+    /// The URL of server `i` (`postgres://postgres@127.0.0.1:PORT/postgres`,
+    /// `mysql://root@127.0.0.1:PORT/test`).
+    ///
+    /// # Panics
+    ///
+    /// When there is no server `i`.
+    pub fn url(&self, i: usize) -> String {
+        self.nodes[i].daemon.launch.url.clone()
+    }
+
+    /// The address of server `i`, for a relay.
+    ///
+    /// # Panics
+    ///
+    /// When there is no server `i`.
+    pub fn address(&self, i: usize) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.nodes[i].daemon.port))
+    }
+
+    /// Stops server `i` cleanly (the engine's stop signal: PostgreSQL's fast shutdown, MariaDB's
+    /// SIGTERM): a standby stopped lags from now on.
+    ///
+    /// # Errors
+    ///
+    /// When it is not running, or had to be killed.
+    pub fn stop(&mut self, i: usize) -> Result<(), String> {
+        self.node_mut(i)?.stop()
+    }
+
+    /// Kills server `i` (SIGKILL, with its whole process group: a PostgreSQL server's backends
+    /// too), as a crash.
+    ///
+    /// # Errors
+    ///
+    /// When it is not running.
+    pub fn kill(&mut self, i: usize) -> Result<(), String> {
+        self.node_mut(i)?.kill()
+    }
+
+    /// The folder of this set's server `server` (`primary`, `standby1`) in the run's folder.
+    fn folder(&self, server: &str) -> Result<PathBuf, String> {
+        Ok(run_folder()?.join(format!("{}-{server}", self.name)))
+    }
+
+    /// Adds `node`, replicating from `upstream` (`None`: a primary); returns its index.
+    fn push(&mut self, node: Node, upstream: Option<usize>) -> usize {
+        self.nodes.push(node);
+        self.upstream.push(upstream);
+        self.nodes.len() - 1
+    }
+
+    /// Server `i`, or says there is none.
+    fn node(&self, i: usize) -> Result<&Node, String> {
+        let count = self.nodes.len();
+        self.nodes
+            .get(i)
+            .ok_or_else(|| format!("no server {i}: the set has {count}"))
+    }
+
+    /// Server `i`, to start or stop, or says there is none.
+    fn node_mut(&mut self, i: usize) -> Result<&mut Node, String> {
+        let count = self.nodes.len();
+        self.nodes
+            .get_mut(i)
+            .ok_or_else(|| format!("no server {i}: the set has {count}"))
+    }
+
+    /// The port of server `i`.
+    fn port(&self, i: usize) -> Result<u16, String> {
+        self.node(i).map(|node| node.daemon.port)
+    }
+
+    /// The upstream of server `i`, a `replica` (the engine's word for it); `Err` when it is not
+    /// one.
+    fn upstream_of(&self, i: usize, replica: &str) -> Result<usize, String> {
+        self.upstream
+            .get(i)
+            .copied()
+            .flatten()
+            .ok_or_else(|| format!("server {i} is not a {replica}"))
+    }
 }
 
 // ----------------------------------------------------------------------------------------------
 // PostgreSQL
 // ----------------------------------------------------------------------------------------------
 
-/// Settings every PostgreSQL server of a set starts with: as many connections on the standbys
-/// as on the primary (a hot standby needs at least as many), room for fifty clients' pools, WAL
-/// kept for a standby that was stopped a while, and no fsync (the faults here kill processes,
-/// never the machine, whose page cache keeps what a killed server wrote).
-const POSTGRES_SETTINGS: [&str; 4] = [
-    "max_connections=300",
-    "wal_keep_size=256MB",
-    "fsync=off",
-    "listen_addresses=127.0.0.1",
-];
+/// Settings every PostgreSQL server of a set starts with, besides the private servers' (which
+/// listen on 127.0.0.1 only): as many connections on the standbys as on the primary (a hot
+/// standby needs at least as many), room for fifty clients' pools, WAL kept for a standby that
+/// was stopped a while, and no fsync (the faults here kill processes, never the machine, whose
+/// page cache keeps what a killed server wrote).
+const POSTGRES_SETTINGS: [&str; 3] = ["max_connections=300", "wal_keep_size=256MB", "fsync=off"];
 
 /// A PostgreSQL primary (server 0) and standbys replicating from it, or from each other, by
 /// asynchronous streaming (`pg_basebackup -R -X stream`), each on its own port. Promoting a
 /// standby makes it a primary (a new timeline); the old primary is not fenced: kill it first.
+pub type PostgresReplicas = Replicas<Postgres>;
+
+/// What a [`PostgresReplicas`] needs besides its servers: PostgreSQL's programs.
 #[derive(Debug)]
-pub struct PostgresReplicas {
-    name: String,
+pub struct Postgres {
     bindir: PathBuf,
-    run_as: RunAs,
-    nodes: Vec<Node>,
-    /// Each server's upstream: `None` for a primary.
-    upstream: Vec<Option<usize>>,
 }
 
-impl PostgresReplicas {
+impl Replicas<Postgres> {
     /// Whether PostgreSQL's programs are installed here: `Err` says which is not.
     ///
     /// # Errors
@@ -417,33 +320,17 @@ impl PostgresReplicas {
     ///
     /// When PostgreSQL is not installed, or does not start (the message ends with its log).
     pub fn start() -> Result<PostgresReplicas, String> {
-        let bindir = postgres_bindir()?;
-        let run_as = run_as();
-        let name = set_name("pg");
-        let folder = run_folder()?.join(format!("{name}-primary"));
-        make_folder(&folder)?;
-        let port = free_port()?;
-        let programs = Programs::Postgres {
-            bindir: bindir.clone(),
-        };
-        let mut launch = programs.init(&folder, port, run_as)?;
-        launch.args.extend(settings_args());
-        let mut primary = Node {
-            engine: Engine::Postgres,
-            role: "primary".into(),
-            folder,
-            port,
-            launch,
-            process: None,
-        };
-        primary.start()?;
-        let replicas = PostgresReplicas {
-            name,
-            bindir,
-            run_as,
-            nodes: vec![primary],
-            upstream: vec![None],
-        };
+        let mut replicas = Replicas::new(
+            Postgres {
+                bindir: postgres_bindir()?,
+            },
+            "pg",
+        );
+        let folder = replicas.folder("primary")?;
+        let programs = replicas.programs();
+        let mut primary = Daemon::init(&programs, "PostgreSQL primary", folder, replicas.run_as)?;
+        primary.launch.args.extend(settings_args());
+        replicas.push(Node::started(primary)?, None);
         replicas.ready(0)?;
         Ok(replicas)
     }
@@ -456,14 +343,14 @@ impl PostgresReplicas {
     ///
     /// When the backup or the start fails.
     pub fn add_standby(&mut self, upstream: usize) -> Result<usize, String> {
-        let up_port = node(&mut self.nodes, upstream)?.port;
+        let up_port = self.port(upstream)?;
         let index = self.nodes.len();
-        let role = format!("standby {index}");
-        let folder = run_folder()?.join(format!("{}-standby{index}", self.name));
+        let name = format!("PostgreSQL standby {index}");
+        let folder = self.folder(&format!("standby{index}"))?;
         make_folder(&folder)?;
-        give(self.run_as, "postgres", &folder)?;
-        let data = folder.join("data");
-        let (program, args) = as_user(self.run_as, "postgres", self.bindir.join("pg_basebackup"));
+        self.run_as.give("postgres", &folder)?;
+        let pg_basebackup = self.engine.bindir.join("pg_basebackup");
+        let (program, args) = as_user(self.run_as, "postgres", pg_basebackup);
         let mut backup = Command::new(program);
         backup
             .args(args)
@@ -476,65 +363,23 @@ impl PostgresReplicas {
                 "postgres",
             ])
             .arg("-D")
-            .arg(&data)
+            .arg(folder.join("data"))
             .args(["-R", "-X", "stream", "-c", "fast", "--no-sync"]);
-        output(&mut backup).map_err(|e| format!("the base backup of {role}: {e}"))?;
+        output(&mut backup).map_err(|e| format!("the base backup of {name}: {e}"))?;
         let port = free_port()?;
-        let (program, mut args) = as_user(self.run_as, "postgres", self.bindir.join("postgres"));
-        args.extend([
-            "-D".into(),
-            data.into_os_string(),
-            "-p".into(),
-            port.to_string().into(),
-            "-k".into(),
-            folder.as_os_str().to_owned(),
-        ]);
-        args.extend(settings_args());
-        let mut standby = Node {
+        let mut launch = self.programs().launch(&folder, port, self.run_as);
+        launch.args.extend(settings_args());
+        let standby = Daemon {
             engine: Engine::Postgres,
-            role,
+            name,
             folder,
             port,
-            launch: Launch {
-                program,
-                args,
-                url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
-            },
-            process: None,
+            launch,
         };
-        standby.start()?;
-        self.nodes.push(standby);
-        self.upstream.push(Some(upstream));
+        let index = self.push(Node::started(standby)?, Some(upstream));
         self.ready(index)?;
         self.wait_caught_up(index)?;
         Ok(index)
-    }
-
-    /// The URL of server `i`: `postgres://postgres@127.0.0.1:PORT/postgres`.
-    ///
-    /// # Panics
-    ///
-    /// When there is no server `i`.
-    pub fn url(&self, i: usize) -> String {
-        self.nodes[i].launch.url.clone()
-    }
-
-    /// The address of server `i`, for a relay.
-    ///
-    /// # Panics
-    ///
-    /// When there is no server `i`.
-    pub fn address(&self, i: usize) -> SocketAddr {
-        self.nodes[i].address()
-    }
-
-    /// Stops server `i` cleanly (fast shutdown): a standby stopped lags from now on.
-    ///
-    /// # Errors
-    ///
-    /// When it is not running, or had to be killed.
-    pub fn stop(&mut self, i: usize) -> Result<(), String> {
-        node(&mut self.nodes, i)?.stop()
     }
 
     /// Starts server `i` again and waits until it answers queries (a standby: once it has
@@ -544,17 +389,8 @@ impl PostgresReplicas {
     ///
     /// When it does not start or answer within 60 s.
     pub fn start_again(&mut self, i: usize) -> Result<(), String> {
-        node(&mut self.nodes, i)?.start()?;
+        self.node_mut(i)?.start()?;
         self.ready(i)
-    }
-
-    /// Kills server `i` (SIGKILL, with its backends), as a crash.
-    ///
-    /// # Errors
-    ///
-    /// When it is not running.
-    pub fn kill(&mut self, i: usize) -> Result<(), String> {
-        node(&mut self.nodes, i)?.kill()
     }
 
     /// Promotes standby `i` (`SELECT pg_promote()`, which waits) and waits until it is out of
@@ -564,9 +400,7 @@ impl PostgresReplicas {
     ///
     /// When it is not a standby, or is still in recovery after 60 s.
     pub fn promote(&mut self, i: usize) -> Result<(), String> {
-        if self.upstream.get(i).copied().flatten().is_none() {
-            return Err(format!("server {i} is not a standby"));
-        }
+        self.upstream_of(i, "standby")?;
         let promoted = self.query(i, "SELECT pg_promote(true, 60)")?;
         if promoted != "t" {
             return Err(format!("pg_promote() on server {i} said {promoted:?}"));
@@ -585,12 +419,7 @@ impl PostgresReplicas {
     ///
     /// When `i` is not a standby, or has not caught up within 60 s.
     pub fn wait_caught_up(&self, i: usize) -> Result<(), String> {
-        let upstream = self
-            .upstream
-            .get(i)
-            .copied()
-            .flatten()
-            .ok_or_else(|| format!("server {i} is not a standby"))?;
+        let upstream = self.upstream_of(i, "standby")?;
         let target = self.query(
             upstream,
             "SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() \
@@ -610,8 +439,7 @@ impl PostgresReplicas {
     ///
     /// When the server does not answer, or the statement fails.
     pub fn query(&self, i: usize, sql: &str) -> Result<String, String> {
-        let port = self.nodes.get(i).ok_or("no such server")?.port;
-        output(self.psql(port).args(["-c", sql]))
+        output(self.psql(self.port(i)?).args(["-c", sql]))
     }
 
     /// Dumps the gdid tables of server `i` (`pg_dump -t 'gdid_*' --clean`) to a file in the
@@ -623,9 +451,9 @@ impl PostgresReplicas {
     ///
     /// When `pg_dump` fails.
     pub fn dump_gdid_tables(&self, i: usize, name: &str) -> Result<PathBuf, String> {
-        let server = self.nodes.get(i).ok_or("no such server")?;
+        let server = &self.node(i)?.daemon;
         let file = server.folder.join(format!("{name}.sql"));
-        let mut dump = Command::new(self.bindir.join("pg_dump"));
+        let mut dump = Command::new(self.engine.bindir.join("pg_dump"));
         dump.args(["-h", "127.0.0.1", "-p", &server.port.to_string()])
             .args(["-U", "postgres", "-d", "postgres", "-t", "gdid_*"])
             .args(["--clean", "--if-exists", "--no-owner", "-f"])
@@ -644,13 +472,19 @@ impl PostgresReplicas {
     ///
     /// When `psql` fails.
     pub fn restore(&self, i: usize, dump: &Path) -> Result<(), String> {
-        let port = self.nodes.get(i).ok_or("no such server")?.port;
-        output(self.psql(port).arg("-f").arg(dump)).map(drop)
+        output(self.psql(self.port(i)?).arg("-f").arg(dump)).map(drop)
+    }
+
+    /// The private servers' programs of PostgreSQL, for this set's servers.
+    fn programs(&self) -> Programs {
+        Programs::Postgres {
+            bindir: self.engine.bindir.clone(),
+        }
     }
 
     /// `psql` to the server on `port`, quiet, plain output, stopping at the first error.
     fn psql(&self, port: u16) -> Command {
-        let mut psql = Command::new(self.bindir.join("psql"));
+        let mut psql = Command::new(self.engine.bindir.join("psql"));
         psql.args(["-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1"])
             .args(["-h", "127.0.0.1", "-p", &port.to_string()])
             .args(["-U", "postgres", "-d", "postgres"])
@@ -697,15 +531,15 @@ fn postgres_bindir() -> Result<PathBuf, String> {
 /// the replica attached by GTID (`MASTER_USE_GTID=slave_pos`). Database `test` is made on the
 /// primary, so that it replicates. The servers run with `--skip-grant-tables` as the private
 /// servers do: any client, and the replica's connection to the primary, is let in as `root`.
+pub type MariaDbReplicas = Replicas<MariaDb>;
+
+/// What a [`MariaDbReplicas`] needs besides its servers: MariaDB's command-line client.
 #[derive(Debug)]
-pub struct MariaDbReplicas {
+pub struct MariaDb {
     client: PathBuf,
-    nodes: Vec<Node>,
-    /// Each server's primary: `None` for a primary.
-    upstream: Vec<Option<usize>>,
 }
 
-impl MariaDbReplicas {
+impl Replicas<MariaDb> {
     /// Whether MariaDB's programs are installed here: `Err` says which is not.
     ///
     /// # Errors
@@ -723,15 +557,14 @@ impl MariaDbReplicas {
     /// When MariaDB is not installed, a server does not start (the message ends with its log),
     /// or replication does not start.
     pub fn start() -> Result<MariaDbReplicas, String> {
-        let programs = mariadb_programs()?;
-        let name = set_name("mariadb");
-        let run = run_folder()?;
-        let run_as = run_as();
+        let (programs, client) = mariadb_programs()?;
+        let mut replicas = Replicas::new(MariaDb { client }, "mariadb");
+        let run_as = replicas.run_as;
         let made: Vec<Result<Node, String>> = std::thread::scope(|scope| {
             let threads: Vec<_> = [(1, "primary"), (2, "replica")]
                 .map(|(id, role)| {
-                    let (programs, folder) = (&programs, run.join(format!("{name}-{role}")));
-                    scope.spawn(move || mariadb_node(programs, folder, id, role, run_as))
+                    let (programs, folder) = (&programs, replicas.folder(role));
+                    scope.spawn(move || mariadb_node(programs, folder?, id, role, run_as))
                 })
                 .into_iter()
                 .collect();
@@ -740,44 +573,20 @@ impl MariaDbReplicas {
                 .map(|thread| thread.join().unwrap_or_else(|_| Err("panicked".into())))
                 .collect()
         });
-        let mut nodes = Vec::new();
-        for node in made {
-            nodes.push(node?);
+        for (node, upstream) in made.into_iter().zip([None, Some(0)]) {
+            replicas.push(node?, upstream);
         }
-        let replicas = MariaDbReplicas {
-            client: programs.client.clone(),
-            nodes,
-            upstream: vec![None, Some(0)],
-        };
         replicas.query(0, "CREATE DATABASE IF NOT EXISTS test")?;
         replicas.query(
             1,
             &format!(
                 "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT={}, \
                  MASTER_USER='root', MASTER_USE_GTID=slave_pos; START SLAVE",
-                replicas.nodes[0].port
+                replicas.port(0)?
             ),
         )?;
         replicas.wait_caught_up(1)?;
         Ok(replicas)
-    }
-
-    /// The URL of server `i`: `mysql://root@127.0.0.1:PORT/test`.
-    ///
-    /// # Panics
-    ///
-    /// When there is no server `i`.
-    pub fn url(&self, i: usize) -> String {
-        self.nodes[i].launch.url.clone()
-    }
-
-    /// The address of server `i`, for a relay.
-    ///
-    /// # Panics
-    ///
-    /// When there is no server `i`.
-    pub fn address(&self, i: usize) -> SocketAddr {
-        self.nodes[i].address()
     }
 
     /// Pauses replica `i`'s replication (`STOP SLAVE IO_THREAD`): it receives nothing more from
@@ -806,12 +615,7 @@ impl MariaDbReplicas {
     ///
     /// When `i` is not a replica, or has not caught up within 60 s.
     pub fn wait_caught_up(&self, i: usize) -> Result<(), String> {
-        let primary = self
-            .upstream
-            .get(i)
-            .copied()
-            .flatten()
-            .ok_or_else(|| format!("server {i} is not a replica"))?;
+        let primary = self.upstream_of(i, "replica")?;
         let position = self.query(primary, "SELECT @@gtid_binlog_pos")?;
         let waited = self.query(
             i,
@@ -830,31 +634,13 @@ impl MariaDbReplicas {
         }
     }
 
-    /// Stops server `i` cleanly (SIGTERM).
-    ///
-    /// # Errors
-    ///
-    /// When it is not running, or had to be killed.
-    pub fn stop(&mut self, i: usize) -> Result<(), String> {
-        node(&mut self.nodes, i)?.stop()
-    }
-
     /// Starts server `i` again and waits until it serves clients.
     ///
     /// # Errors
     ///
     /// When it does not start within 60 s.
     pub fn start_again(&mut self, i: usize) -> Result<(), String> {
-        node(&mut self.nodes, i)?.start()
-    }
-
-    /// Kills server `i` (SIGKILL), as a crash.
-    ///
-    /// # Errors
-    ///
-    /// When it is not running.
-    pub fn kill(&mut self, i: usize) -> Result<(), String> {
-        node(&mut self.nodes, i)?.kill()
+        self.node_mut(i)?.start()
     }
 
     /// Promotes replica `i` to a primary: replication stopped and forgotten (`STOP SLAVE;
@@ -864,9 +650,7 @@ impl MariaDbReplicas {
     ///
     /// When `i` is not a replica, or a statement fails.
     pub fn promote(&mut self, i: usize) -> Result<(), String> {
-        if self.upstream.get(i).copied().flatten().is_none() {
-            return Err(format!("server {i} is not a replica"));
-        }
+        self.upstream_of(i, "replica")?;
         self.query(i, "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL read_only = 0")?;
         self.upstream[i] = None;
         Ok(())
@@ -879,8 +663,8 @@ impl MariaDbReplicas {
     ///
     /// When the server does not answer, or a statement fails.
     pub fn query(&self, i: usize, sql: &str) -> Result<String, String> {
-        let port = self.nodes.get(i).ok_or("no such server")?.port;
-        let mut client = Command::new(&self.client);
+        let port = self.port(i)?;
+        let mut client = Command::new(&self.engine.client);
         client
             .args(["--no-defaults", "--protocol=TCP", "-h", "127.0.0.1"])
             .args(["-P", &port.to_string(), "-u", "root", "-N", "-B"])
@@ -889,104 +673,37 @@ impl MariaDbReplicas {
     }
 }
 
-/// Makes the data folder of a MariaDB server with `--server-id=id` in `folder` and starts it:
-/// the private servers' launch (no defaults, its own socket and pid file, loopback only, any
-/// client let in) with a binary log, as a primary or a replica.
-///
-/// The data folder is made here rather than by the private servers' [`Programs::init`], for one
-/// reason: `mariadb-install-db` run by several processes at once with the same temporary folder
-/// (`/tmp`) fails now and then (`ERROR: 1051 Unknown table 'mysql.tmp_user_sys'`, 3 runs in 24
-/// of two test processes at once here), so each server gets a temporary folder of its own, for
-/// its installation (`TMPDIR`) and its running (`--tmpdir`).
+/// Makes a MariaDB server with `--server-id=id` in `folder` and starts it: a private server
+/// ([`Programs::init`]: its own temporary folder too, so that servers made at once do not
+/// clash) with a binary log, as a primary or a replica.
 fn mariadb_node(
-    programs: &MariaDbPrograms,
+    programs: &Programs,
     folder: PathBuf,
     id: u32,
     role: &str,
     run_as: RunAs,
 ) -> Result<Node, String> {
-    let (data, tmp) = (folder.join("data"), folder.join("tmp"));
-    make_folder(&tmp)?;
-    give(run_as, "mysql", &folder)?;
-    let user: Vec<OsString> = match run_as {
-        RunAs::ServiceUsers => vec!["--user=mysql".into()],
-        RunAs::Me => Vec::new(),
-    };
-    let mut install = Command::new(&programs.install_db);
-    install
-        .arg("--no-defaults")
-        .arg(path_arg("--datadir=", &data))
-        .args(&user)
-        .arg("--auth-root-authentication-method=normal")
-        .env("TMPDIR", &tmp);
-    output(&mut install).map_err(|e| format!("making the data of MariaDB's {role}: {e}"))?;
-    let port = free_port()?;
-    // `--no-defaults` first: nothing of the machine's /etc/mysql (its port, socket, data).
-    let mut args: Vec<OsString> = vec![
-        "--no-defaults".into(),
-        path_arg("--datadir=", &data),
-        path_arg("--socket=", &folder.join("mysqld.sock")),
-        path_arg("--pid-file=", &folder.join("mariadbd.pid")),
-        path_arg("--tmpdir=", &tmp),
-        format!("--port={port}").into(),
-        "--bind-address=127.0.0.1".into(),
-        "--skip-name-resolve".into(),
-        // Any client, no password, the replica's connection to the primary too: the servers
-        // live for a test, on loopback only.
-        "--skip-grant-tables".into(),
+    let mut daemon = Daemon::init(programs, format!("MariaDB {role}"), folder, run_as)
+        .map_err(|e| format!("making MariaDB's {role}: {e}"))?;
+    daemon.launch.args.extend([
         format!("--server-id={id}").into(),
         "--log-bin=mariadb-bin".into(),
         "--relay-log=relay-bin".into(),
         "--log-slave-updates".into(),
         "--binlog-format=ROW".into(),
-    ];
-    args.extend(user);
-    let mut node = Node {
-        engine: Engine::MariaDb,
-        role: role.into(),
-        folder,
-        port,
-        launch: Launch {
-            program: programs.server.clone(),
-            args,
-            url: format!("mysql://root@127.0.0.1:{port}/test"),
-        },
-        process: None,
-    };
-    node.start()?;
-    Ok(node)
-}
-
-/// `name=` followed by a path, as one argument.
-fn path_arg(name: &str, path: &Path) -> OsString {
-    let mut arg = OsString::from(name);
-    arg.push(path);
-    arg
-}
-
-/// MariaDB's programs: the server, the program that makes its data folder, and the client.
-#[derive(Debug)]
-struct MariaDbPrograms {
-    server: PathBuf,
-    install_db: PathBuf,
-    client: PathBuf,
+    ]);
+    Node::started(daemon)
 }
 
 /// MariaDB's programs, found as the private servers find them, and its command-line client
 /// (`mariadb`, or `mysql`) on the `PATH`.
-fn mariadb_programs() -> Result<MariaDbPrograms, String> {
-    let Programs::MariaDb { server, install_db } = Engine::MariaDb.find()? else {
-        return Err("MariaDB's programs were not found".into());
-    };
+fn mariadb_programs() -> Result<(Programs, PathBuf), String> {
+    let programs = Engine::MariaDb.find()?;
     let path = std::env::var_os("PATH").unwrap_or_default();
     let client = ["mariadb", "mysql"]
         .into_iter()
         .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
         .find(|candidate| candidate.is_file())
         .ok_or("the mariadb client is not installed")?;
-    Ok(MariaDbPrograms {
-        server,
-        install_db,
-        client,
-    })
+    Ok((programs, client))
 }
