@@ -13,6 +13,7 @@ mod next;
 mod sequences;
 mod serve;
 mod store;
+mod verify;
 
 use std::io::{self, Write};
 use std::process::ExitCode;
@@ -27,6 +28,7 @@ use crate::issuer::{BuildError, IssueArgs, Issuer, is_bad_input};
 use crate::next::{Format, NextError, NoSuchForm};
 use crate::sequences::{SequencesCommand, SequencesFailure};
 use crate::serve::{ServeArgs, ServeFailure, TokenArgs};
+use crate::verify::{VerifyArgs, VerifyFailure};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -110,12 +112,24 @@ THREADS tasks call next_id in a loop on as many worker threads for SECONDS, then
 ids per second and the latency percentiles of one call. The first failed call stops the run (exit
 status 1). A progress bar shows on stderr when it is a terminal.")]
     Bench(BenchArgs),
-    /// List a store's sequences, or raise the floor of one.
+    /// Check ids a fleet issued: none twice, whatever form each was written in.
+    #[command(after_help = "Examples:
+  gdid verify a.txt b.txt                   # each file a writer, one id a line
+  cat ids.log | gdid verify --labelled      # lines `LABEL ID`: the label is the writer
+  gdid verify --ordered client-*.txt        # and each writer's ids in increasing order
+
+Ids may be in any form `gdid convert --from auto` reads (colon, hex, ELink); one id written in two
+forms is one id. Prints one line per repeat (the id, each writer, form and file:line), ids gone
+backwards within a writer, and a line per era and authority. Exit status 1 when an id repeats
+(or, with --ordered, went backwards), 2 for a line that is no id.")]
+    Verify(VerifyArgs),
+    /// List a store's sequences, raise the floor of one, move them past a failover or a restore.
     #[command(after_help = "Examples:
   gdid sequences list                                   # ./gdid.sqlite
   gdid sequences list --store postgres://postgres@127.0.0.1/test --json
   gdid sequences show --scope shop --sequence orders
   gdid sequences set-floor --scope shop --sequence orders --at 1000001   # after a table's largest id
+  gdid sequences fence --store postgres://postgres@127.0.0.1/test --all  # after a restore from a backup
 
 list and show print, per counter record: the authority (or `counter`), scope, sequence, era, next
 counter, counters used, the last allocation's time, the recent rate (the last block's size over
@@ -182,6 +196,8 @@ enum Failure {
     Sequences(#[from] SequencesFailure),
     #[error(transparent)]
     Serve(#[from] ServeFailure),
+    #[error(transparent)]
+    Verify(#[from] VerifyFailure),
     #[error("cannot write the output: {0}")]
     Output(#[from] io::Error),
 }
@@ -201,6 +217,7 @@ impl Failure {
             Failure::Agent(e) => e.is_bad_input(),
             Failure::Sequences(e) => e.is_bad_input(),
             Failure::Serve(e) => e.is_bad_input(),
+            Failure::Verify(e) => e.is_bad_input(),
             Failure::Bench(_) | Failure::Next(NextError::Output(_)) | Failure::Output(_) => false,
         };
         ExitCode::from(if bad_input { 2 } else { 1 })
@@ -216,6 +233,7 @@ impl Failure {
                 | Failure::Bench(BenchFailure::Output(e))
                 | Failure::Sequences(SequencesFailure::Output(e))
                 | Failure::Serve(ServeFailure::Output(e))
+                | Failure::Verify(VerifyFailure::Output(e))
                 if e.kind() == io::ErrorKind::BrokenPipe
         )
     }
@@ -280,6 +298,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
         }
         Command::Serve(args) => Ok(runtime(2)?.block_on(serve::serve(args))?),
         Command::Token(args) => Ok(serve::token(&args, &mut io::stdout().lock())?),
+        Command::Verify(args) => Ok(verify::run(&args, &mut io::stdout().lock())?),
         Command::Bench(args) => {
             // `worker_threads(0)` would panic: a bad --threads is reported before.
             let threads = args.threads().map_err(Failure::BadArguments)?;

@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -15,6 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use gdid::verify::Ledger;
 use gdid::{Gdid, Store};
 use gdid_testkit::{database, server, sqlite_url};
 
@@ -222,10 +222,14 @@ async fn killed_and_restarted(store_one: &str, store_two: &str, what: &str) {
     }
     let all = all.lock().unwrap();
     assert_eq!(all.len(), total);
-    let mut seen = HashSet::with_capacity(total);
+    // The checker of `gdid verify`: no id twice, whichever client got it.
+    let mut ledger = Ledger::new();
+    let clients = ledger.writer("the clients");
     for id in all.iter() {
-        assert!(seen.insert(*id), "{what}: {id} issued twice");
+        ledger.record(clients, *id);
     }
+    let report = ledger.report();
+    assert!(report.is_unique(), "{what}: {report}");
     assert!(
         at_restart < total,
         "{what}: the clients were done before server 1 came back ({at_kill} at the kill)"

@@ -93,7 +93,7 @@ impl Calls {
 
     /// The row of a scenario whose callers made these calls.
     pub(crate) fn into_row(
-        mut self,
+        self,
         fault: String,
         done: String,
         recovery: Option<Duration>,
@@ -103,7 +103,7 @@ impl Calls {
             done,
             issued: u64::try_from(self.ids.len())?,
             caller_errors: self.errors,
-            duplicates: duplicates(&mut self.ids),
+            duplicates: duplicates(&self.ids),
             lost_to_gaps: 0,
             recovery,
             p999: Some(Duration::from_nanos(self.latency.value_at_quantile(0.999))),

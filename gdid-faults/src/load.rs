@@ -303,16 +303,7 @@ fn outcome(
     reports: &[Report],
 ) -> Result<LoadOutcome, SetupError> {
     let issued = u64::try_from(ids.len())?;
-    // Sorted as numbers in id order (byte order), many times faster than as ids in a test build.
-    let mut keys: Vec<u128> = ids
-        .iter()
-        .map(|id| {
-            id.as_bytes()
-                .iter()
-                .fold(0, |key, &b| key << 8 | u128::from(b))
-        })
-        .collect();
-    let duplicates = duplicates(&mut keys);
+    let duplicates = duplicates(ids);
     let highest = ids.iter().map(|id| id.counter()).max().unwrap_or(0);
     let round_trips_per_second = reports
         .iter()

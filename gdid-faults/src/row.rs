@@ -4,6 +4,9 @@
 use std::fmt;
 use std::time::Duration;
 
+use gdid::Gdid;
+use gdid::verify::Ledger;
+
 /// What one fault scenario did and what callers saw.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
@@ -55,12 +58,15 @@ impl fmt::Display for Row {
     }
 }
 
-/// How many of `ids` repeat an id before them (sorts `ids`).
-pub fn duplicates<T: Ord>(ids: &mut [T]) -> u64 {
-    ids.sort_unstable();
-    ids.windows(2)
-        .map(|pair| u64::from(pair[0] == pair[1]))
-        .sum()
+/// How many of `ids` repeat an id before them: the count of `gdid verify`'s ledger
+/// ([`gdid::verify::Ledger`]), the checker of every scenario.
+pub fn duplicates(ids: &[Gdid]) -> u64 {
+    let mut ledger = Ledger::new();
+    let writer = ledger.writer("scenario");
+    for id in ids {
+        ledger.record(writer, *id);
+    }
+    ledger.report().repeated
 }
 
 /// A scenario's row, and a count its test judges by besides.

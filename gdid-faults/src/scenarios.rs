@@ -156,7 +156,7 @@ pub fn crash_loop(gdid: &Path, name: &str, store: &str) -> Result<Row, SetupErro
         ids.extend(worker?);
     }
     let issued = u64::try_from(ids.len())?;
-    let duplicates = duplicates(&mut ids);
+    let duplicates = duplicates(&ids);
     // Every counter from 1 to the highest issued was reserved by some process.
     let highest = ids.iter().map(|id| id.counter()).max().unwrap_or(0);
     Ok(Row {

@@ -19,7 +19,7 @@
 //! `cargo test -p gdid-faults --test test_failover`. Without PostgreSQL or MariaDB a test is
 //! skipped, and fails under `CI=true`.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
 use std::str::FromStr;
@@ -27,10 +27,11 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use gdid::verify;
 use gdid::{BlockGenerator, Gdid, IdOrder, OpenOptions, Store};
 use gdid_faults::server::{MariaDbReplicas, PostgresReplicas, Replicas};
 use gdid_faults::url::ServerUrl;
-use gdid_faults::{FaultProxy, duplicates, gdid_binary};
+use gdid_faults::{FaultProxy, gdid_binary};
 use tokio::runtime::Runtime;
 use tokio::task::JoinHandle;
 
@@ -144,29 +145,31 @@ fn judge(issued: &[Issued]) -> Verdict {
     verdict
 }
 
-/// Counts the ids of `sequence` issued more than once, and names a few, with who got them.
+/// Counts the ids of `sequence` issued more than once with `gdid verify`'s ledger, each client
+/// (and phase) a writer, and names a few, with who got them.
 fn judge_repeats(sequence: &str, issued: &[&Issued], verdict: &mut Verdict) {
-    let mut ids: Vec<Gdid> = issued.iter().map(|i| i.id).collect();
-    let repeated = duplicates(&mut ids);
-    if repeated == 0 {
+    let mut ledger = verify::Ledger::new();
+    for i in issued {
+        let writer = ledger.writer(&format!("{} in phase {}", i.client, i.phase));
+        ledger.record(writer, i.id);
+    }
+    let report = ledger.report();
+    if report.is_unique() {
         return;
     }
-    verdict.duplicates += repeated;
-    let mut holders: BTreeMap<Gdid, Vec<String>> = BTreeMap::new();
-    for i in issued {
-        holders
-            .entry(i.id)
-            .or_default()
-            .push(format!("{} in phase {}", i.client, i.phase));
-    }
-    let examples: Vec<String> = holders
+    verdict.duplicates += report.repeated;
+    let examples: Vec<String> = report
+        .repeats
         .iter()
-        .filter(|(_, who)| who.len() > 1)
         .take(3)
-        .map(|(id, who)| format!("{id} to {}", who.join(" and ")))
+        .map(|repeat| {
+            let who: Vec<&str> = repeat.seen.iter().map(|s| s.writer.as_str()).collect();
+            format!("{} to {}", repeat.id, who.join(" and "))
+        })
         .collect();
     verdict.problems.push(format!(
-        "sequence {sequence}: {repeated} id(s) issued twice, e.g. {}",
+        "sequence {sequence}: {} id(s) issued twice, e.g. {}",
+        report.repeated,
         examples.join("; ")
     ));
 }

@@ -72,6 +72,7 @@ mod shard;
 pub mod store;
 mod stores;
 mod url;
+pub mod verify;
 
 pub use error::{Source, StoreError};
 pub use sequences::{FenceScope, Fenced};
