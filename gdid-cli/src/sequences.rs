@@ -88,10 +88,10 @@ pub enum SequencesCommand {
         #[arg(long, value_name = "N")]
         by: u64,
     },
-    /// Close the open hi-lo windows of a sequence that were last moved on another database
-    /// server (a failover to a replica, a restore) and skip N values above the store's
-    /// high-water mark, so the agent opens the next windows past anything the lost copy may
-    /// have handed out. Safe while generators and agents run.
+    /// Close the open hi-lo windows of a sequence on a SQL store and skip N values above its
+    /// high-water mark, after a failover to a replica or a restore from a backup, so the agent
+    /// opens the next windows past anything the lost copy may have handed out. Safe while
+    /// generators and agents run.
     SkipWindows {
         #[command(flatten)]
         store: StoreArg,
@@ -265,8 +265,8 @@ pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), 
             let label = crate::store::label(&store.url);
             writeln!(
                 out,
-                "{label} {sequence}: {closed} window(s) of another server closed, {by} values \
-                 skipped above the high-water mark"
+                "{label} {sequence}: {closed} open window(s) closed, {by} values skipped above \
+                 the high-water mark"
             )?;
             Ok(())
         }

@@ -391,3 +391,72 @@ fn fence_names_what_it_moves_or_is_refused() {
         "{said}"
     );
 }
+
+#[test]
+fn skip_ranges_and_skip_windows_move_a_restored_sqlite_file_past_what_it_issued() {
+    let store = sqlite_url("cli-skip");
+    let sharded = |count: &str| {
+        let args = [
+            "next",
+            "--store",
+            &store,
+            "--strategy",
+            "sharded",
+            "--ranges",
+            "1",
+        ];
+        stdout(&gdid(
+            &[&args[..], &["--sequence", "sh", "--count", count]].concat(),
+        ))
+        .to_owned()
+    };
+    let before: Vec<u64> = sharded("3").lines().map(|id| id.parse().unwrap()).collect();
+    let said = stdout(&gdid(&[
+        "sequences",
+        "skip-ranges",
+        "--store",
+        &store,
+        "--sequence",
+        "sh",
+        "--by",
+        "100",
+    ]))
+    .to_owned();
+    assert!(
+        said.contains("sh: 1 range(s) moved forward by 100 values"),
+        "{said}"
+    );
+    let after: u64 = sharded("1").trim().parse().unwrap();
+    assert_eq!(after, before[2] + 101, "100 values skipped, none repeated");
+    // No window open yet: none closed, the high-water mark moved by 500.
+    let skipped = gdid(&[
+        "sequences",
+        "skip-windows",
+        "--store",
+        &store,
+        "--sequence",
+        "w",
+        "--by",
+        "500",
+    ]);
+    assert!(
+        stdout(&skipped).contains("w: 0 open window(s) closed, 500 values skipped"),
+        "{}",
+        stdout(&skipped)
+    );
+    let refused = gdid(&[
+        "sequences",
+        "skip-ranges",
+        "--store",
+        &store,
+        "--sequence",
+        "sh",
+        "--by",
+        "0",
+    ]);
+    assert_eq!(
+        refused.status.code(),
+        Some(2),
+        "a skip of 0 is the caller's mistake"
+    );
+}

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use gdid_core::generator::numbering::NumberRecord;
-use gdid_core::generator::{Pick, RangeLayout, redact};
+use gdid_core::generator::{BoxFuture, Pick, RangeLayout, redact};
 use gdid_mongo::{MongoAuthority, MongoNumberRecord, MongoShardedCounter, MongoWindowShard};
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
@@ -93,6 +93,17 @@ impl Store for MongoBackend {
         pick: Pick,
     ) -> Result<MongoShardedCounter, Source> {
         Ok(MongoShardedCounter::create(&self.database, RANGES, sequence, layout, pick).await?)
+    }
+
+    /// MongoDB's ranges need no move after a failover: their writes survive an election.
+    fn skip_ranges<'a>(
+        &'a self,
+        _sequence: &'a str,
+        _by: u64,
+    ) -> Option<BoxFuture<'a, Result<u64, Source>>> {
+        let why = "its writes survive a failover (w: majority, j: true), and this store does \
+                   not skip ranges";
+        Some(Box::pin(std::future::ready(Err(why.into()))))
     }
 
     fn shard(&self) -> (String, MongoWindowShard) {

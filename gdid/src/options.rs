@@ -394,33 +394,34 @@ impl OpenOptions {
             .map_err(|e| window_error(STRATEGY, sequence, &shard, e))
     }
 
-    /// Closes the open windows of `sequence` on the store of `url` that were last moved on
-    /// another database server, and claims the `by` values above its high-water mark: the
-    /// answer to [`Error::Switched`](crate::Error) from a window generator after a failover to a
-    /// replica or a restore (a `u64` has no era to move to). Choose `by` at least the values its
+    /// Closes the open windows of `sequence` on the SQL store of `url` and claims the `by`
+    /// values above its high-water mark: the answer to [`Error::Switched`](crate::Error) from a
+    /// window generator after a failover to a replica, and to a restore of the store from a
+    /// backup (a `u64` has no era to move to). Choose `by` at least the values its
     /// windows held since the copy's last update. Safe while generators and agents run; the agent
     /// then opens windows past the skipped values. How many windows were closed.
     ///
     /// # Errors
     ///
-    /// As [`open`](Self::open) for a URL; [`StoreError::Strategy`] for a bad sequence name or a
-    /// store that fails; [`StoreError::Unsupported`] for a store whose windows need no such
-    /// move (SQLite has no replicas, MongoDB's writes survive an election: after a restore of
-    /// one, close its windows and let the agent claim past them) or keeps none.
+    /// As [`open`](Self::open) for a URL; [`StoreError::Strategy`] for a bad sequence name, a
+    /// store that fails, or a store whose windows need no such move after a failover (MongoDB:
+    /// its writes survive an election); [`StoreError::Unsupported`] for a store that keeps no
+    /// windows.
     pub async fn skip_windows(
         &self,
         url: &str,
         sequence: &str,
         by: u64,
     ) -> Result<u64, StoreError> {
-        const STRATEGY: &str = "skipping windows";
+        const STRATEGY: &str = "window skip";
         let shard = self.prepared_shard(url, sequence, STRATEGY).await?;
         WindowShard::skip(&shard, sequence, by)
             .await
             .map_err(|e| window_error(STRATEGY, sequence, &shard, e))?
-            .ok_or_else(|| StoreError::Unsupported {
-                strategy: STRATEGY,
-                url: shard.label().to_owned(),
+            .ok_or_else(|| {
+                let why = "its writes survive a failover (MongoDB: w: majority, j: true), and \
+                           this store does not skip windows";
+                crate::store::strategy_error(STRATEGY, sequence, shard.label(), why.into())
             })
     }
 

@@ -209,7 +209,7 @@ impl Store {
     /// that fails; [`StoreError::Unsupported`] for a store whose ranges need no such move
     /// (MongoDB: its writes survive an election) or that keeps none.
     pub async fn skip_ranges(&self, sequence: &str, by: u64) -> Result<u64, StoreError> {
-        const STRATEGY: &str = "skipping ranges";
+        const STRATEGY: &str = "range skip";
         let Some(skipped) = self.backend.skip_ranges(sequence, by) else {
             return Err(StoreError::Unsupported {
                 strategy: STRATEGY,

@@ -198,11 +198,14 @@ impl WindowShard for SqlStore {
         matches!(error, sqlx::Error::Configuration(inner) if inner.is::<SwitchedWindows>())
     }
 
+    /// Every open window is closed, of this server's lineage or another's: after a restore the
+    /// server's own windows may be behind values they handed out too. Closing loses values, never
+    /// repeats one.
     async fn skip(&self, sequence: &str, by: u64) -> Result<Option<u64>, sqlx::Error> {
-        let Some(lineage) = LineageSql::of(self).await? else {
-            return Ok(None);
-        };
-        skip(self, &lineage, sequence, to_i64(by)?).await.map(Some)
+        let lineage = LineageSql::of(self).await?;
+        skip(self, lineage.as_ref(), sequence, to_i64(by)?)
+            .await
+            .map(Some)
     }
 
     async fn prepare(&self) -> Result<(), sqlx::Error> {
@@ -536,22 +539,22 @@ async fn open_elsewhere(
         .await)
 }
 
-/// [`WindowShard::skip`] on a server with a lineage: closes the open windows of `sequence` of
-/// another lineage, then claims `by` values at the shard's high-water mark (a claim of that start
-/// made meanwhile by an agent moves the mark: tried again from there). How many windows closed.
+/// [`WindowShard::skip`]: closes every open window of `sequence` (giving it the server's
+/// `lineage`, if it keeps one), then claims `by` values at the shard's high-water mark (a claim of
+/// that start made meanwhile by an agent moves the mark: tried again from there). How many
+/// windows closed.
 async fn skip(
     store: &SqlStore,
-    lineage: &LineageSql,
+    lineage: Option<&LineageSql>,
     sequence: &str,
     by: i64,
 ) -> Result<u64, sqlx::Error> {
+    let adopt = lineage.map_or_else(String::new, |l| format!(", lineage = {}", l.identity));
     let close = sql(
         store.dialect(),
         &format!(
-            "UPDATE gdid_windows SET next_hi = window_end, lineage = {identity} \
-             WHERE sequence_name = ? AND next_hi < window_end AND NOT {same}",
-            identity = lineage.identity,
-            same = lineage.same(),
+            "UPDATE gdid_windows SET next_hi = window_end{adopt} \
+             WHERE sequence_name = ? AND next_hi < window_end"
         ),
     );
     let closed = with_pool!(store, pool => sqlx::query(AssertSqlSafe(close.0.clone()))

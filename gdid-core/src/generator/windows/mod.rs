@@ -90,13 +90,13 @@ pub trait WindowShard: Send + Sync {
         false
     }
 
-    /// The operator's answer to a switch under this shard: closes the open windows of
-    /// `sequence` last moved on another server (their values may have been handed out by the
-    /// lost copy) and claims the `by` values above the shard's high-water mark (its windows and
-    /// claims that the lost copy made after the last one this server received), so the agent
-    /// opens the next windows past them. Safe while generators and agents run. How many windows
-    /// were closed, or `None` (the default) when the shard keeps no lineage: its writes survive
-    /// a failover, or it has no replicas.
+    /// The operator's answer to a switch under this shard (a failover to a replica, a restore):
+    /// closes the open windows of `sequence` (their values may have been handed out by the lost
+    /// copy, or after the backup) and claims the `by` values above the shard's high-water mark
+    /// (windows and claims the lost copy made after what this copy holds), so the agent opens
+    /// the next windows past them. Closing loses values, never repeats one. Safe while
+    /// generators and agents run. How many windows were closed, or `None` (the default) when
+    /// the shard's writes survive a failover and it does not do this.
     fn skip(
         &self,
         sequence: &str,
