@@ -120,12 +120,26 @@ impl Daemon {
 }
 
 /// SIGKILL to `child`'s process group (it leads one of its own: a PostgreSQL server's backends
-/// go with it), then waits for it.
+/// go with it), then waits for it and, for at most 5 s, until no process of the group is left: a
+/// backend that outlived its postmaster for a moment would look like a machine's server (its
+/// parent is init, its command line names no folder) to a check that runs next.
 pub(crate) fn kill_group(child: &mut Child) {
+    let group = format!("-{}", child.id());
     let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .args(["-KILL", "--", &group])
         .stderr(Stdio::null())
         .status();
     let _ = child.kill();
     let _ = child.wait();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(5) {
+        let alive = Command::new("kill")
+            .args(["-0", "--", &group])
+            .stderr(Stdio::null())
+            .status();
+        if !alive.is_ok_and(|status| status.success()) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }

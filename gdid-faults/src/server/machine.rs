@@ -3,8 +3,9 @@
 use super::PrivateServers;
 
 /// The process ids of the machine's database servers, sorted: every `mariadbd`, and every
-/// `postgres` whose parent is not a `postgres` (a cluster's postmaster, not its workers), except
-/// the suite's private servers (run from [`PrivateServers::root`]). Empty where `/proc` cannot be
+/// `postgres` whose parent is not a `postgres` and whose command line is not a backend's
+/// (`postgres: …`): a cluster's postmaster, not its workers; except the suite's private servers
+/// (run from [`PrivateServers::root`]). Empty where `/proc` cannot be
 /// read.
 pub fn machine_servers() -> Vec<u32> {
     let private = PrivateServers::root();
@@ -17,7 +18,10 @@ pub fn machine_servers() -> Vec<u32> {
             let pid = entry.file_name().to_str()?.parse().ok()?;
             let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
             let (name, ppid) = name_and_parent(&stat)?;
-            Some((pid, name, ppid))
+            // A zombie is no server: the backends of a private PostgreSQL server killed a moment
+            // ago (each leads a session of its own, so a group kill misses them) wait there for
+            // init to reap them, their parent init and their command line empty.
+            (!is_zombie(&stat)).then_some((pid, name, ppid))
         })
         .collect();
     let name_of = |pid: u32| {
@@ -34,7 +38,10 @@ pub fn machine_servers() -> Vec<u32> {
         .map(|(pid, _, _)| *pid)
         .filter(|pid| {
             let command = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            !String::from_utf8_lossy(&command).contains(&*private)
+            let command = String::from_utf8_lossy(&command);
+            // A backend names itself `postgres: …`: one whose postmaster was just killed (a
+            // private server's) has init as its parent for a moment, and is no server.
+            !command.contains(&*private) && !command.starts_with("postgres: ")
         })
         .collect();
     servers.sort_unstable();
@@ -56,6 +63,12 @@ pub fn machine_servers_to_keep() -> Vec<u32> {
     servers
 }
 
+/// Whether a `/proc/PID/stat` line is a zombie's (state `Z`).
+fn is_zombie(stat: &str) -> bool {
+    stat.rsplit_once(") ")
+        .is_some_and(|(_, rest)| rest.starts_with('Z'))
+}
+
 /// The name and the parent's id in a `/proc/PID/stat` line: `PID (NAME) STATE PPID …`.
 fn name_and_parent(stat: &str) -> Option<(String, u32)> {
     let (_, rest) = stat.split_once(" (")?;
@@ -66,7 +79,13 @@ fn name_and_parent(stat: &str) -> Option<(String, u32)> {
 
 #[cfg(test)]
 mod tests {
-    use super::name_and_parent;
+    use super::{is_zombie, name_and_parent};
+
+    #[test]
+    fn a_zombie_is_told_by_its_state() {
+        assert!(is_zombie("11720 (postgres) Z 1 11720 11720 0 -1"));
+        assert!(!is_zombie("2219 (postgres) S 1 2219 2219 0 -1"));
+    }
 
     #[test]
     fn a_stat_line_gives_the_name_and_the_parent_even_with_spaces_and_parentheses() {
