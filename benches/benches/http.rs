@@ -1,4 +1,4 @@
-//! One round trip to an authority served over HTTP (issue 19): `RemoteAuthority::allocate` (a
+//! One round trip to an authority served over HTTP: `RemoteAuthority::allocate` (a
 //! `POST /v1/blocks` of 1,000, one SQLite write before the reply) and `Remote::ids` (a
 //! `POST /v1/ids` of one id, from the server's own generator, no store round trip), against an
 //! in-process `gdid_http::server::Server` on 127.0.0.1 over a `gdid::Store` on a SQLite file, one

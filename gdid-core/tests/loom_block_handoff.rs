@@ -136,7 +136,7 @@ fn strict_order_refills_race_the_fast_path() {
 /// left in it, goes to the next thread that takes a slot. Meanwhile a new caller serves ids and
 /// the allocation task delivers the next block. The id left is served by the new caller (first,
 /// when it got the slot) or still in hand: never served twice, never lost by replacing the slice
-/// (issue 18: `Slot::fill`'s debug assertion fired there).
+/// (`Slot::fill`'s debug assertion once fired there).
 #[test]
 fn an_exited_threads_slice_goes_to_the_next_thread() {
     let mut model = loom::model::Builder::new();

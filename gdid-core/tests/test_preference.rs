@@ -1,4 +1,4 @@
-//! `Preference::Fastest`, the seed's "closest authority": the fastest authority serves, the
+//! `Preference::Fastest`, each client's "closest authority": the fastest authority serves, the
 //! next fastest takes over when it fails, and the others are still probed. Tokio's paused clock
 //! makes the latencies exact.
 

@@ -1,7 +1,7 @@
 #![cfg(feature = "generator")]
 //! Per-thread slices (`Slot`s, one per thread and generator, found through a thread-local of the
 //! generator engine, `sync.rs`) from plain std threads, each with a current-thread runtime of its
-//! own (issue 18): no id is served twice, each thread's ids increase, and no id is lost (every
+//! own: no id is served twice, each thread's ids increase, and no id is lost (every
 //! claimed id is served or still in a slice: `Stats::issued` counts exactly the ids served).
 //!
 //! Threads also exit while others serve and new threads start: an exiting thread's slots go to

@@ -45,9 +45,9 @@ pub struct BadRequest(pub String);
 
 /// `POST /v1/blocks`: reserve `size` consecutive counters of (`scope`, `sequence`).
 ///
-/// `vicinity` is the seed contract's hint (`AllocateBlock(scope, sequence, blockSize,
-/// vicinity)`): where on the counter scale the caller would like the block. As that contract
-/// allows, the authority may disregard it, and this one does: a block always comes from the
+/// `vicinity` is the NFX/Agni authority protocol's hint (`AllocateBlock(scope, sequence,
+/// blockSize, vicinity)`): where on the counter scale the caller would like the block. As that
+/// protocol allows, the authority may disregard it, and this one does: a block always comes from the
 /// counter's current end, so honouring the hint could only skip ids, never make one unique. It is
 /// checked (at most [`COUNTER_MAX`]) and otherwise ignored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

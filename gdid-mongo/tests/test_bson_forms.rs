@@ -1,4 +1,4 @@
-//! One BSON form by every path (issue 17 item 3), against the server of `GDID_MONGODB_URI`: the
+//! One BSON form by every path, against the server of `GDID_MONGODB_URI`: the
 //! same id written by the driver from a plain struct field, by `doc!`, by
 //! `bson::serialize_to_document` and by the `gdid_core::bson::binary` helper is one value to a
 //! unique index (every second insert is a duplicate key) and to a query; and what earlier

@@ -1,5 +1,5 @@
-//! A value is handed out only after the statement that reserved it has committed (issue 15 item
-//! 3). SQLite's `UPDATE … RETURNING` gives its row before the statement completes, and in
+//! A value is handed out only after the statement that reserved it has committed.
+//! SQLite's `UPDATE … RETURNING` gives its row before the statement completes, and in
 //! autocommit mode the commit happens at completion: a row read with `fetch_optional` left the
 //! statement unfinished, and an error at its commit was lost while the reserved values went out.
 //!

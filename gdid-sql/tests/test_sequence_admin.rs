@@ -1,4 +1,4 @@
-//! Sequence administration on the SQL stores (issue 17 item 5): a counter table of before the
+//! Sequence administration on the SQL stores: a counter table of before the
 //! allocation columns gets them when a store is opened, its rows read as unknown until their
 //! next allocations; the window tables have the high-water index, used by the query (SQLite's
 //! plan checked).

@@ -48,7 +48,7 @@ impl Stores {
     /// A GDID generator of (`scope`, `sequence`) with every store that has a number as an
     /// authority, tried in the order the stores were given; tune it, then `.build()?`. When
     /// every store is an authority server (`http://…`, `https://…`), the one that answers fastest
-    /// is tried first instead, as the seed's provider picks the closest authority
+    /// is tried first instead, so each client keeps to its closest authority
     /// (`BlockGeneratorBuilder::prefer_fastest`).
     pub fn block_generator(&self, scope: &str, sequence: &str) -> BlockGeneratorBuilder {
         let builder = self.stores().fold(
