@@ -410,18 +410,20 @@ fn skip_ranges_and_skip_windows_move_a_restored_sqlite_file_past_what_it_issued(
         ))
         .to_owned()
     };
+    // `gdid sequences <command> --store <store> --sequence <sequence> --by <by>`.
+    let skip = |command: &str, sequence: &str, by: &str| {
+        let args = [
+            "sequences",
+            command,
+            "--store",
+            &store,
+            "--sequence",
+            sequence,
+        ];
+        gdid(&[&args[..], &["--by", by]].concat())
+    };
     let before: Vec<u64> = sharded("3").lines().map(|id| id.parse().unwrap()).collect();
-    let said = stdout(&gdid(&[
-        "sequences",
-        "skip-ranges",
-        "--store",
-        &store,
-        "--sequence",
-        "sh",
-        "--by",
-        "100",
-    ]))
-    .to_owned();
+    let said = stdout(&skip("skip-ranges", "sh", "100")).to_owned();
     assert!(
         said.contains("sh: 1 range(s) moved forward by 100 values"),
         "{said}"
@@ -429,31 +431,13 @@ fn skip_ranges_and_skip_windows_move_a_restored_sqlite_file_past_what_it_issued(
     let after: u64 = sharded("1").trim().parse().unwrap();
     assert_eq!(after, before[2] + 101, "100 values skipped, none repeated");
     // No window open yet: none closed, the high-water mark moved by 500.
-    let skipped = gdid(&[
-        "sequences",
-        "skip-windows",
-        "--store",
-        &store,
-        "--sequence",
-        "w",
-        "--by",
-        "500",
-    ]);
+    let skipped = skip("skip-windows", "w", "500");
     assert!(
         stdout(&skipped).contains("w: 0 open window(s) closed, 500 values skipped"),
         "{}",
         stdout(&skipped)
     );
-    let refused = gdid(&[
-        "sequences",
-        "skip-ranges",
-        "--store",
-        &store,
-        "--sequence",
-        "sh",
-        "--by",
-        "0",
-    ]);
+    let refused = skip("skip-ranges", "sh", "0");
     assert_eq!(
         refused.status.code(),
         Some(2),

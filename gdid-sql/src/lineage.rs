@@ -24,8 +24,6 @@ pub(crate) struct LineageSql {
     pub(crate) switched: &'static str,
     /// Its clock in seconds since the fence epoch.
     pub(crate) clock: &'static str,
-    /// The dialect's false, for `COALESCE`.
-    falsehood: &'static str,
 }
 
 const POSTGRES: LineageSql = LineageSql {
@@ -33,7 +31,6 @@ const POSTGRES: LineageSql = LineageSql {
                substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))",
     switched: "(substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8) <> '00000001')",
     clock: "(CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS BIGINT) - 1735689600)",
-    falsehood: "FALSE",
 };
 
 const MARIADB: LineageSql = LineageSql {
@@ -43,14 +40,12 @@ const MARIADB: LineageSql = LineageSql {
     switched: "(@@gtid_slave_pos <> '' OR CONCAT(',', REPLACE(REPLACE(@@gtid_binlog_state, ' ', \
                ''), '\\n', ''), ',') REGEXP CONCAT(',[0-9]+-(?!', @@server_id, '-)[0-9]+-'))",
     clock: "(UNIX_TIMESTAMP() - 1735689600)",
-    falsehood: "FALSE",
 };
 
 const MYSQL: LineageSql = LineageSql {
     identity: "CONCAT('server_uuid ', @@server_uuid)",
     switched: "(REPLACE(@@global.gtid_executed, @@server_uuid, '') REGEXP '[0-9a-fA-F]{8}-')",
     clock: "(UNIX_TIMESTAMP() - 1735689600)",
-    falsehood: "FALSE",
 };
 
 // The epoch above is the engine's, written out so that the statements stay `&'static str`.
@@ -86,10 +81,9 @@ impl LineageSql {
     /// promoted (a row written before lineages were kept, or created here). Never `NULL`.
     pub(crate) fn same(&self) -> String {
         format!(
-            "COALESCE(lineage = {identity} OR (lineage IS NULL AND NOT {switched}), {no})",
+            "COALESCE(lineage = {identity} OR (lineage IS NULL AND NOT {switched}), FALSE)",
             identity = self.identity,
             switched = self.switched,
-            no = self.falsehood,
         )
     }
 
@@ -105,9 +99,8 @@ impl LineageSql {
     /// Whether the row changed lineage in the last minute. Never `NULL`.
     pub(crate) fn recent_fence(&self) -> String {
         format!(
-            "COALESCE(fenced_at > {clock} - {FENCE_MIN_INTERVAL_SECS}, {no})",
+            "COALESCE(fenced_at > {clock} - {FENCE_MIN_INTERVAL_SECS}, FALSE)",
             clock = self.clock,
-            no = self.falsehood,
         )
     }
 }

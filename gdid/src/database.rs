@@ -41,16 +41,9 @@ pub(crate) trait Store: Send + Sync + fmt::Debug + 'static {
         pick: Pick,
     ) -> impl Future<Output = Result<Self::Sharded, Source>> + Send;
 
-    /// Moves every range of `sequence` forward by `by` values; `None` (the default) when the
-    /// store's ranges need no such move (their writes survive a failover).
-    fn skip_ranges<'a>(
-        &'a self,
-        sequence: &'a str,
-        by: u64,
-    ) -> Option<BoxFuture<'a, Result<u64, Source>>> {
-        let _ = (sequence, by);
-        None
-    }
+    /// Moves every range of `sequence` forward by `by` values (`Backend::skip_ranges`), or says
+    /// why the store does not.
+    fn skip_ranges<'a>(&'a self, sequence: &'a str, by: u64) -> BoxFuture<'a, Result<u64, Source>>;
 
     /// The store as a shard, and its label.
     fn shard(&self) -> (String, Self::Shard);
@@ -128,7 +121,7 @@ impl<S: Store> Backend for Database<S> {
         sequence: &'a str,
         by: u64,
     ) -> Option<BoxFuture<'a, Result<u64, Source>>> {
-        self.store.skip_ranges(sequence, by)
+        Some(self.store.skip_ranges(sequence, by))
     }
 
     fn shard(&self) -> Option<StoreShard> {

@@ -100,10 +100,10 @@ impl Store for MongoBackend {
         &'a self,
         _sequence: &'a str,
         _by: u64,
-    ) -> Option<BoxFuture<'a, Result<u64, Source>>> {
+    ) -> BoxFuture<'a, Result<u64, Source>> {
         let why = "its writes survive a failover (w: majority, j: true), and this store does \
                    not skip ranges";
-        Some(Box::pin(std::future::ready(Err(why.into()))))
+        Box::pin(std::future::ready(Err(why.into())))
     }
 
     fn shard(&self) -> (String, MongoWindowShard) {

@@ -71,14 +71,8 @@ impl Store for SqlBackend {
         Ok(SqlShardedCounter::create(self.store.clone(), sequence, layout, pick).await?)
     }
 
-    fn skip_ranges<'a>(
-        &'a self,
-        sequence: &'a str,
-        by: u64,
-    ) -> Option<BoxFuture<'a, Result<u64, Source>>> {
-        Some(Box::pin(async move {
-            Ok(SqlShardedCounter::skip(&self.store, sequence, by).await?)
-        }))
+    fn skip_ranges<'a>(&'a self, sequence: &'a str, by: u64) -> BoxFuture<'a, Result<u64, Source>> {
+        Box::pin(async move { Ok(SqlShardedCounter::skip(&self.store, sequence, by).await?) })
     }
 
     fn shard(&self) -> (String, SqlStore) {

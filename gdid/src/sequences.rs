@@ -191,8 +191,9 @@ impl Store {
     ///
     /// # Errors
     ///
-    /// [`StoreError::Sequences`]: a corrupt record, an era past `u32::MAX`
-    /// ([`AuthorityError::Exhausted`]), the store failing; the records before it are moved.
+    /// [`StoreError::Sequences`]: a corrupt record anywhere in the store (nothing is moved: the
+    /// records are listed first), an era past `u32::MAX` ([`AuthorityError::Exhausted`]) or the
+    /// store failing (the records moved before it stay moved).
     pub async fn fence(&self, which: FenceScope<'_>) -> Result<Vec<Fenced>, StoreError> {
         let now = seconds_now();
         let records = self

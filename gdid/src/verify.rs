@@ -338,14 +338,14 @@ mod tests {
         let spans: Vec<_> = report.spans.iter().map(|(k, s)| (*k, s.ids)).collect();
         assert_eq!(spans, [((0, 1), 2), ((0, 2), 2), ((7, 1), 1)]);
         assert_eq!(report.spans[&(0, 1)].last, id("0:1:11"));
-        assert_eq!(ledger_of_writer_named_twice(), 1);
     }
 
-    fn ledger_of_writer_named_twice() -> usize {
+    #[test]
+    fn a_writer_named_twice_is_one_writer() {
         let mut ledger = Ledger::new();
         let a = ledger.writer("a");
         assert_eq!(ledger.writer("a"), a);
-        ledger.writers.len()
+        assert_eq!(ledger.writers.len(), 1);
     }
 
     #[test]
