@@ -300,7 +300,7 @@ pub fn is_bad_store_input(e: &StoreError) -> bool {
         }
         StoreError::Agent(e) => matches!(e, AgentError::Config(_)),
         // A URL the driver cannot use (a bad port, an unknown option) is the caller's.
-        StoreError::Connect { .. } | StoreError::Schema { .. } => {
+        StoreError::Connect { .. } | StoreError::Schema { .. } | StoreError::Check { .. } => {
             e.kind() == gdid::engine::ErrorKind::Config
         }
         // A URL, a feature, a number, a count, a strategy the store cannot keep.

@@ -5,6 +5,7 @@
 
 mod agent;
 mod bench;
+mod check;
 mod convert;
 mod form;
 mod inspect;
@@ -22,6 +23,7 @@ use clap::{Parser, Subcommand};
 
 use crate::agent::{AgentArgs, AgentFailure};
 use crate::bench::{BenchArgs, BenchFailure};
+use crate::check::{CheckArgs, CheckFailure};
 use crate::form::{BadValue, InputForm, OutputForm};
 use crate::inspect::Inspection;
 use crate::issuer::{BuildError, IssueArgs, Issuer, is_bad_input};
@@ -123,6 +125,26 @@ forms is one id. Prints one line per repeat (the id, each writer, form and file:
 backwards within a writer, and a line per era and authority. Exit status 1 when an id repeats
 (or, with --ordered, went backwards), 2 for a line that is no id.")]
     Verify(VerifyArgs),
+    /// Say whether a store's acknowledged blocks survive a crash and a failover, from its
+    /// server's settings.
+    #[command(after_help = "Examples:
+  gdid check                                                # ./gdid.sqlite
+  gdid check --store postgres://postgres@127.0.0.1/test --store mysql://root@127.0.0.1/test
+  gdid check --store mongodb://127.0.0.1:27017/ids --json
+
+Prints each setting uniqueness relies on (PostgreSQL: fsync, full_page_writes, synchronous_commit,
+synchronous_standby_names, the streaming standbys; MariaDB/MySQL: innodb_flush_log_at_trx_commit,
+sync_binlog, read_only, replication, semi-synchronous replicas; SQLite: the file, journal_mode,
+synchronous; MongoDB: the write concern), its verdict and what it means:
+  safe              nothing acknowledged is lost
+  lost on failover  a failover can lose blocks: GDIDs move to a new era and stay unique,
+                    one-at-a-time counters, ranges and windows stop until skipped forward
+  issued again      a crash can lose blocks on the same server: their ids are issued again
+  unknown           not judged here (a standby, a server behind gdid serve)
+Exit status 0 when every setting is safe, 1 naming each one that is not (or a store that cannot
+be reached), 2 for a bad URL. The store's schema is created where it can be (a standby is checked
+too); no authority number is recorded.")]
+    Check(CheckArgs),
     /// List a store's sequences, raise the floor of one, move them past a failover or a restore.
     #[command(after_help = "Examples:
   gdid sequences list                                   # ./gdid.sqlite
@@ -198,6 +220,8 @@ enum Failure {
     Serve(#[from] ServeFailure),
     #[error(transparent)]
     Verify(#[from] VerifyFailure),
+    #[error(transparent)]
+    Check(#[from] CheckFailure),
     #[error("cannot write the output: {0}")]
     Output(#[from] io::Error),
 }
@@ -218,6 +242,7 @@ impl Failure {
             Failure::Sequences(e) => e.is_bad_input(),
             Failure::Serve(e) => e.is_bad_input(),
             Failure::Verify(e) => e.is_bad_input(),
+            Failure::Check(e) => e.is_bad_input(),
             Failure::Bench(_) | Failure::Next(NextError::Output(_)) | Failure::Output(_) => false,
         };
         ExitCode::from(if bad_input { 2 } else { 1 })
@@ -234,6 +259,7 @@ impl Failure {
                 | Failure::Sequences(SequencesFailure::Output(e))
                 | Failure::Serve(ServeFailure::Output(e))
                 | Failure::Verify(VerifyFailure::Output(e))
+                | Failure::Check(CheckFailure::Output(e))
                 if e.kind() == io::ErrorKind::BrokenPipe
         )
     }
@@ -299,6 +325,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Serve(args) => Ok(runtime(2)?.block_on(serve::serve(args))?),
         Command::Token(args) => Ok(serve::token(&args, &mut io::stdout().lock())?),
         Command::Verify(args) => Ok(verify::run(&args, &mut io::stdout().lock())?),
+        Command::Check(args) => {
+            let mut out = io::stdout().lock();
+            Ok(runtime(2)?.block_on(check::run(&args, &mut out))?)
+        }
         Command::Bench(args) => {
             // `worker_threads(0)` would panic: a bad --threads is reported before.
             let threads = args.threads().map_err(Failure::BadArguments)?;

@@ -41,6 +41,7 @@ mod windows;
 
 pub use authority::MongoAuthority;
 pub use counter::{MongoCounter, ObjectIdGenerator};
+pub use durability::durability;
 pub use error::Error;
 pub use gdid_core::generator::windows::{AgentError, AgentReport, Window};
 pub use gdid_core::generator::{LayoutError, Pick, RangeLayout};

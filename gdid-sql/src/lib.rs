@@ -50,6 +50,7 @@
 mod authority;
 mod counter;
 mod counters;
+mod durability;
 mod error;
 mod lineage;
 mod numbering;

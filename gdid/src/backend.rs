@@ -5,6 +5,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use gdid_core::generator::durability::Durability;
 use gdid_core::generator::numbering::NumberRecord;
 use gdid_core::generator::sequences::Sequence;
 use gdid_core::generator::{
@@ -69,6 +70,10 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug {
 
     /// Every counter record of the store (`gdid_core::generator::sequences::list`).
     fn sequences(&self) -> BoxFuture<'_, Result<Vec<Sequence>, AuthorityError>>;
+
+    /// Whether the store's acknowledged blocks survive a crash and a failover: its server's
+    /// settings, judged (`gdid check`).
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, Source>>;
 
     /// The largest block the store's authority takes (an authority server's `--max-block`);
     /// `None`: no limit of its own.

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use gdid_core::generator::durability::Durability;
 use gdid_core::generator::numbering::{COUNTER_KEY, NumberRecord};
 use gdid_core::generator::sequences::{self, Sequence};
 use gdid_core::generator::windows::WindowShard;
@@ -44,6 +45,9 @@ pub(crate) trait Store: Send + Sync + fmt::Debug + 'static {
     /// Moves every range of `sequence` forward by `by` values (`Backend::skip_ranges`), or says
     /// why the store does not.
     fn skip_ranges<'a>(&'a self, sequence: &'a str, by: u64) -> BoxFuture<'a, Result<u64, Source>>;
+
+    /// Its server's settings, judged ([`Backend::durability`]).
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, Source>>;
 
     /// The store as a shard, and its label.
     fn shard(&self) -> (String, Self::Shard);
@@ -144,6 +148,10 @@ impl<S: Store> Backend for Database<S> {
 
     fn sequences(&self) -> BoxFuture<'_, Result<Vec<Sequence>, AuthorityError>> {
         Box::pin(async move { sequences::list(&authority_of(&self.store, COUNTER_KEY)).await })
+    }
+
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, Source>> {
+        self.store.durability()
     }
 
     fn is_duplicate_key(&self, error: &(dyn std::error::Error + 'static)) -> bool {

@@ -119,6 +119,17 @@ pub enum StoreError {
         #[source]
         source: AuthorityError,
     },
+    /// The store's server could not be asked for its settings ([`Store::check`]).
+    ///
+    /// [`Store::check`]: crate::Store::check
+    #[error("cannot read the settings of {url}: {source}")]
+    Check {
+        /// The URL, redacted.
+        url: String,
+        /// The driver's error.
+        #[source]
+        source: Source,
+    },
     /// A window agent could not be set up: a window size of 0, a shard that cannot be prepared,
     /// one store given twice.
     #[error(transparent)]
@@ -159,7 +170,8 @@ impl StoreError {
         match self {
             StoreError::Connect { source, .. }
             | StoreError::Schema { source, .. }
-            | StoreError::Strategy { source, .. } => source_kind(source.as_ref()),
+            | StoreError::Strategy { source, .. }
+            | StoreError::Check { source, .. } => source_kind(source.as_ref()),
             StoreError::Authority { source, .. }
             | StoreError::Numbers { source, .. }
             | StoreError::Sequences { source, .. } => source.kind(),

@@ -58,6 +58,7 @@ pub mod blocking;
     feature = "mongodb"
 ))]
 mod database;
+mod durability;
 mod error;
 mod memory;
 #[cfg(feature = "http")]
@@ -75,6 +76,7 @@ mod url;
 pub mod verify;
 
 pub use error::{Source, StoreError};
+pub use gdid_core::generator::durability::{Durability, Setting, Verdict};
 pub use sequences::{FenceScope, Fenced};
 pub use shard::{ShardError, StoreShard};
 pub use store::{OpenOptions, Store};

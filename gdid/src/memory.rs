@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
+use gdid_core::generator::durability::{Durability, Setting, Verdict};
 use gdid_core::generator::numbering::{COUNTER_KEY, MemoryRecord, NumberRecord};
 use gdid_core::generator::sequences::Sequence;
 use gdid_core::generator::{
@@ -12,6 +13,7 @@ use gdid_core::generator::{
 };
 
 use crate::backend::Backend;
+use crate::error::Source;
 
 /// The named memory stores of this process (`memory:NAME`): opening one name twice opens one
 /// store.
@@ -138,6 +140,20 @@ impl Backend for MemoryBackend {
             }
             Ok(sequences)
         })
+    }
+
+    /// Nothing of it outlives the process.
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, Source>> {
+        Box::pin(std::future::ready(Ok(Durability::new(
+            "memory, in this process",
+            vec![Setting::new(
+                "memory",
+                "in this process only",
+                Verdict::IssuedAgain,
+                "every counter starts again with the next process, which issues the same ids: \
+                 for tests and examples; use a database store",
+            )],
+        ))))
     }
 
     fn is_duplicate_key(&self, _error: &(dyn std::error::Error + 'static)) -> bool {

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use gdid_core::generator::durability::{Durability, Setting, Verdict};
 use gdid_core::generator::numbering::NumberRecord;
 use gdid_core::generator::sequences::Sequence;
 use gdid_core::generator::{
@@ -13,7 +14,7 @@ use gdid_core::generator::{
 use gdid_http::client::{Remote, RemoteAuthority, RemoteError, RemoteOptions};
 
 use crate::backend::Backend;
-use crate::error::StoreError;
+use crate::error::{Source, StoreError};
 
 /// The variable a token is read from when the options give none.
 pub(crate) const TOKEN_VARIABLE: &str = "GDID_TOKEN";
@@ -98,6 +99,21 @@ impl Backend for HttpBackend {
 
     fn max_block(&self) -> Option<u64> {
         self.remote.max_block()
+    }
+
+    /// The server's store decides, and it is not asked over HTTP (its settings are the
+    /// operator's business, not a client's).
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, Source>> {
+        Box::pin(std::future::ready(Ok(Durability::new(
+            format!("gdid serve at {}", self.remote.label()),
+            vec![Setting::new(
+                "store",
+                "the server's",
+                Verdict::Unknown,
+                "the blocks come from the store behind gdid serve: run gdid check on that \
+                 store, where the server runs",
+            )],
+        ))))
     }
 
     fn is_duplicate_key(&self, _error: &(dyn std::error::Error + 'static)) -> bool {

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use gdid_core::generator::durability::Durability;
 use gdid_core::generator::numbering::NumberRecord;
 use gdid_core::generator::{BoxFuture, Pick, RangeLayout, redact};
 use gdid_mongo::{MongoAuthority, MongoNumberRecord, MongoShardedCounter, MongoWindowShard};
@@ -104,6 +105,20 @@ impl Store for MongoBackend {
         let why = "its writes survive a failover (w: majority, j: true), and this store does \
                    not skip ranges";
         Box::pin(std::future::ready(Err(why.into())))
+    }
+
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, Source>> {
+        Box::pin(async move {
+            let report = gdid_mongo::durability(&self.database).await;
+            report.map_err(|error| {
+                // The driver may quote the URI: its message is redacted, its kind kept.
+                let redacted = Redacted {
+                    message: redact(&error.to_string()),
+                    kind: gdid_mongo::Error::Server(error).kind(),
+                };
+                Box::new(redacted) as Source
+            })
+        })
     }
 
     fn shard(&self) -> (String, MongoWindowShard) {

@@ -1,6 +1,7 @@
 //! A MySQL/MariaDB, PostgreSQL or SQLite store (gdid-sql), a [`Store`] of the
 //! [`Database`](crate::database::Database) backend.
 
+use gdid_core::generator::durability::Durability;
 use gdid_core::generator::numbering::NumberRecord;
 use gdid_core::generator::{BoxFuture, Pick, RangeLayout};
 use gdid_sql::{Error, SqlAuthority, SqlNumberRecord, SqlShardedCounter, SqlStore};
@@ -73,6 +74,10 @@ impl Store for SqlBackend {
 
     fn skip_ranges<'a>(&'a self, sequence: &'a str, by: u64) -> BoxFuture<'a, Result<u64, Source>> {
         Box::pin(async move { Ok(SqlShardedCounter::skip(&self.store, sequence, by).await?) })
+    }
+
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, Source>> {
+        Box::pin(async move { Ok(self.store.durability().await?) })
     }
 
     fn shard(&self) -> (String, SqlStore) {

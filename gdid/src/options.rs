@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use gdid_core::generator::durability::Durability;
 use gdid_core::generator::numbering::claim;
 use gdid_core::generator::windows::{WindowAgent, WindowShard};
 use gdid_core::generator::{Pick, RangeLayout, SharedIdGenerator, redact};
@@ -149,6 +150,35 @@ impl OpenOptions {
                     source,
                 })?;
         Ok(Store::numbered(label, backend, number))
+    }
+
+    /// Reads and judges the settings of `url`'s server, as [`Store::check`] does, but without
+    /// reading or recording an authority number, and without needing the schema (it is created
+    /// where it can be; a standby, which takes no writes, is checked too): what `gdid check
+    /// --store URL` runs.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let report = gdid::Store::options().check("memory:").await?;
+    /// assert!(!report.is_safe());
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`open`](Self::open) for the URL, but no [`StoreError::Authority`];
+    /// [`StoreError::Check`] when the server cannot be asked.
+    pub async fn check(&self, url: &str) -> Result<Durability, StoreError> {
+        // A server that refuses the schema (a read-only standby) is still asked, through a
+        // store that creates none; one that cannot be reached is refused at once.
+        let (label, backend) = match self.connect(url, false).await {
+            Err(StoreError::Schema { .. }) => self.connect(url, true).await?,
+            connected => connected?,
+        };
+        let report = backend.durability().await;
+        report.map_err(|source| StoreError::Check { url: label, source })
     }
 
     /// Opens the stores of `urls` as the authorities of one generator, in preference order

@@ -736,3 +736,44 @@ async fn random_ids_are_inserted_with_retry_until_the_range_is_full() {
     assert!(store.is_duplicate_key(&taken));
     assert!(!memory.is_duplicate_key(&taken));
 }
+
+/// `Store::check` reads every setting of its server's kind through the store itself: the
+/// names it must judge are there, each with a value and a meaning. (Whether the machine's
+/// servers are set up safely is theirs to say; every verdict is tested on private servers
+/// started with its setting, in gdid-faults' `test_check`.) A SQLite file on disk is safe, and
+/// so are MongoDB's blocks, written with `w: "majority", j: true` whatever the server's default.
+async fn checked(url: &str) {
+    let store = Store::open(url).await.expect("open");
+    let report = store.check().await.expect("check");
+    let expected: &[&str] = match url.split(':').next() {
+        Some("sqlite") => &["file", "journal_mode", "synchronous"],
+        Some("mysql") => &["innodb_flush_log_at_trx_commit", "read_only", "replication"],
+        Some("postgres") => &[
+            "fsync",
+            "full_page_writes",
+            "synchronous_commit",
+            "synchronous_standby_names",
+            "standbys",
+        ],
+        _ => &["write concern"],
+    };
+    for name in expected {
+        let setting = report
+            .settings
+            .iter()
+            .find(|setting| setting.name == *name)
+            .unwrap_or_else(|| panic!("{url}: no {name} in\n{report}"));
+        assert!(
+            !setting.value.is_empty() && !setting.meaning.is_empty(),
+            "{url}: {setting:?}"
+        );
+    }
+    if url.starts_with("sqlite") || url.starts_with("mongodb") {
+        assert!(report.is_safe(), "{url}:\n{report}");
+    }
+    let again = Store::options().check(url).await.expect("check by URL");
+    assert_eq!(again.settings.len(), report.settings.len(), "{url}");
+}
+
+on_every_store!(checked("gdid_front_door"):
+    check_on_sqlite, check_on_mariadb, check_on_postgres, check_on_mongodb);

@@ -31,6 +31,7 @@ mod block_generator;
 mod config;
 mod counter;
 mod counter_store;
+pub mod durability;
 mod error;
 mod faults;
 mod id_generator;

@@ -320,6 +320,16 @@ impl Replicas<Postgres> {
     ///
     /// When PostgreSQL is not installed, or does not start (the message ends with its log).
     pub fn start() -> Result<PostgresReplicas, String> {
+        Self::start_with(&[])
+    }
+
+    /// As [`start`](Self::start), the primary started with `settings` too (`name=value`, each
+    /// a `-c` argument after the set's own, so `fsync=on` overrides theirs).
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_with(settings: &[&str]) -> Result<PostgresReplicas, String> {
         let mut replicas = Replicas::new(
             Postgres {
                 bindir: postgres_bindir()?,
@@ -330,6 +340,9 @@ impl Replicas<Postgres> {
         let programs = replicas.programs();
         let mut primary = Daemon::init(&programs, "PostgreSQL primary", folder, replicas.run_as)?;
         primary.launch.args.extend(settings_args());
+        for setting in settings {
+            primary.launch.args.extend(["-c".into(), (*setting).into()]);
+        }
         replicas.push(Node::started(primary)?, None);
         replicas.ready(0)?;
         Ok(replicas)

@@ -1,0 +1,117 @@
+//! `gdid check`: whether each store's acknowledged blocks survive a crash and a failover, from
+//! its server's settings (`gdid::Store::check`).
+
+use std::io::{self, Write};
+
+use gdid::{Durability, Store, StoreError, Verdict};
+
+use crate::store::{DEFAULT_STORE, StoreUrl};
+
+/// `gdid check …`.
+#[derive(Debug, clap::Args)]
+pub struct CheckArgs {
+    /// The store: sqlite:PATH, mysql://…, postgres://…, mongodb://…; several: each is checked.
+    #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE, value_parser = StoreUrl)]
+    stores: Vec<String>,
+    /// Print one JSON array (a report per store) instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Why `gdid check` failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckFailure {
+    /// A store could not be reached or asked (exit status 1; 2 for a bad URL).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A setting where an acknowledged block can be lost or come back, or that could not be
+    /// judged (exit status 1): `store: name (verdict), …` for each store.
+    #[error("at risk: {0}")]
+    AtRisk(String),
+    /// The output could not be written.
+    #[error("cannot write the output: {0}")]
+    Output(#[from] io::Error),
+}
+
+impl CheckFailure {
+    /// Whether it is the caller's doing (exit status 2): a URL the `gdid` crate refuses.
+    pub fn is_bad_input(&self) -> bool {
+        match self {
+            CheckFailure::Store(e) => crate::issuer::is_bad_store_input(e),
+            CheckFailure::AtRisk(_) | CheckFailure::Output(_) => false,
+        }
+    }
+}
+
+/// Checks every store of `args`, printing each report to `out`; `Err(AtRisk)` names every
+/// setting that is not safe.
+pub async fn run(args: &CheckArgs, out: &mut impl Write) -> Result<(), CheckFailure> {
+    let mut reports = Vec::with_capacity(args.stores.len());
+    for url in &args.stores {
+        let report = Store::options().check(url).await?;
+        reports.push((crate::store::label(url), report));
+    }
+    if args.json {
+        let json: Vec<_> = reports
+            .iter()
+            .map(|(store, report)| json_of(store, report))
+            .collect();
+        serde_json::to_writer_pretty(&mut *out, &json).map_err(io::Error::from)?;
+        writeln!(out)?;
+    } else {
+        for (i, (store, report)) in reports.iter().enumerate() {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            write_text(store, report, out)?;
+        }
+    }
+    out.flush()?;
+    let at_risk: Vec<String> = reports
+        .iter()
+        .flat_map(|(store, report)| {
+            report
+                .at_risk()
+                .map(move |setting| format!("{store}: {} ({})", setting.name, setting.verdict))
+        })
+        .collect();
+    if at_risk.is_empty() {
+        Ok(())
+    } else {
+        Err(CheckFailure::AtRisk(at_risk.join(", ")))
+    }
+}
+
+/// One store's report as text: the store, the server, each setting, and the verdict.
+fn write_text(store: &str, report: &Durability, out: &mut impl Write) -> io::Result<()> {
+    writeln!(out, "store: {store}")?;
+    write!(out, "{report}")?;
+    let verdict = match report.worst() {
+        Verdict::Safe => {
+            "safe: no acknowledged block is lost by a crash or a failover of this server"
+        }
+        Verdict::Unknown => "unknown: a setting could not be judged here (see above)",
+        Verdict::LostOnFailover => {
+            "at risk: a failover can lose acknowledged blocks (GDIDs stay unique in a new era; \
+             counters, ranges and windows stop until skipped)"
+        }
+        Verdict::IssuedAgain => "at risk: a crash can issue acknowledged ids again",
+    };
+    writeln!(out, "verdict: {verdict}")
+}
+
+/// One store's report as a JSON object.
+fn json_of(store: &str, report: &Durability) -> serde_json::Value {
+    serde_json::json!({
+        "store": store,
+        "server": report.server,
+        "safe": report.is_safe(),
+        "verdict": report.worst().label(),
+        "settings": report.settings.iter().map(|setting| serde_json::json!({
+            "name": setting.name,
+            "value": setting.value,
+            "verdict": setting.verdict.label(),
+            "meaning": setting.meaning,
+        })).collect::<Vec<_>>(),
+    })
+}

@@ -1,0 +1,260 @@
+//! `gdid check` on private servers started with each setting it judges: exit 1 naming the
+//! setting where an acknowledged block can be lost or come back after a crash or a failover
+//! (the failover issue's reproduction, an asynchronous standby, among them), 0 once the setup
+//! is safe, saying why.
+//!
+//! Each test builds replicated servers of its own ([`PostgresReplicas`], [`MariaDbReplicas`]),
+//! changes one setting at a time on them (never on the machine's servers) and asks both the
+//! library (`OpenOptions::check`) and the command (`gdid check --store URL`).
+//!
+//! Build the command first (`cargo build -p gdid-cli`), then
+//! `cargo test -p gdid-faults --test test_check`. Without PostgreSQL or MariaDB a test is
+//! skipped, and fails under `CI=true`.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use gdid::{Durability, Store, Verdict};
+use gdid_faults::gdid_binary;
+use gdid_faults::server::{MariaDbReplicas, PostgresReplicas};
+
+/// How long a reloaded setting may take to show.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// The report of `url`, as the library reads it.
+fn checked(url: &str) -> Durability {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(Store::options().check(url))
+        .unwrap_or_else(|e| panic!("checking {url}: {e}"))
+}
+
+/// The verdict of setting `name` in `report`.
+fn verdict(report: &Durability, name: &str) -> Verdict {
+    report
+        .settings
+        .iter()
+        .find(|setting| setting.name == name)
+        .unwrap_or_else(|| panic!("no setting {name} in\n{report}"))
+        .verdict
+}
+
+/// Waits until `url`'s report says `value` for setting `name` (a reload is asynchronous), and
+/// returns that report.
+fn report_once(url: &str, name: &str, value: &str) -> Durability {
+    let started = Instant::now();
+    loop {
+        let report = checked(url);
+        let now = report.settings.iter().find(|setting| setting.name == name);
+        if now.is_some_and(|setting| setting.value.starts_with(value)) {
+            return report;
+        }
+        assert!(
+            started.elapsed() < PATIENCE,
+            "{name} never became {value}:\n{report}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// `gdid check --store url`: its exit status, standard output and standard error.
+fn gdid_check(url: &str) -> (i32, String, String) {
+    let binary = gdid_binary().unwrap_or_else(|e| panic!("{e}"));
+    let output = Command::new(binary)
+        .args(["check", "--store", url])
+        .output()
+        .expect("running gdid check");
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// Asserts that `gdid check` exits 1 naming each of `names` as at risk on stderr.
+fn command_names_risk(url: &str, names: &[&str]) {
+    let (code, out, err) = gdid_check(url);
+    assert_eq!(code, 1, "{url}: exit {code}\n{out}{err}");
+    for name in names {
+        assert!(
+            err.contains(&format!("{name} (")),
+            "{url}: {name} not named at risk: {err}"
+        );
+    }
+    assert!(out.contains("verdict: at risk"), "{out}");
+}
+
+/// Asserts that `gdid check` exits 0, saying the setup is safe.
+fn command_says_safe(url: &str) {
+    let (code, out, err) = gdid_check(url);
+    assert_eq!(code, 0, "{url}: exit {code}\n{out}{err}");
+    assert!(out.contains("verdict: safe"), "{out}");
+}
+
+/// `Some` when `installed` says the engine is here; `None`, said skipped, otherwise (a failure
+/// with `CI=true`).
+fn available(store: &str, installed: Result<(), String>) -> bool {
+    match installed {
+        Ok(()) => {
+            gdid_testkit::ran(store);
+            true
+        }
+        Err(why) => {
+            gdid_testkit::unavailable(store, &why);
+            false
+        }
+    }
+}
+
+/// Runs `sql` (an `ALTER SYSTEM`) on `pg`'s primary and reloads its configuration.
+fn set(pg: &PostgresReplicas, sql: &str) {
+    pg.query(0, sql).expect(sql);
+    pg.query(0, "SELECT pg_reload_conf()").expect("reload");
+}
+
+#[test]
+fn postgres_crash_settings_and_standbys() {
+    if !available("PostgreSQL", PostgresReplicas::installed()) {
+        return;
+    }
+    // Started with fsync = off (the replicated sets' own setting): a crash loses blocks.
+    let unsynced = PostgresReplicas::start().expect("PostgreSQL");
+    let url = unsynced.url(0);
+    assert_eq!(verdict(&checked(&url), "fsync"), Verdict::IssuedAgain);
+    command_names_risk(&url, &["fsync"]);
+    drop(unsynced);
+
+    let mut pg = PostgresReplicas::start_with(&["fsync=on"]).expect("PostgreSQL");
+    let url = pg.url(0);
+    let alone = checked(&url);
+    assert!(alone.is_safe(), "{alone}");
+    command_says_safe(&url);
+
+    for (name, unsafe_value, safe_value) in [
+        ("full_page_writes", "off", "on"),
+        ("synchronous_commit", "off", "on"),
+    ] {
+        set(&pg, &format!("ALTER SYSTEM SET {name} = {unsafe_value}"));
+        let report = report_once(&url, name, unsafe_value);
+        assert_eq!(verdict(&report, name), Verdict::IssuedAgain, "{report}");
+        assert_eq!(report.at_risk().count(), 1, "{report}");
+        command_names_risk(&url, &[name]);
+        set(&pg, &format!("ALTER SYSTEM RESET {name}"));
+        report_once(&url, name, safe_value);
+    }
+
+    // The failover issue's reproduction: an asynchronous streaming standby.
+    let standby = pg.add_standby(0).expect("a standby");
+    let report = report_once(&url, "standbys", "walreceiver async");
+    assert_eq!(verdict(&report, "standbys"), Verdict::LostOnFailover);
+    assert_eq!(
+        verdict(&report, "synchronous_standby_names"),
+        Verdict::LostOnFailover
+    );
+    command_names_risk(&url, &["standbys", "synchronous_standby_names"]);
+    // The standby itself cannot be judged: its primary decides.
+    let on_standby = checked(&pg.url(standby));
+    assert_eq!(
+        verdict(&on_standby, "pg_is_in_recovery()"),
+        Verdict::Unknown
+    );
+    command_names_risk(&pg.url(standby), &["pg_is_in_recovery()"]);
+
+    // Made synchronous: every commit waits for it.
+    set(&pg, "ALTER SYSTEM SET synchronous_standby_names = '*'");
+    let report = report_once(&url, "standbys", "walreceiver sync");
+    assert!(report.is_safe(), "{report}");
+    command_says_safe(&url);
+    // … unless commits stop waiting for it.
+    set(&pg, "ALTER SYSTEM SET synchronous_commit = local");
+    let report = report_once(&url, "synchronous_commit", "local");
+    assert_eq!(
+        verdict(&report, "synchronous_commit"),
+        Verdict::LostOnFailover
+    );
+    command_names_risk(&url, &["synchronous_commit", "standbys"]);
+}
+
+#[test]
+fn mariadb_crash_settings_replication_and_semi_sync() {
+    if !available("MariaDB", MariaDbReplicas::installed()) {
+        return;
+    }
+    let db = MariaDbReplicas::start().expect("MariaDB");
+    let (primary, replica) = (db.url(0), db.url(1));
+    let sql = |i: usize, sql: &str| db.query(i, sql).expect(sql);
+
+    // A primary with a binary log not flushed at each commit, and an asynchronous replica.
+    let report = checked(&primary);
+    assert_eq!(verdict(&report, "sync_binlog"), Verdict::IssuedAgain);
+    assert_eq!(
+        verdict(&report, "rpl_semi_sync_master_enabled"),
+        Verdict::LostOnFailover,
+        "{report}"
+    );
+    command_names_risk(&primary, &["sync_binlog", "rpl_semi_sync_master_enabled"]);
+    // The replica applies the primary's log: blocks reserved on it are overwritten.
+    assert_eq!(
+        verdict(&checked(&replica), "replication"),
+        Verdict::IssuedAgain
+    );
+    command_names_risk(&replica, &["replication"]);
+
+    // Semi-synchronous, at first as MariaDB's defaults have it: AFTER_COMMIT, 10 s timeout.
+    sql(0, "SET GLOBAL sync_binlog = 1");
+    sql(0, "SET GLOBAL rpl_semi_sync_master_enabled = ON");
+    sql(
+        1,
+        "SET GLOBAL rpl_semi_sync_slave_enabled = ON; STOP SLAVE IO_THREAD; START SLAVE IO_THREAD",
+    );
+    let report = report_once(&primary, "replicas", "1 connected, all acknowledging");
+    assert_eq!(
+        verdict(&report, "rpl_semi_sync_master_wait_point"),
+        Verdict::LostOnFailover
+    );
+    assert_eq!(
+        verdict(&report, "rpl_semi_sync_master_timeout"),
+        Verdict::LostOnFailover
+    );
+    command_names_risk(
+        &primary,
+        &[
+            "rpl_semi_sync_master_wait_point",
+            "rpl_semi_sync_master_timeout",
+        ],
+    );
+
+    // AFTER_SYNC, waiting a day rather than falling back: safe.
+    sql(
+        0,
+        "SET GLOBAL rpl_semi_sync_master_wait_point = AFTER_SYNC; \
+         SET GLOBAL rpl_semi_sync_master_timeout = 86400000",
+    );
+    let report = checked(&primary);
+    assert!(report.is_safe(), "{report}");
+    command_says_safe(&primary);
+
+    // Each crash setting alone.
+    for (set, name, reset) in [
+        (
+            "SET GLOBAL innodb_flush_log_at_trx_commit = 2",
+            "innodb_flush_log_at_trx_commit",
+            "SET GLOBAL innodb_flush_log_at_trx_commit = 1",
+        ),
+        (
+            "SET GLOBAL read_only = ON",
+            "read_only",
+            "SET GLOBAL read_only = OFF",
+        ),
+    ] {
+        sql(0, set);
+        let report = checked(&primary);
+        assert_eq!(verdict(&report, name), Verdict::IssuedAgain, "{report}");
+        assert_eq!(report.at_risk().count(), 1, "{report}");
+        command_names_risk(&primary, &[name]);
+        sql(0, reset);
+    }
+    assert!(checked(&primary).is_safe());
+}
