@@ -7,6 +7,8 @@ mod calls;
 pub mod corrupt;
 mod error;
 pub mod load;
+pub mod netns;
+pub mod partition;
 pub mod proxy;
 mod row;
 pub mod scenarios;

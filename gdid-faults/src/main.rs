@@ -9,7 +9,8 @@
 //!
 //! The scenarios, by the name that runs it alone: `stopped`, `slow`, `failover`, `crash-loop`,
 //! `load`, `bad-data`. `gdid-faults load-worker …` is one process of the load scenario (see
-//! `gdid_faults::load`).
+//! `gdid_faults::load`), `gdid-faults partition-client …` the client of the partition tests
+//! (`gdid_faults::partition`).
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -22,6 +23,13 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.split_first() {
         Some((command, worker)) if command == "load-worker" => load_worker(worker),
+        Some((command, args)) if command == "partition-client" => partition_client(args),
+        Some((command, targets)) if command == "partition-relay" => {
+            runtime(1).map_err(Into::into).and_then(|runtime| {
+                let (input, mut out) = (std::io::stdin().lock(), std::io::stdout().lock());
+                gdid_faults::partition::relay(&runtime, targets, input, &mut out)
+            })
+        }
         _ => Chosen::from_args(&args).and_then(all_scenarios),
     };
     match result {
@@ -49,6 +57,20 @@ fn load_worker(args: &[String]) -> Result<(), SetupError> {
     stdout.flush()?;
     eprintln!("{}", report.line());
     Ok(())
+}
+
+/// The client of the partition tests (`gdid_faults::partition`): `TOKEN SEQUENCE URL…`.
+fn partition_client(args: &[String]) -> Result<(), SetupError> {
+    let [token, sequence, urls @ ..] = args else {
+        return Err("partition-client TOKEN SEQUENCE URL…".into());
+    };
+    let mut stdout = std::io::stdout().lock();
+    runtime(2)?.block_on(gdid_faults::partition::client(
+        token,
+        sequence,
+        urls,
+        &mut stdout,
+    ))
 }
 
 /// The scenarios to run, by name ([`Chosen::NAMES`]); all of them when none is named.

@@ -1,6 +1,6 @@
-//! [`FaultProxy`]: a TCP relay on loopback between a client and a server that can add latency,
-//! cut every connection, refuse new ones, or switch to another server: a slow, flaky, stopped or
-//! failed-over store, made on demand.
+//! [`FaultProxy`]: a TCP relay on loopback between a client and a server that can add latency
+//! and the stalls of packet loss, cut every connection, refuse new ones, or switch to another
+//! server: a slow, lossy, stopped or failed-over store, made on demand.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -17,13 +17,31 @@ use tokio::task::JoinHandle;
 struct Faults {
     /// Added before each chunk is passed on, in each direction, in microseconds.
     latency_micros: AtomicU64,
+    /// The percentage of chunks held back as TCP holds back data behind a lost segment.
+    loss_percent: AtomicU64,
     /// New connections are closed at once.
     down: AtomicBool,
     /// Where new connections go.
     target: Mutex<SocketAddr>,
 }
 
+/// The least retransmission timeout of Linux's TCP: the stall of one lost segment.
+const MIN_RTO: Duration = Duration::from_millis(200);
+
 impl Faults {
+    /// How long the next chunk is held: the latency, and a retransmission timeout for each
+    /// time it is "lost" (doubling, as TCP backs off).
+    fn delay(&self) -> Duration {
+        let mut delay = Duration::from_micros(self.latency_micros.load(Ordering::Relaxed));
+        let loss = self.loss_percent.load(Ordering::Relaxed);
+        let mut rto = MIN_RTO;
+        while loss > 0 && rand::random_range(0..100) < loss {
+            delay += rto;
+            rto *= 2;
+        }
+        delay
+    }
+
     /// Where a new connection goes now.
     fn target(&self) -> SocketAddr {
         *self.target.lock().unwrap_or_else(|e| e.into_inner())
@@ -52,6 +70,7 @@ impl FaultProxy {
         let address = listener.local_addr()?;
         let faults = Arc::new(Faults {
             latency_micros: AtomicU64::new(0),
+            loss_percent: AtomicU64::new(0),
             down: AtomicBool::new(false),
             target: Mutex::new(target),
         });
@@ -74,6 +93,15 @@ impl FaultProxy {
     pub fn set_latency(&self, latency: Duration) {
         let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
         self.faults.latency_micros.store(micros, Ordering::Relaxed);
+    }
+
+    /// Holds back `percent` of the chunks (0 to 100) as a lost segment holds back a TCP
+    /// stream: by a retransmission timeout (200 ms, Linux's least), doubled each time the
+    /// retransmission is lost too. A relay of a byte stream cannot drop bytes; this is what
+    /// packet loss does to the stream its reader sees.
+    pub fn set_loss(&self, percent: u8) {
+        let percent = u64::from(percent.min(100));
+        self.faults.loss_percent.store(percent, Ordering::Relaxed);
     }
 
     /// Closes every open connection (the client sees a reset or an end of stream mid-query).
@@ -145,9 +173,9 @@ async fn pass(
             Ok(0) | Err(_) => return,
             Ok(n) => n,
         };
-        let latency = faults.latency_micros.load(Ordering::Relaxed);
-        if latency > 0 {
-            tokio::time::sleep(Duration::from_micros(latency)).await;
+        let delay = faults.delay();
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
         }
         if to.write_all(&buffer[..n]).await.is_err() {
             return;

@@ -455,6 +455,24 @@ impl Replicas<Postgres> {
         output(self.psql(self.port(i)?).args(["-c", sql]))
     }
 
+    /// Lets clients from `cidr` (`10.201.0.0/16`) in without a password, as those of
+    /// 127.0.0.1 are (a `host … trust` line in `pg_hba.conf`, reloaded): for clients in other
+    /// network namespaces. The server must listen on their side too (`listen_addresses`).
+    ///
+    /// # Errors
+    ///
+    /// When the file cannot be written or the server does not reload.
+    pub fn trust_network(&self, i: usize, cidr: &str) -> Result<(), String> {
+        let hba = self.node(i)?.daemon.folder.join("data").join("pg_hba.conf");
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&hba)
+            .map_err(|e| format!("{}: {e}", hba.display()))?;
+        std::io::Write::write_all(&mut file, format!("host all all {cidr} trust\n").as_bytes())
+            .map_err(|e| format!("{}: {e}", hba.display()))?;
+        self.query(i, "SELECT pg_reload_conf()").map(drop)
+    }
+
     /// Dumps the gdid tables of server `i` (`pg_dump -t 'gdid_*' --clean`) to a file in the
     /// server's folder named `name`: an old backup, to restore later with [`restore`].
     ///
