@@ -1,0 +1,54 @@
+//! Whether a SQL store's acknowledged blocks survive a crash and a failover
+//! ([`SqlStore::durability`]): each server's settings read through the store's own pool (so a
+//! session setting such as PostgreSQL's `synchronous_commit` is the one its writes use) and
+//! judged by the rules of [`gdid_core::generator::durability`].
+//!
+//! The judging is pure (`judge_*`), so that every verdict is tested on its values as well as on
+//! private servers started with them.
+
+mod mysql;
+mod postgres;
+mod sqlite;
+
+use gdid_core::generator::durability::Durability;
+
+use crate::store::SqlStore;
+
+/// What a failover that loses blocks costs, for the meanings of
+/// [`Verdict::LostOnFailover`](gdid_core::generator::durability::Verdict::LostOnFailover).
+const FAILOVER_COST: &str = "GDIDs stay unique, moved to a new era as the promoted server is \
+                             another lineage; one-at-a-time counters, ranges and windows refuse \
+                             until skipped forward";
+
+impl SqlStore {
+    /// Reads the settings the store's uniqueness relies on from its server, and judges each:
+    /// whether an acknowledged block can be lost or come back after a crash or a failover.
+    ///
+    /// | server | settings |
+    /// |---|---|
+    /// | PostgreSQL | `fsync`, `full_page_writes`, `synchronous_commit`, `synchronous_standby_names`, the streaming standbys (`pg_stat_replication`), whether it is itself a standby |
+    /// | MariaDB, MySQL | `innodb_flush_log_at_trx_commit`, `sync_binlog` (with a binary log), `read_only`, whether it replicates from another server, its replicas and semi-synchronous replication (enabled, wait point, timeout) |
+    /// | SQLite | the file (in memory, or on a RAM file system), `journal_mode`, `synchronous` |
+    ///
+    /// # Errors
+    ///
+    /// The driver's, when the server cannot be asked.
+    pub async fn durability(&self) -> Result<Durability, sqlx::Error> {
+        match self {
+            SqlStore::Postgres(pool) => postgres::read(pool).await,
+            SqlStore::MySql(pool) => mysql::read(pool).await,
+            SqlStore::Sqlite(pool) => sqlite::read(pool).await,
+        }
+    }
+}
+
+/// The verdict of setting `name` in `report`, for the tests of each server's module.
+#[cfg(test)]
+fn verdict_of(report: &Durability, name: &str) -> gdid_core::generator::durability::Verdict {
+    report
+        .settings
+        .iter()
+        .find(|setting| setting.name == name)
+        .unwrap_or_else(|| panic!("no setting {name} in {report}"))
+        .verdict
+}
