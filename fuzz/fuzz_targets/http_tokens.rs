@@ -7,11 +7,13 @@
 //!   `Display`, unless the same text shows when every token field is replaced (it is then a scope
 //!   the message names, or the message's own words); and replacing every token field by another
 //!   of the same kind and length, one for one, gives the very same error: the message depends on
-//!   a token's length only, never on its characters;
+//!   a token's length and kind only (clear, `sha256:` digest, or refused for how it is written:
+//!   64 bare hex digits, `SHA256:` in another case, a leading byte-order mark), never on its
+//!   other characters;
 //! - the error names a line that lists something (or line 0 for a file that lists nothing, and
 //!   only then);
 //! - a parsed file lists one token per line, each allowed its listed scopes (`*`: every scope)
-//!   and no other; a token not listed, or the text of a `sha256:` field given as a token, is
+//!   and no other, and to give ids back in those written `SCOPE:give-back` only; a token not listed, or the text of a `sha256:` field given as a token, is
 //!   allowed nothing.
 #![no_main]
 
@@ -132,13 +134,27 @@ struct Replaced {
 fn replace_tokens(text: &str, listed: &[Listed<'_>]) -> Replaced {
     let mut clear: HashMap<String, String> = HashMap::new();
     for line in listed {
-        if line.token.starts_with("sha256:") || line.token.len() < MIN_TOKEN_LEN {
+        // Kept as they are: digests, tokens too short, and what the parser refuses for how it
+        // starts (`SHA256:` in another case, a byte-order mark), whatever follows.
+        let miscased = line.token.get(..7).is_some_and(|p| p.eq_ignore_ascii_case("sha256:"));
+        if line.token.starts_with("sha256:")
+            || line.token.len() < MIN_TOKEN_LEN
+            || miscased
+            || line.token.starts_with('\u{feff}')
+        {
             continue;
         }
         let id = clear.len();
-        clear
-            .entry(line.token.to_owned())
-            .or_insert_with(|| format!("{:~<width$}", format!("Q{id}"), width = line.token.len()));
+        // 64 hex digits (refused: a digest without `sha256:`) by 64 other hex digits.
+        let bare_digest =
+            line.token.len() == 64 && line.token.bytes().all(|b| b.is_ascii_hexdigit());
+        clear.entry(line.token.to_owned()).or_insert_with(|| {
+            if bare_digest {
+                format!("{id:064x}")
+            } else {
+                format!("{:~<width$}", format!("Q{id}"), width = line.token.len())
+            }
+        });
     }
     let digest_of_clear: HashMap<String, &str> = clear
         .iter()
@@ -194,11 +210,35 @@ fn check_tokens(text: &str, listed: &[Listed<'_>], tokens: &Tokens) {
             line.number, line.fields
         );
         let scopes = line.scopes.expect("two fields");
-        let expected = if scopes == "*" {
+        // `SCOPE:give-back` is the scope, with the right to give ids back in it.
+        let expected = if scopes.strip_suffix(":give-back").unwrap_or(scopes) == "*" {
             Scopes::All
         } else {
-            Scopes::Only(scopes.split(',').map(str::to_owned).collect())
+            Scopes::Only(
+                scopes
+                    .split(',')
+                    .map(|item| item.strip_suffix(":give-back").unwrap_or(item).to_owned())
+                    .collect(),
+            )
         };
+        if !line.token.starts_with("sha256:") {
+            let given_back = |name: &str| {
+                scopes.split(',').any(|item| {
+                    item.strip_suffix(":give-back")
+                        .is_some_and(|scope| scope == name || scope == "*")
+                })
+            };
+            for item in scopes.split(',') {
+                let name = item.strip_suffix(":give-back").unwrap_or(item);
+                let name = if name == "*" { "any-scope" } else { name };
+                assert_eq!(
+                    tokens.may_give_back(line.token, name),
+                    given_back(name),
+                    "{:?} giving back in {name:?}: {text:?}",
+                    line.token
+                );
+            }
+        }
         match line.token.strip_prefix("sha256:") {
             Some(_) => assert!(
                 tokens.scopes(line.token).is_none(),

@@ -23,7 +23,9 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:7070")]
     listen: SocketAddr,
     /// The tokens file: `TOKEN SCOPE[,SCOPE…]` a line (`*`: every scope; `sha256:HEX` for a
-    /// token's digest, as `gdid token` prints it).
+    /// token's digest, as `gdid token` prints it; `SCOPE:give-back` lets the token give unused
+    /// ids back, for clients trusted as your own code: one that gives back ids it handed out
+    /// would have them issued again).
     #[arg(long)]
     tokens: PathBuf,
     /// A PEM certificate chain: serve HTTPS (with --tls-key).
@@ -38,14 +40,13 @@ pub struct ServeArgs {
     /// The most ids one `POST /v1/ids` may ask for.
     #[arg(long, default_value_t = 10_000)]
     max_count: u64,
+    /// Connections at once from one client address (0: no limit, for a load test from one
+    /// host): one host cannot take every place.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    max_per_address: usize,
     /// Serve the metrics of the server's own generators at /v1/metrics (Prometheus text).
     #[arg(long)]
     metrics: bool,
-    /// Let clients give the unused end of their blocks back (a closing generator does), so those
-    /// ids are issued later instead of lost. Only for clients trusted as your own code: a client
-    /// that gives back ids it already handed out would have them issued again.
-    #[arg(long)]
-    give_back: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -106,6 +107,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     })?;
     let tokens = Tokens::parse(&tokens)
         .map_err(|e| ServeFailure::BadInput(format!("--tokens {}: {e}", args.tokens.display())))?;
+    warn_of_exposed_tokens(&args.tokens, tokens.in_clear());
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(
             server::tls_config(&read("--tls-cert", cert)?, &read("--tls-key", key)?)
@@ -141,7 +143,10 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     let mut builder = Server::builder(store.authority(), tokens)
         .max_block(args.max_block)
         .max_count(args.max_count)
-        .give_back(args.give_back)
+        .connection_limits(server::ConnectionLimits {
+            max_per_address: args.max_per_address,
+            ..server::ConnectionLimits::default()
+        })
         .ready_check(Arc::new(move || {
             let store = ready_store.clone();
             Box::pin(async move { store.ready().await.map_err(|e| e.to_string()) })
@@ -158,6 +163,12 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
         })?;
     let address = listener.local_addr()?;
     let scheme = if tls.is_some() { "https" } else { "http" };
+    if tls.is_none() && !address.ip().is_loopback() {
+        eprintln!(
+            "gdid serve: warning: plain HTTP on {address}, beyond this machine: tokens and ids \
+             cross the network in clear (give --tls-cert and --tls-key)"
+        );
+    }
     // The URL on stdout, alone, for scripts (`--listen 127.0.0.1:0` picks the port).
     let mut out = io::stdout().lock();
     writeln!(out, "{scheme}://{address}")?;
@@ -168,9 +179,49 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
         store.authority_number(),
         store.label()
     );
-    let returned = server.serve(listener, tls, stop_signal()).await?;
+    // The first signal stops gracefully; a second stops at once.
+    let (first, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        stop_signal().await;
+        let _ = first.send(());
+        stop_signal().await;
+        eprintln!(
+            "gdid serve: a second signal: stopped at once (ids in hand are lost, never issued \
+             again)"
+        );
+        std::process::exit(1);
+    });
+    let stop = async {
+        let _ = stopped.await;
+    };
+    let returned = server.serve(listener, tls, stop).await?;
     eprintln!("gdid serve: stopped; {returned} unused ids of /v1/ids given back");
     Ok(())
+}
+
+/// Warns on stderr when others than its owner may write the tokens file (they could add a
+/// token of their own) or, when it holds `clear` tokens in clear, read it.
+fn warn_of_exposed_tokens(path: &Path, clear: usize) {
+    use std::os::unix::fs::PermissionsExt;
+    let Ok(mode) = std::fs::metadata(path).map(|m| m.permissions().mode()) else {
+        return;
+    };
+    if mode & 0o022 != 0 {
+        eprintln!(
+            "gdid serve: warning: --tokens {}: others may write it (mode {:o}): they could add a \
+             token of their own (chmod go-w)",
+            path.display(),
+            mode & 0o777
+        );
+    }
+    if clear > 0 && mode & 0o004 != 0 {
+        eprintln!(
+            "gdid serve: warning: --tokens {}: anyone on this machine may read its {clear} \
+             token(s) in clear (mode {:o}): list them by digest (`sha256:`), or chmod o-r",
+            path.display(),
+            mode & 0o777
+        );
+    }
 }
 
 /// SIGTERM or Ctrl-C.
@@ -190,6 +241,19 @@ async fn stop_signal() {
 
 /// A new random token on the first line, and its line for a tokens file on the second.
 pub fn token(args: &TokenArgs, out: &mut impl Write) -> Result<(), ServeFailure> {
+    // A new line or a space would make the file line two lines, or three fields: a scope list
+    // that smuggles in a token of its own.
+    if let Some(c) = args
+        .scopes
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(ServeFailure::BadInput(format!(
+            "--scopes holds {:?}: scopes are names separated by commas, without spaces or \
+             control characters",
+            c
+        )));
+    }
     // Checked as the server will read it.
     let token = server::new_token();
     let line = server::hashed_line(&token, &args.scopes);

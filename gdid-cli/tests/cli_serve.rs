@@ -177,7 +177,7 @@ fn a_new_token_works_at_once_and_its_file_line_holds_only_its_digest() {
     let [token, line] = lines[..] else {
         panic!("{lines:?}")
     };
-    assert_eq!(token.len(), 64);
+    assert!(token.starts_with("gdid_") && token.len() == 69, "{token}");
     assert!(line.starts_with("sha256:") && line.ends_with(" shop") && !line.contains(token));
     let store = gdid_testkit::sqlite_url("cli_serve_token");
     let tokens = tokens_file(&dir, line);
@@ -312,4 +312,230 @@ fn metrics_readiness_and_a_graceful_stop() {
     ]);
     let next: Gdid = stdout(&after).trim().parse().unwrap();
     assert_eq!(next.counter(), 6, "the ids given back are issued next");
+}
+
+#[test]
+fn token_scopes_cannot_smuggle_a_line_or_a_field() {
+    for scopes in [
+        "shop\n0123456789abcdef-evil *",
+        "shop *",
+        "shop\t*",
+        "shop\r",
+    ] {
+        let made = gdid(&["token", "--scopes", scopes]);
+        assert_eq!(made.status.code(), Some(2), "{scopes:?}: {}", stdout(&made));
+        assert_eq!(stdout(&made), "", "{scopes:?}");
+        assert!(
+            stderr(&made).contains("--scopes holds"),
+            "{}",
+            stderr(&made)
+        );
+    }
+}
+
+#[test]
+fn a_tokens_file_read_strictly_and_exposures_warned_of() {
+    let dir = folder("cli_serve_strict");
+    let store = gdid_testkit::sqlite_url("cli_serve_strict");
+    for (text, says) in [
+        (
+            format!("\u{feff}{TOKEN} shop\n"),
+            "line 1: the file starts with a byte-order mark",
+        ),
+        (
+            format!("SHA256:{} shop\n", "ab".repeat(32)),
+            "line 1: write the digest's prefix",
+        ),
+        (
+            format!("# ops\n{} *\n", "ab".repeat(32)),
+            "line 2: 64 hex digits without `sha256:`",
+        ),
+    ] {
+        let tokens = tokens_file(&dir, &text);
+        let refused = gdid(&["serve", "--store", &store, "--tokens", &tokens]);
+        assert_eq!(refused.status.code(), Some(2), "{text:?}");
+        assert!(
+            stderr(&refused).contains(says),
+            "{text:?}: {}",
+            stderr(&refused)
+        );
+    }
+
+    // A clear token in a file anyone may write, served in plain HTTP beyond loopback.
+    use std::os::unix::fs::PermissionsExt;
+    let tokens = tokens_file(&dir, &format!("{TOKEN} shop\n"));
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let (server, _) = serve(&[
+        "--store",
+        &store,
+        "--tokens",
+        &tokens,
+        "--listen",
+        "0.0.0.0:0",
+    ]);
+    let said = terminate(server);
+    for warning in [
+        "others may write it (mode 666)",
+        "anyone on this machine may read its 1 token(s) in clear",
+        "plain HTTP on 0.0.0.0:",
+    ] {
+        assert!(said.contains(warning), "no {warning:?} in: {said}");
+    }
+    // By digest, owner-only, on loopback: nothing to warn of.
+    std::fs::write(
+        &tokens,
+        format!("{}\n", gdid_http::server::hashed_line(TOKEN, "shop")),
+    )
+    .unwrap();
+    std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (server, _) = serve(&[
+        "--store",
+        &store,
+        "--tokens",
+        &tokens,
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let said = terminate(server);
+    assert!(!said.contains("warning"), "{said}");
+}
+
+/// A proxy named by the environment is never used: the token would reach it (and it could
+/// answer with blocks of its own).
+#[test]
+fn the_client_reaches_the_server_directly_whatever_the_proxy_variables_say() {
+    let dir = folder("cli_serve_proxy");
+    let store = gdid_testkit::sqlite_url("cli_serve_proxy");
+    let tokens = tokens_file(&dir, &format!("{TOKEN} shop\n"));
+    let (server, url) = serve(&[
+        "--store",
+        &store,
+        "--tokens",
+        &tokens,
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    proxy.set_nonblocking(true).unwrap();
+    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+    let next = gdid_with_env(
+        &["next", "--store", &url, "--scope", "shop", "--count", "2"],
+        &[
+            ("GDID_TOKEN", TOKEN),
+            ("HTTP_PROXY", &proxy_url),
+            ("http_proxy", &proxy_url),
+            ("HTTPS_PROXY", &proxy_url),
+            ("ALL_PROXY", &proxy_url),
+            ("NO_PROXY", ""),
+        ],
+    );
+    assert!(next.status.success(), "{}", stderr(&next));
+    assert_eq!(stdout(&next).lines().count(), 2);
+    assert!(
+        proxy
+            .accept()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+        "the client connected to the proxy"
+    );
+    terminate(server);
+}
+
+/// A process that holds SQLite's write lock on `file` (`BEGIN EXCLUSIVE`) until killed.
+fn lock_sqlite(file: &str) -> KillOnDrop {
+    let mut locker = Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3, sys, time\n\
+             c = sqlite3.connect(sys.argv[1], isolation_level=None)\n\
+             c.execute('BEGIN EXCLUSIVE')\n\
+             print('locked', flush=True)\n\
+             time.sleep(120)",
+            file,
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("python3");
+    let mut said = String::new();
+    BufReader::new(locker.stdout.take().unwrap())
+        .read_line(&mut said)
+        .unwrap();
+    assert_eq!(said.trim(), "locked");
+    KillOnDrop(locker)
+}
+
+/// A server on a SQLite file whose `/v1/ids` generators of ten sequences hold ids, then the
+/// file locked by another process: the server, its URL and the lock.
+fn server_with_a_stuck_store(name: &str) -> (KillOnDrop, KillOnDrop) {
+    let dir = folder(name);
+    let store = gdid_testkit::sqlite_url(name);
+    let tokens = tokens_file(&dir, &format!("{TOKEN} *\n"));
+    let (server, url) = serve(&[
+        "--store",
+        &store,
+        "--tokens",
+        &tokens,
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let client = gdid::http::client::Remote::new(
+        &url,
+        &gdid::http::client::RemoteOptions::default().token(TOKEN),
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for sequence in 0..10 {
+        let ids = runtime.block_on(client.ids(
+            "shop",
+            &format!("s{sequence}"),
+            2,
+            gdid::http::wire::IdForm::Text,
+        ));
+        assert_eq!(ids.unwrap().len(), 2);
+    }
+    let lock = lock_sqlite(store.trim_start_matches("sqlite:"));
+    (server, lock)
+}
+
+/// A stop whose store does not answer gives back from every generator at once, within the
+/// request timeout (10 s) in all, not 3 s a generator one after another.
+#[test]
+fn a_stop_with_a_stuck_store_ends_within_its_deadline() {
+    let (mut server, _lock) = server_with_a_stuck_store("cli_serve_stuck");
+    let began = std::time::Instant::now();
+    let status = server.terminate();
+    let took = began.elapsed();
+    assert!(status.success(), "{status}");
+    assert!(took < std::time::Duration::from_secs(12), "{took:?}");
+}
+
+/// A second signal stops at once.
+#[test]
+fn a_second_signal_stops_at_once() {
+    let (mut server, _lock) = server_with_a_stuck_store("cli_serve_second");
+    let pid = server.0.id().to_string();
+    let began = std::time::Instant::now();
+    for _ in 0..2 {
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(sent.success());
+        std::thread::sleep(std::time::Duration::from_millis(300));
+    }
+    let status = server.0.wait().unwrap();
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(3),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(status.code(), Some(1));
+    let mut said = String::new();
+    server
+        .0
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut said)
+        .unwrap();
+    assert!(said.contains("a second signal: stopped at once"), "{said}");
 }

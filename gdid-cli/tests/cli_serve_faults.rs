@@ -2,7 +2,7 @@
 //! its own, SQLite files or PostgreSQL databases), four client processes issuing ids through
 //! both, and server 1 killed with SIGKILL mid-run, then restarted on its port. No id is printed
 //! twice, no client sees an error while server 2 is up, and server 1's ids from before the kill
-//! are never issued again. The servers take ids back (`--give-back`), so the clients' closes and
+//! are never issued again. The token may give ids back (`SCOPE:give-back`), so the clients' closes and
 //! the leases are in play too.
 
 mod common;
@@ -46,12 +46,7 @@ impl Served {
                 "--authority",
                 &number.to_string(),
             ])
-            .args([
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--give-back",
-                "--tokens",
-            ])
+            .args(["--listen", &format!("127.0.0.1:{port}"), "--tokens"])
             .arg(tokens)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -150,7 +145,7 @@ async fn killed_and_restarted(store_one: &str, store_two: &str, what: &str) {
     std::fs::create_dir_all(&dir).unwrap();
     let scope = "shop";
     let tokens = dir.join("tokens");
-    std::fs::write(&tokens, format!("{TOKEN} {scope}\n")).unwrap();
+    std::fs::write(&tokens, format!("{TOKEN} {scope}:give-back\n")).unwrap();
     let mut one = Served::start(store_one, 1, &tokens, 0);
     let two = Served::start(store_two, 2, &tokens, 0);
     let urls = format!("{} {}", one.url, two.url);

@@ -211,8 +211,11 @@ impl Remote {
             .timeout(timeout)
             .connect_timeout(timeout)
             .tcp_nodelay(true)
-            // A redirect would carry the token elsewhere.
+            // A redirect would carry the token elsewhere, and so would a proxy named by the
+            // environment (`HTTP_PROXY`, `http_proxy`, even for 127.0.0.1), which could also
+            // answer with blocks of its own: the authority is reached directly.
             .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
             .pool_idle_timeout(Duration::from_secs(60))
             .build()
             .map_err(|e| RemoteError::Tls {
@@ -335,7 +338,11 @@ impl Remote {
             });
         }
         let (code, message) = match serde_json::from_slice::<ErrorReply>(&body) {
-            Ok(reply) => (reply.error.code, reply.error.message),
+            // Printed by callers: a server's text must not drive their terminal.
+            Ok(reply) => (
+                printable(&reply.error.code),
+                printable(&reply.error.message),
+            ),
             Err(_) => (
                 String::new(),
                 format!("{} bytes that are not an error reply", body.len()),
@@ -531,6 +538,25 @@ fn into_authority_error(error: RemoteError) -> AuthorityError {
     }
 }
 
+/// `text` without control characters (terminal escapes, new lines), each shown as `\u{…}`, and
+/// cut at 500 characters: what a server says, made safe to print.
+fn printable(text: &str) -> String {
+    const MAX: usize = 500;
+    let mut out = String::with_capacity(text.len().min(MAX));
+    for (i, c) in text.chars().enumerate() {
+        if i == MAX {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The error and its causes in one line (reqwest's own `Display` stops at the outermost).
 fn describe(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
@@ -593,5 +619,22 @@ impl NumberRecord for Remote {
 
     fn numbers_in_counters(&self) -> BoxFuture<'_, Result<Vec<u8>, AuthorityError>> {
         Box::pin(std::future::ready(Ok(Vec::new())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_servers_text_cannot_drive_the_terminal() {
+        let hostile = "\u{1b}]0;owned\u{7}\u{1b}[2Jgone\r\nnext line";
+        let shown = printable(hostile);
+        assert!(!shown.chars().any(char::is_control), "{shown:?}");
+        assert!(
+            shown.contains("gone") && shown.contains("next line"),
+            "{shown:?}"
+        );
+        assert_eq!(printable(&"x".repeat(600)).chars().count(), 501);
     }
 }

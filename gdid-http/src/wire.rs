@@ -321,7 +321,7 @@ pub struct ErrorReply {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {
     /// One of `bad_request`, `size_too_large`, `too_large`, `timeout`, `unauthorized`,
-    /// `forbidden`, `give_back_disabled`, `not_found`, `method_not_allowed`, `unavailable`,
+    /// `forbidden`, `give_back_not_allowed`, `not_found`, `method_not_allowed`, `unavailable`,
     /// `exhausted`, `corrupt`, `misconfigured`, `busy`, `shutting_down`.
     pub code: String,
     /// What is wrong, in words; never a store's error text or a secret.

@@ -539,19 +539,22 @@ async fn only_the_client_holding_the_latest_lease_gives_a_tail_back() {
 }
 
 #[tokio::test]
-async fn without_give_back_blocks_carry_no_lease_and_nothing_goes_back() {
+async fn a_token_without_give_back_gets_no_lease_and_gives_nothing_back() {
     let authority = Arc::new(MemoryAuthority::new(1));
-    let server = common::start(
-        common::builder(authority.clone()).give_back(false).build(),
-        None,
+    let server = common::start(common::builder(authority.clone()).build(), None).await;
+    let sent = block(&server.url, common::NO_GIVE_BACK, 100).await;
+    assert!(sent.get("lease").is_none(), "{sent}");
+    let (status, reply) = give_back(
+        &server.url,
+        common::NO_GIVE_BACK,
+        &sent,
+        50,
+        &"0".repeat(32),
     )
     .await;
-    let sent = block(&server.url, SHOP, 100).await;
-    assert!(sent.get("lease").is_none(), "{sent}");
-    let (status, reply) = give_back(&server.url, SHOP, &sent, 50, &"0".repeat(32)).await;
     assert_eq!(
         (status, code(&reply).as_str()),
-        (403, "give_back_disabled"),
+        (403, "give_back_not_allowed"),
         "{reply}"
     );
     assert_eq!(

@@ -122,18 +122,34 @@ impl Direct {
     }
 
     /// Refuses further requests and closes every generator: how many ids went back.
-    pub(crate) async fn close(&self) -> u64 {
+    /// Closes every generator at once, each giving its unused ids back, for at most `deadline`
+    /// in all: those not done by then are abandoned (their ids lost, never issued again). How
+    /// many ids went back.
+    pub(crate) async fn close(&self, deadline: Duration) -> u64 {
         let generators: Vec<_> = {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             state.closed = true;
             state.generators.drain().map(|(_, e)| e.generator).collect()
         };
-        let mut returned = 0;
+        let mut closing = tokio::task::JoinSet::new();
         for generator in generators {
-            match generator.close().await {
-                Ok(n) => returned += n,
-                Err(error) => tracing::warn!(%error, "closing a generator of /v1/ids"),
+            closing.spawn(async move { generator.close().await });
+        }
+        let mut returned = 0;
+        let all = async {
+            while let Some(closed) = closing.join_next().await {
+                match closed {
+                    Ok(Ok(n)) => returned += n,
+                    Ok(Err(error)) => tracing::warn!(%error, "closing a generator of /v1/ids"),
+                    Err(error) => tracing::warn!(%error, "closing a generator of /v1/ids"),
+                }
             }
+        };
+        if tokio::time::timeout(deadline, all).await.is_err() {
+            tracing::warn!(
+                left = closing.len(),
+                "generators of /v1/ids not closed within {deadline:?}: their unused ids are lost"
+            );
         }
         returned
     }

@@ -1,16 +1,28 @@
 //! The accept loop: HTTP/1.1 and HTTP/2 (hyper's auto builder) on plain TCP or TLS, a bound on
-//! connections at once, time limits for slow and idle clients, and a graceful stop.
+//! connections at once and per client address, time limits for slow, silent, idle and
+//! never-reading clients, and a graceful stop.
+//!
+//! A place is taken at accept and given back when the connection is gone, so every way a
+//! client can hold one has a deadline, none of which needs a token: the first request's head
+//! within `header_timeout` of the accept (the TLS handshake and hyper's protocol sniffing
+//! included, which have no timeout of their own); a reply sent within `write_timeout` (a request
+//! is in flight until the last byte of its reply is written, so a client that never reads is
+//! seen); `idle_timeout` with nothing in flight; and a graceful close that gets `header_timeout`
+//! before the connection is dropped.
 //!
 //! `axum::serve` has no TLS, no header timeout and no idle timeout, so the loop is hyper-util's,
 //! as axum's own low-level examples write it.
 
+use std::collections::HashMap;
 use std::future::Future;
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use axum::Router;
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::service::Service;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -36,6 +48,13 @@ pub struct Limits {
     pub idle_timeout: Duration,
     /// HTTP/2 streams at once on one connection (default 256).
     pub max_streams: u32,
+    /// Connections at once from one client address (default 64; 0: no limit, for load tests
+    /// from one address): one host cannot take every place.
+    pub max_per_address: usize,
+    /// A connection with requests in flight, none of which began or ended for this long (a
+    /// client that does not read its replies), is closed (default 20 s; above the server's
+    /// request timeout).
+    pub write_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -45,41 +64,76 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(30),
             max_streams: 256,
+            max_per_address: 64,
+            write_timeout: Duration::from_secs(20),
         }
     }
 }
 
-/// What a connection's requests are doing: how many are in flight, and when the last ended.
+/// What a connection's requests are doing: how many are in flight (from the head read to the
+/// last byte of the reply written), whether any began, and when one last began or ended.
 struct Activity {
     in_flight: AtomicUsize,
+    begun: AtomicUsize,
     last: Mutex<Instant>,
+}
+
+/// Why a connection is to be closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// Keep it.
+    Serve,
+    /// Nothing in flight for the idle timeout: close it gracefully.
+    Idle,
+    /// No request head within the header timeout of the accept, or replies not taken within
+    /// the write timeout: drop it.
+    Stalled,
 }
 
 impl Activity {
     fn new() -> Self {
         Activity {
             in_flight: AtomicUsize::new(0),
+            begun: AtomicUsize::new(0),
             last: Mutex::new(Instant::now()),
         }
     }
 
-    /// Whether the connection has had no request in flight for `limit`.
-    fn idle_for(&self, limit: Duration) -> bool {
-        self.in_flight.load(Ordering::Acquire) == 0
-            && self
-                .last
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .elapsed()
-                >= limit
+    /// What to do with the connection, accepted at `accepted`, under `limits`.
+    fn verdict(&self, accepted: Instant, limits: &Limits) -> Verdict {
+        if self.begun.load(Ordering::Acquire) == 0 {
+            return if accepted.elapsed() >= limits.header_timeout {
+                Verdict::Stalled
+            } else {
+                Verdict::Serve
+            };
+        }
+        let quiet = self
+            .last
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .elapsed();
+        match self.in_flight.load(Ordering::Acquire) {
+            0 if quiet >= limits.idle_timeout => Verdict::Idle,
+            0 => Verdict::Serve,
+            _ if quiet >= limits.write_timeout => Verdict::Stalled,
+            _ => Verdict::Serve,
+        }
+    }
+
+    fn touch(&self) {
+        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
     }
 }
 
-/// A request in flight on a connection; its end is the connection's latest activity.
+/// A request in flight on a connection, until its reply is written (or the connection is
+/// gone); its beginning and end are the connection's activity.
 struct Busy(Arc<Activity>);
 
 impl Busy {
     fn begin(activity: &Arc<Activity>) -> Busy {
+        activity.touch();
+        activity.begun.fetch_add(1, Ordering::AcqRel);
         activity.in_flight.fetch_add(1, Ordering::AcqRel);
         Busy(activity.clone())
     }
@@ -87,8 +141,42 @@ impl Busy {
 
 impl Drop for Busy {
     fn drop(&mut self) {
-        *self.0.last.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        self.0.touch();
         self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The connections open from each client address, each counted until its [`AddressSlot`] is
+/// dropped.
+#[derive(Default)]
+struct PerAddress(Mutex<HashMap<IpAddr, usize>>);
+
+/// One connection of an address.
+struct AddressSlot(Arc<PerAddress>, IpAddr);
+
+impl PerAddress {
+    /// A place for a connection from `address`, or `None` when it holds `max` already (0: no
+    /// limit).
+    fn take(self: &Arc<Self>, address: IpAddr, max: usize) -> Option<AddressSlot> {
+        let mut open = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let count = open.entry(address).or_insert(0);
+        if max > 0 && *count >= max {
+            return None;
+        }
+        *count += 1;
+        Some(AddressSlot(self.clone(), address))
+    }
+}
+
+impl Drop for AddressSlot {
+    fn drop(&mut self) {
+        let mut open = self.0.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(count) = open.get_mut(&self.1) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.1);
+            }
+        }
     }
 }
 
@@ -108,9 +196,14 @@ impl Service<hyper::Request<Incoming>> for Tracked {
         let busy = Busy::begin(&self.activity);
         let routed = self.routes.call(request);
         Box::pin(async move {
-            let response = routed.await;
-            drop(busy);
-            response
+            let response = routed.await?;
+            // In flight until its body is written to the end (or dropped with the connection).
+            Ok(response.map(|body| {
+                axum::body::Body::new(body.map_frame(move |frame| {
+                    let _ = &busy;
+                    frame
+                }))
+            }))
         })
     }
 }
@@ -142,6 +235,7 @@ pub(crate) async fn serve(
         .keep_alive_timeout(limits.header_timeout);
     let max_connections = u32::try_from(limits.max_connections.clamp(1, 1 << 20)).unwrap_or(1);
     let slots = Arc::new(Semaphore::new(max_connections as usize));
+    let per_address = Arc::new(PerAddress::default());
     let (stop, stopping) = watch::channel(false);
     info!(
         address = %listener.local_addr()?,
@@ -170,6 +264,10 @@ pub(crate) async fn serve(
                 continue;
             }
         };
+        let Some(address_slot) = per_address.take(peer.ip(), limits.max_per_address) else {
+            debug!(%peer, "too many connections from this address: closed");
+            continue;
+        };
         let _ = stream.set_nodelay(true);
         let service = Tracked {
             routes: TowerToHyperService::new(router.clone()),
@@ -177,14 +275,15 @@ pub(crate) async fn serve(
         };
         let (builder, tls, stopping) = (builder.clone(), tls.clone(), stopping.clone());
         tokio::spawn(async move {
-            let _slot = slot;
+            let _slot = (slot, address_slot);
+            let accepted = Instant::now();
             let served = match tls {
-                None => connection(&builder, stream, service, stopping, limits).await,
+                None => connection(&builder, stream, service, stopping, limits, accepted).await,
                 Some(acceptor) => {
                     match tokio::time::timeout(limits.header_timeout, acceptor.accept(stream)).await
                     {
                         Ok(Ok(stream)) => {
-                            connection(&builder, stream, service, stopping, limits).await
+                            connection(&builder, stream, service, stopping, limits, accepted).await
                         }
                         Ok(Err(error)) => {
                             debug!(%peer, %error, "TLS handshake failed");
@@ -219,14 +318,18 @@ pub(crate) async fn serve(
     Ok(())
 }
 
-/// Serves one connection until it ends; on `stopping`, or after `idle_timeout` with no request
-/// in flight, it is shut down gracefully (the requests in flight finish, HTTP/2 sends GOAWAY).
+/// Serves one connection, `accepted` at that instant, until it ends. On `stopping`, or after
+/// `idle_timeout` with no request in flight, it is shut down gracefully (the requests in flight
+/// finish, HTTP/2 sends GOAWAY) and dropped if that takes more than `header_timeout`; with no
+/// request head within `header_timeout` of the accept, or replies not taken for
+/// `write_timeout`, it is dropped at once.
 async fn connection<I>(
     builder: &auto::Builder<TokioExecutor>,
     io: I,
     service: Tracked,
     mut stopping: watch::Receiver<bool>,
     limits: Limits,
+    accepted: Instant,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -234,18 +337,31 @@ where
     let activity = service.activity.clone();
     let connection = builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(connection);
-    let mut tick = tokio::time::interval((limits.idle_timeout / 4).max(Duration::from_millis(10)));
+    let shortest = limits
+        .idle_timeout
+        .min(limits.header_timeout)
+        .min(limits.write_timeout);
+    let mut tick = tokio::time::interval((shortest / 4).max(Duration::from_millis(10)));
     loop {
         tokio::select! {
             served = connection.as_mut() => return served,
             _ = stopping.wait_for(|stop| *stop) => break,
-            _ = tick.tick() => {
-                if activity.idle_for(limits.idle_timeout) {
-                    break;
+            _ = tick.tick() => match activity.verdict(accepted, &limits) {
+                Verdict::Serve => {}
+                Verdict::Idle => break,
+                Verdict::Stalled => {
+                    debug!("no request head, or replies not taken: connection dropped");
+                    return Ok(());
                 }
-            }
+            },
         }
     }
     connection.as_mut().graceful_shutdown();
-    connection.await
+    match tokio::time::timeout(limits.header_timeout, connection).await {
+        Ok(served) => served,
+        Err(_) => {
+            debug!("not closed within the grace period: connection dropped");
+            Ok(())
+        }
+    }
 }

@@ -33,7 +33,7 @@ use gdid_core::generator::{BoxFuture, DynAuthority, GeneratorConfig, IdOrder};
 pub use errors::ApiError;
 pub use listen::Limits as ConnectionLimits;
 pub use tls::{TlsError, tls_config};
-pub use tokens::{MIN_TOKEN_LEN, Scopes, Tokens, TokensError, hashed_line, new_token};
+pub use tokens::{Grant, MIN_TOKEN_LEN, Scopes, Tokens, TokensError, hashed_line, new_token};
 
 /// Whether the store behind the authority answers: `Err` with what failed, for the server's log
 /// only (a client is told that the store is not ready, never why).
@@ -57,7 +57,6 @@ pub(crate) struct Shared {
     pub(crate) max_count: u64,
     pub(crate) max_body: usize,
     pub(crate) request_timeout: Duration,
-    pub(crate) give_back: bool,
     pub(crate) ready: Option<ReadyCheck>,
     pub(crate) metrics: Option<MetricsRender>,
     pub(crate) direct: direct::Direct,
@@ -74,7 +73,6 @@ pub struct ServerBuilder {
     max_sequences: usize,
     max_body: usize,
     request_timeout: Duration,
-    give_back: bool,
     generator: GeneratorConfig,
     ready: Option<ReadyCheck>,
     metrics: Option<MetricsRender>,
@@ -94,7 +92,6 @@ impl Server {
             max_sequences: 1_000,
             max_body: 16 * 1024,
             request_timeout: Duration::from_secs(10),
-            give_back: false,
             // One increasing order across the server's threads: a client's consecutive requests
             // never go backwards (the store round trip, not the atomic, is what costs here).
             generator: GeneratorConfig {
@@ -136,10 +133,12 @@ impl Server {
         Ok(self.close().await)
     }
 
-    /// Stops serving `POST /v1/ids` (503 `shutting_down` from now on) and closes its generators,
-    /// each giving the unused tail of its block back to the authority. How many ids went back.
+    /// Stops serving `POST /v1/ids` (503 `shutting_down` from now on) and closes its generators
+    /// all at once, each giving the unused tail of its block back to the authority, for at most
+    /// the request timeout in all (a store that does not answer loses those ids, never issues
+    /// them again). How many ids went back.
     pub async fn close(&self) -> u64 {
-        self.shared.direct.close().await
+        self.shared.direct.close(self.shared.request_timeout).await
     }
 
     pub(crate) fn shared(&self) -> &Arc<Shared> {
@@ -201,15 +200,6 @@ impl ServerBuilder {
         self
     }
 
-    /// Whether clients may give the unused end of their blocks back (`POST
-    /// /v1/blocks/give-back`), so that those ids are issued later instead of lost. Off by
-    /// default: a lease proves a client was sent the block, not that it never handed out the ids
-    /// it gives back, so turn it on only for clients trusted as your own code is.
-    pub fn give_back(mut self, allowed: bool) -> Self {
-        self.give_back = allowed;
-        self
-    }
-
     /// The configuration of the generators behind `POST /v1/ids` (`IdOrder::Strict` by
     /// default).
     pub fn generator_config(mut self, config: GeneratorConfig) -> Self {
@@ -229,8 +219,8 @@ impl ServerBuilder {
         self
     }
 
-    /// Connection limits: how many at once, how long a client may take to send its headers or
-    /// finish a TLS handshake.
+    /// Connection limits: how many at once and from one address, and the deadlines of silent,
+    /// slow, idle and non-reading clients ([`ConnectionLimits`]).
     pub fn connection_limits(mut self, limits: ConnectionLimits) -> Self {
         self.connections = limits;
         self
@@ -252,7 +242,6 @@ impl ServerBuilder {
                 max_count: self.max_count,
                 max_body: self.max_body,
                 request_timeout: self.request_timeout,
-                give_back: self.give_back,
                 ready: self.ready,
                 metrics: self.metrics,
                 connections: self.connections,

@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::tokens::Digest;
-use super::{ApiError, Scopes, Shared};
+use super::{ApiError, Grant, Scopes, Shared};
 use crate::wire::{
     self, AllocateRequest, AuthorityInfo, BlockReply, GiveBackReply, GiveBackRequest, IdsReply,
     IdsRequest,
@@ -82,9 +82,9 @@ async fn blocks(
     body: Body,
 ) -> Result<Json<BlockReply>, ApiError> {
     let deadline = shared.deadline();
-    let (token, scopes) = caller(&shared, &headers)?;
+    let (token, grant) = caller(&shared, &headers)?;
     let request = AllocateRequest::decode(&read_body(&shared, body, deadline).await?)?;
-    permit(scopes, &request.scope)?;
+    permit(&grant.scopes, &request.scope)?;
     if request.size > shared.max_block {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -102,7 +102,7 @@ async fn blocks(
     let block = within(&shared, deadline, allocation)
         .await?
         .map_err(|error| ApiError::from_authority("allocating a block", &error))?;
-    let lease = if shared.give_back {
+    let lease = if grant.give_back.allows(&request.scope) {
         shared
             .leases
             .grant(&request.scope, &request.sequence, block, token)
@@ -121,17 +121,20 @@ async fn give_back(
     body: Body,
 ) -> Result<Json<GiveBackReply>, ApiError> {
     let deadline = shared.deadline();
-    let (token, scopes) = caller(&shared, &headers)?;
-    if !shared.give_back {
+    let (token, grant) = caller(&shared, &headers)?;
+    let (request, tail) = GiveBackRequest::decode(&read_body(&shared, body, deadline).await?)?;
+    permit(&grant.scopes, &request.scope)?;
+    if !grant.give_back.allows(&request.scope) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            "give_back_disabled",
-            "this server takes no ids back (gdid serve --give-back): unused ids are lost, never \
-             issued twice",
+            "give_back_not_allowed",
+            format!(
+                "the bearer token may not give ids back in scope {:?} (tokens file: \
+                 `SCOPE:give-back`): unused ids are lost, never issued twice",
+                request.scope
+            ),
         ));
     }
-    let (request, tail) = GiveBackRequest::decode(&read_body(&shared, body, deadline).await?)?;
-    permit(scopes, &request.scope)?;
     if !shared.leases.redeem(
         &request.scope,
         &request.sequence,
@@ -156,9 +159,9 @@ async fn ids(
     body: Body,
 ) -> Result<Json<IdsReply>, ApiError> {
     let deadline = shared.deadline();
-    let (_, scopes) = caller(&shared, &headers)?;
+    let (_, grant) = caller(&shared, &headers)?;
     let request = IdsRequest::decode(&read_body(&shared, body, deadline).await?)?;
-    permit(scopes, &request.scope)?;
+    permit(&grant.scopes, &request.scope)?;
     if request.count > shared.max_count {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -213,7 +216,7 @@ async fn method_not_allowed() -> ApiError {
 }
 
 /// Who sent the request: its bearer token's digest and scopes.
-fn caller<'a>(shared: &'a Shared, headers: &HeaderMap) -> Result<(Digest, &'a Scopes), ApiError> {
+fn caller<'a>(shared: &'a Shared, headers: &HeaderMap) -> Result<(Digest, &'a Grant), ApiError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Err(ApiError::unauthorized(
             "no bearer token: send `Authorization: Bearer TOKEN`",

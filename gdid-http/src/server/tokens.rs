@@ -2,11 +2,19 @@
 //!
 //! One token a line, `TOKEN SCOPE[,SCOPE…]`, `*` for every scope; `#` starts a comment. A token
 //! is kept as its SHA-256 only, and may be written so in the file (`sha256:` and 64 hex digits),
-//! so that the file need not hold a usable secret:
+//! so that the file need not hold a usable secret. Read strictly: what looks like a digest but
+//! is not written as one (`SHA256:` in capitals, 64 hex digits without `sha256:`, a byte-order
+//! mark before the first) is refused with its line, never taken as a clear token that no client
+//! sends, or that a thief who reads the file could:
+//!
+//! A scope written `SCOPE:give-back` (or `*:give-back`) also lets the token give the unused end
+//! of its blocks back (`POST /v1/blocks/give-back`), so that those ids are issued later instead
+//! of lost: the server cannot know which ids a client handed out, so this is for clients
+//! trusted as the server's own code is.
 //!
 //! ```text
-//! # the order service: its own scope only
-//! sha256:6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b shop
+//! # the order service: its own scope only, giving back what its generators did not use
+//! sha256:6b86b273ff34fce19d6b804eff5a3f5747ada4eaa22f1d49c01e52ddb7875b4b shop:give-back
 //! # the operators' token, every scope
 //! 8f0c3a0e-long-random-token-for-ops *
 //! ```
@@ -37,7 +45,18 @@ pub const MIN_TOKEN_LEN: usize = 16;
 /// ```
 #[derive(Clone, Default)]
 pub struct Tokens {
-    by_hash: HashMap<Digest, Scopes>,
+    by_hash: HashMap<Digest, Grant>,
+    /// How many were written in clear (not as `sha256:` digests).
+    clear: usize,
+}
+
+/// What one token may do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    /// The scopes it may use.
+    pub scopes: Scopes,
+    /// The scopes it may give ids back in (`SCOPE:give-back`), a part of `scopes`.
+    pub give_back: Scopes,
 }
 
 /// The scopes one token may use.
@@ -79,6 +98,8 @@ impl Tokens {
     /// with no token at all (line 0).
     pub fn parse(text: &str) -> Result<Tokens, TokensError> {
         let mut tokens = Tokens::default();
+        // Each scope's spelling by its lower case, and the line that first spelled it.
+        let mut spellings: HashMap<String, (String, usize)> = HashMap::new();
         for (index, line) in text.lines().enumerate() {
             let number = index + 1;
             let bad = |reason: String| TokensError {
@@ -89,6 +110,11 @@ impl Tokens {
             if line.is_empty() {
                 continue;
             }
+            if index == 0 && line.starts_with('\u{feff}') {
+                return Err(bad(
+                    "the file starts with a byte-order mark (U+FEFF): save it without one".into(),
+                ));
+            }
             let mut fields = line.split_whitespace();
             let (Some(token), Some(scopes), None) = (fields.next(), fields.next(), fields.next())
             else {
@@ -96,16 +122,49 @@ impl Tokens {
             };
             let hash = match token.strip_prefix("sha256:") {
                 Some(digits) => parse_digest(digits).map_err(bad)?,
+                None if token
+                    .get(..7)
+                    .is_some_and(|prefix| prefix.eq_ignore_ascii_case("sha256:")) =>
+                {
+                    return Err(bad(
+                        "write the digest's prefix `sha256:` in lower case".into()
+                    ));
+                }
+                None if is_bare_digest(token) => {
+                    return Err(bad(
+                        "64 hex digits without `sha256:`: a digest is written `sha256:HEX` (as a \
+                         clear token, whoever reads the file could send it); tokens made by `gdid \
+                         token` start with `gdid_`"
+                            .into(),
+                    ));
+                }
                 None if token.len() < MIN_TOKEN_LEN => {
                     return Err(bad(format!(
                         "a token is at least {MIN_TOKEN_LEN} characters (this one has {})",
                         token.len()
                     )));
                 }
-                None => hash(token),
+                None => {
+                    tokens.clear += 1;
+                    hash(token)
+                }
             };
-            let scopes = parse_scopes(scopes).map_err(bad)?;
-            if tokens.by_hash.insert(hash, scopes).is_some() {
+            let grant = parse_scopes(scopes).map_err(bad)?;
+            if let Scopes::Only(names) = &grant.scopes {
+                for name in names {
+                    let (first, at) = spellings
+                        .entry(name.to_lowercase())
+                        .or_insert_with(|| (name.clone(), number));
+                    if first != name {
+                        return Err(bad(format!(
+                            "scope {name:?} differs only in case from {first:?} of line {at}: a \
+                             store may compare names without case (MariaDB's collation does), so \
+                             the two would share counters; spell them alike"
+                        )));
+                    }
+                }
+            }
+            if tokens.by_hash.insert(hash, grant).is_some() {
                 return Err(bad("the token is listed twice".into()));
             }
         }
@@ -120,19 +179,32 @@ impl Tokens {
 
     /// The scopes `token` may use, or `None` for a token not listed.
     pub fn scopes(&self, token: &str) -> Option<&Scopes> {
-        self.by_hash.get(&hash(token))
+        self.by_hash.get(&hash(token)).map(|grant| &grant.scopes)
     }
 
-    /// The caller `token` is: its digest (who it is, without the secret) and its scopes.
-    pub(crate) fn caller(&self, token: &str) -> Option<(Digest, &Scopes)> {
+    /// Whether `token` is listed and may give ids back in `scope` (`SCOPE:give-back`).
+    pub fn may_give_back(&self, token: &str, scope: &str) -> bool {
+        self.by_hash
+            .get(&hash(token))
+            .is_some_and(|grant| grant.give_back.allows(scope))
+    }
+
+    /// The caller `token` is: its digest (who it is, without the secret) and what it may do.
+    pub(crate) fn caller(&self, token: &str) -> Option<(Digest, &Grant)> {
         let digest = hash(token);
-        self.by_hash.get(&digest).map(|scopes| (digest, scopes))
+        self.by_hash.get(&digest).map(|grant| (digest, grant))
     }
 
     /// Whether `token` is listed and may use `scope`.
     pub fn allows(&self, token: &str, scope: &str) -> bool {
         self.scopes(token)
             .is_some_and(|scopes| scopes.allows(scope))
+    }
+
+    /// How many of them the file holds in clear (a secret anyone who reads it can send), not as
+    /// `sha256:` digests.
+    pub fn in_clear(&self) -> usize {
+        self.clear
     }
 
     /// How many tokens are listed.
@@ -169,11 +241,12 @@ pub fn hashed_line(token: &str, scopes: &str) -> String {
     format!("sha256:{} {scopes}", hex::encode(hash(token)))
 }
 
-/// A new token: 32 bytes from the system's random source, as 64 hex digits.
+/// A new token: `gdid_` and 32 bytes from the system's random source as 64 hex digits (the
+/// prefix tells it from a digest, and lets secret scanners find it).
 ///
 /// ```
 /// let token = gdid_http::server::new_token();
-/// assert_eq!(token.len(), 64);
+/// assert!(token.starts_with("gdid_") && token.len() == 69);
 /// assert_ne!(token, gdid_http::server::new_token());
 /// ```
 ///
@@ -186,7 +259,12 @@ pub fn new_token() -> String {
     SystemRandom::new()
         .fill(&mut bytes)
         .expect("the system's random source failed");
-    hex::encode(bytes)
+    format!("gdid_{}", hex::encode(bytes))
+}
+
+/// Whether `token` is 64 hex digits: a SHA-256 digest pasted without its `sha256:`.
+fn is_bare_digest(token: &str) -> bool {
+    token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 fn hash(token: &str) -> Digest {
@@ -202,20 +280,39 @@ fn parse_digest(digits: &str) -> Result<Digest, String> {
     Ok(out)
 }
 
-fn parse_scopes(list: &str) -> Result<Scopes, String> {
-    if list == "*" {
-        return Ok(Scopes::All);
+/// The suffix of a scope the token may give ids back in.
+const GIVE_BACK: &str = ":give-back";
+
+fn parse_scopes(list: &str) -> Result<Grant, String> {
+    if list.strip_suffix(GIVE_BACK).unwrap_or(list) == "*" {
+        let give_back = if list.ends_with(GIVE_BACK) {
+            Scopes::All
+        } else {
+            Scopes::Only(Vec::new())
+        };
+        return Ok(Grant {
+            scopes: Scopes::All,
+            give_back,
+        });
     }
-    let scopes: Vec<String> = list.split(',').map(str::to_owned).collect();
-    for (index, scope) in scopes.iter().enumerate() {
+    let (mut scopes, mut give_back) = (Vec::new(), Vec::new());
+    for (index, item) in list.split(',').enumerate() {
+        let scope = item.strip_suffix(GIVE_BACK).unwrap_or(item);
         if scope == "*" {
             return Err("`*` stands alone: it already means every scope".into());
         }
         // The name is not repeated: a token written in the scopes' place would be.
         validate_name(NameKind::Scope, scope)
             .map_err(|e| format!("scope {} of the list: {}", index + 1, e.reason))?;
+        if item.len() > scope.len() {
+            give_back.push(scope.to_owned());
+        }
+        scopes.push(scope.to_owned());
     }
-    Ok(Scopes::Only(scopes))
+    Ok(Grant {
+        scopes: Scopes::Only(scopes),
+        give_back: Scopes::Only(give_back),
+    })
 }
 
 #[cfg(test)]
@@ -229,7 +326,7 @@ mod tests {
             hashed_line("0123456789abcdef-a", "shop,hr")
         ))
         .unwrap();
-        assert_eq!(tokens.len(), 2);
+        assert_eq!((tokens.len(), tokens.in_clear()), (2, 1));
         assert_eq!(
             tokens.scopes("0123456789abcdef-a"),
             Some(&Scopes::Only(vec!["shop".into(), "hr".into()]))
@@ -256,6 +353,19 @@ mod tests {
             (format!("{secret} shop,*"), 1, "stands alone"),
             (format!("{secret} a b"), 1, "two fields"),
             (format!("{secret} shop\n{secret} hr"), 2, "twice"),
+            (format!("\u{feff}{secret} shop"), 1, "byte-order mark"),
+            (format!("SHA256:{} shop", "ab".repeat(32)), 1, "lower case"),
+            (
+                format!("# c\nSha256:{} shop", "ab".repeat(32)),
+                2,
+                "lower case",
+            ),
+            (format!("{} shop", "ab".repeat(32)), 1, "without `sha256:`"),
+            (
+                format!("{secret} Shop\n0123456789abcdef-other billing,shop"),
+                2,
+                "differs only in case from \"Shop\" of line 1",
+            ),
             ("# nothing\n".to_owned(), 0, "no token"),
         ] {
             let error = Tokens::parse(&text).unwrap_err();
@@ -263,6 +373,25 @@ mod tests {
             assert!(error.reason.contains(says), "{text:?}: {error}");
             assert!(!error.to_string().contains("secret"), "{error}");
         }
+    }
+
+    #[test]
+    fn give_back_is_granted_per_scope() {
+        let tokens = Tokens::parse(
+            "0123456789abcdef-a shop:give-back,hr\n0123456789abcdef-b *:give-back\n\
+             0123456789abcdef-c *\n",
+        )
+        .unwrap();
+        assert!(tokens.allows("0123456789abcdef-a", "shop"));
+        assert!(tokens.allows("0123456789abcdef-a", "hr"));
+        assert!(tokens.may_give_back("0123456789abcdef-a", "shop"));
+        assert!(!tokens.may_give_back("0123456789abcdef-a", "hr"));
+        assert!(tokens.may_give_back("0123456789abcdef-b", "anything"));
+        assert!(tokens.allows("0123456789abcdef-c", "anything"));
+        assert!(!tokens.may_give_back("0123456789abcdef-c", "anything"));
+        assert!(!tokens.may_give_back("unlisted-0123456789", "shop"));
+        let refused = Tokens::parse("0123456789abcdef-a shop:give-back:give-back").unwrap_err();
+        assert!(refused.reason.contains("scope 1 of the list"), "{refused}");
     }
 
     #[test]

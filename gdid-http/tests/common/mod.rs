@@ -12,15 +12,17 @@ use gdid_http::server::{ConnectionLimits, Server, ServerBuilder, Tokens};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-/// May use scope `shop` only.
+/// May use scope `shop` only, and give ids back in it.
 pub const SHOP: &str = "shop-token-0123456789";
-/// May use every scope.
+/// May use every scope, and give ids back in each.
 pub const ALL: &str = "ops-token-0123456789";
+/// May use scope `shop`, and give nothing back.
+pub const NO_GIVE_BACK: &str = "keeper-token-0123456789";
 
 pub fn tokens() -> Tokens {
     Tokens::parse(&format!(
-        "{}\n{ALL} *\n",
-        gdid_http::server::hashed_line(SHOP, "shop")
+        "{}\n{ALL} *:give-back\n{NO_GIVE_BACK} shop\n",
+        gdid_http::server::hashed_line(SHOP, "shop:give-back")
     ))
     .unwrap()
 }
@@ -48,11 +50,9 @@ impl Running {
     }
 }
 
-/// The server of `authority` the tests use: give-back on, short limits for the slow-client
-/// tests.
+/// The server of `authority` the tests use: short limits for the slow-client tests.
 pub fn builder(authority: Arc<dyn DynAuthority>) -> ServerBuilder {
     Server::builder(authority, tokens())
-        .give_back(true)
         .request_timeout(Duration::from_millis(800))
         .max_count(1000)
         .max_block(1_000_000)
