@@ -746,3 +746,21 @@ fn waiting_outside_a_runtime_is_an_error_not_a_panic() {
     }
     runtime.shutdown_background();
 }
+
+/// A refusal no authority will change (a second spelling of a stored name) is the caller's
+/// error, `InvalidName`, not an outage to wait out.
+#[tokio::test]
+async fn a_name_the_store_spells_otherwise_is_refused_as_such() {
+    let authority = Arc::new(MemoryAuthority::new(1));
+    authority.allocate("shop", "Orders", 5).await.unwrap();
+    let ids = BlockGenerator::builder("shop", "orders")
+        .shared_authority(authority.clone())
+        .build()
+        .unwrap();
+    match ids.next_id().await {
+        Err(Error::InvalidName(name)) => {
+            assert!(name.reason.contains("differs only in case"), "{name}")
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -640,3 +640,24 @@ async fn an_idle_http2_connection_gives_its_place_up() {
     drop(first);
     server.stop().await;
 }
+
+/// A sequence the store spells otherwise is refused by `/v1/ids` as final: 400, no
+/// `Retry-After` (its clients would retry for ever).
+#[tokio::test]
+async fn a_second_spelling_is_a_final_refusal_on_the_ids_route() {
+    let (server, authority) = memory_server().await;
+    authority.allocate("shop", "Orders", 5).await.unwrap();
+    let reply = client()
+        .post(format!("{}/v1/ids", server.url))
+        .bearer_auth(ALL)
+        .header("content-type", "application/json")
+        .body(json!({"scope": "shop", "sequence": "orders", "count": 1}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 400);
+    assert!(reply.headers().get("retry-after").is_none());
+    let body: Value = serde_json::from_slice(&reply.bytes().await.unwrap()).unwrap();
+    assert_eq!(body["error"]["code"], "bad_request", "{body}");
+    server.stop().await;
+}

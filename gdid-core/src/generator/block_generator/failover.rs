@@ -9,7 +9,7 @@ use tracing::{info, warn};
 
 use super::super::authority::Block;
 use super::super::config::{GeneratorConfig, PROBE_EVERY, Preference};
-use super::super::error::{AuthorityFailure, Error, FailureCause};
+use super::super::error::{AuthorityError, AuthorityFailure, Error, FailureCause};
 use super::{Health, Inner, State};
 use crate::{COUNTER_MAX, Gdid};
 
@@ -117,9 +117,9 @@ impl Inner {
     ) -> Result<Block, FailureCause> {
         let number = self.authorities[i].number();
         let invalid = |reason: String| {
-            Err(FailureCause::Error(Arc::new(
-                super::super::error::AuthorityError::InvalidBlock(reason),
-            )))
+            Err(FailureCause::Error(Arc::new(AuthorityError::InvalidBlock(
+                reason,
+            ))))
         };
         let checked = match Block::new(block.era(), block.authority(), block.start(), block.len()) {
             Ok(b) => b,
@@ -184,7 +184,20 @@ impl Inner {
         );
     }
 
+    /// The error of a round whose authorities all failed, `causes` in the order asked. A round
+    /// ends early on a refusal that no authority and no wait will change (a name the store
+    /// spells otherwise, a size): that refusal is the error, so that callers fix the request
+    /// instead of waiting out what looks like an outage.
     pub(super) fn unavailable(&self, causes: Vec<AuthorityFailure>) -> Error {
+        if let Some(FailureCause::Error(refused)) = causes.last().map(|failure| &failure.cause) {
+            match &**refused {
+                AuthorityError::InvalidName(name) => return Error::InvalidName(name.clone()),
+                AuthorityError::InvalidSize(count) => {
+                    return Error::from(AuthorityError::InvalidSize(*count));
+                }
+                _ => {}
+            }
+        }
         Error::Unavailable {
             scope: self.scope.clone(),
             sequence: self.sequence.clone(),

@@ -44,6 +44,13 @@ impl Inner {
                     sequence: self.sequence.clone(),
                 });
             }
+            // A refusal that no wait changes, met during this request: said at once.
+            if let Some((at, error)) = &st.last_failure
+                && *at >= request_started
+                && is_final(error)
+            {
+                return Err(error.clone());
+            }
             // Registered under the lock: a change made after it is not missed.
             notified.as_mut().enable();
             st.demand_until = Some(st.demand_until.map_or(deadline, |d| d.max(deadline)));
@@ -191,10 +198,12 @@ impl Inner {
                 false
             }
             Err(causes) => {
-                st.last_failure = Some((now, self.unavailable(causes)));
+                let error = self.unavailable(causes);
+                let final_refusal = is_final(&error);
+                st.last_failure = Some((now, error));
                 let still_serving = !self.current.load().is_used_up();
                 let callers_wait = st.demand_until.is_some_and(|until| until > now);
-                (still_serving || callers_wait) && !st.closed
+                (still_serving || callers_wait) && !st.closed && !final_refusal
             }
         };
         let in_hand = self.current.load().remaining() + st.pending.map_or(0, |b| b.len());
@@ -261,4 +270,10 @@ fn no_runtime() -> Error {
     Error::InvalidConfig {
         reason: "a BlockGenerator needs a tokio runtime to allocate blocks".into(),
     }
+}
+
+/// Whether `error` is a refusal that no wait and no other authority changes (a name the store
+/// spells otherwise, a size no store takes): the caller's to fix, not to retry.
+fn is_final(error: &Error) -> bool {
+    matches!(error, Error::InvalidName(_) | Error::InvalidCount { .. })
 }
