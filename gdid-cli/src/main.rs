@@ -177,7 +177,9 @@ sequence, count, form: text|hex|elink}, GET /v1/metrics. Every request but healt
 `Authorization: Bearer TOKEN` with a token of the tokens file allowed the scope. The URL served is
 printed on stdout, warnings and errors on stderr (RUST_LOG=info for more); SIGTERM or Ctrl-C lets
 the requests in flight finish, gives the unused ids of /v1/ids back (all at once, 10 s at most),
-then exits; a second SIGTERM or Ctrl-C exits at once (the ids in hand are lost, never reissued).")]
+then exits; a second SIGTERM or Ctrl-C exits at once (the ids in hand are lost, never reissued).
+SIGHUP reads the tokens file again, without dropping a connection (a file that cannot be used is
+reported, and the tokens in force kept).")]
     Serve(ServeArgs),
     /// Make a new token: the token on line 1, its tokens-file line (by digest) on line 2.
     Token(TokenArgs),
@@ -323,7 +325,11 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let mut out = io::stdout().lock();
             Ok(runtime(2)?.block_on(sequences::run(command, &mut out))?)
         }
-        Command::Serve(args) => Ok(runtime(2)?.block_on(serve::serve(args))?),
+        Command::Serve(args) => {
+            let cores = std::thread::available_parallelism().map_or(2, usize::from);
+            let threads = args.threads.map_or(cores, usize::from);
+            Ok(runtime(threads)?.block_on(serve::serve(args))?)
+        }
         Command::Token(args) => Ok(serve::token(&args, &mut io::stdout().lock())?),
         Command::Verify(args) => Ok(verify::run(&args, &mut io::stdout().lock())?),
         Command::Check(args) => {

@@ -40,6 +40,9 @@ pub struct ServeArgs {
     /// The most ids one `POST /v1/ids` may ask for.
     #[arg(long, default_value_t = 10_000)]
     max_count: u64,
+    /// Worker threads of the server (default: one per core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
     /// Connections at once from one client address (0: no limit, for a load test from one
     /// host): one host cannot take every place.
     #[arg(long, value_name = "N", default_value_t = 64)]
@@ -100,14 +103,44 @@ fn log_to_stderr() {
         .try_init();
 }
 
+/// The tokens file at `path`, read and parsed, its exposures warned of.
+fn read_tokens(path: &Path) -> Result<Tokens, ServeFailure> {
+    let text = String::from_utf8(read("--tokens", path)?)
+        .map_err(|_| ServeFailure::BadInput(format!("--tokens {}: not UTF-8", path.display())))?;
+    let tokens = Tokens::parse(&text)
+        .map_err(|e| ServeFailure::BadInput(format!("--tokens {}: {e}", path.display())))?;
+    warn_of_exposed_tokens(path, tokens.in_clear());
+    Ok(tokens)
+}
+
+/// On each SIGHUP, reads the tokens file again and gives it to `server`; a file that cannot be
+/// used is reported and the tokens in force are kept.
+fn reload_tokens_on_hangup(server: Server, path: PathBuf) {
+    let Ok(mut hangups) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+    else {
+        eprintln!("gdid serve: warning: no SIGHUP handler: the tokens file is read at start only");
+        return;
+    };
+    tokio::spawn(async move {
+        while hangups.recv().await.is_some() {
+            match read_tokens(&path) {
+                Ok(tokens) => {
+                    let count = tokens.len();
+                    server.reload_tokens(tokens);
+                    eprintln!(
+                        "gdid serve: SIGHUP: {count} token(s) from {}",
+                        path.display()
+                    );
+                }
+                Err(e) => eprintln!("gdid serve: SIGHUP: {e}; the tokens in force are kept"),
+            }
+        }
+    });
+}
+
 pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     log_to_stderr();
-    let tokens = String::from_utf8(read("--tokens", &args.tokens)?).map_err(|_| {
-        ServeFailure::BadInput(format!("--tokens {}: not UTF-8", args.tokens.display()))
-    })?;
-    let tokens = Tokens::parse(&tokens)
-        .map_err(|e| ServeFailure::BadInput(format!("--tokens {}: {e}", args.tokens.display())))?;
-    warn_of_exposed_tokens(&args.tokens, tokens.in_clear());
+    let tokens = read_tokens(&args.tokens)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => Some(
             server::tls_config(&read("--tls-cert", cert)?, &read("--tls-key", key)?)
@@ -155,6 +188,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
         builder = builder.metrics(render);
     }
     let server = builder.build();
+    reload_tokens_on_hangup(server.clone(), args.tokens.clone());
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .map_err(|source| ServeFailure::Listen {

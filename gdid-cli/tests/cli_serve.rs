@@ -539,3 +539,95 @@ fn a_second_signal_stops_at_once() {
         .unwrap();
     assert!(said.contains("a second signal: stopped at once"), "{said}");
 }
+
+/// `GET /v1/authority` with `token` on an open HTTP/1.1 connection: the status code.
+fn authority_status(stream: &mut TcpStream, token: &str) -> u16 {
+    write!(
+        stream,
+        "GET /v1/authority HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\n\r\n"
+    )
+    .unwrap();
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut status = String::new();
+    reader.read_line(&mut status).unwrap();
+    let mut length = 0;
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).unwrap();
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap();
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).unwrap();
+    status.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn sighup_reloads_the_tokens_without_dropping_a_connection() {
+    let dir = folder("cli_serve_hangup");
+    let store = gdid_testkit::sqlite_url("cli_serve_hangup");
+    let (old, new) = ("hangup-old-token-0123456789", "hangup-new-token-0123456789");
+    let tokens = tokens_file(&dir, &format!("{old} shop\n"));
+    let (mut server, url) = serve(&[
+        "--store",
+        &store,
+        "--tokens",
+        &tokens,
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    let mut connection = TcpStream::connect(url.trim_start_matches("http://")).unwrap();
+    assert_eq!(authority_status(&mut connection, old), 200);
+    assert_eq!(authority_status(&mut connection, new), 401);
+
+    std::fs::write(&tokens, format!("{new} shop\n")).unwrap();
+    let hangup = |server: &KillOnDrop| {
+        let pid = server.0.id().to_string();
+        assert!(
+            Command::new("kill")
+                .args(["-HUP", &pid])
+                .status()
+                .unwrap()
+                .success()
+        );
+    };
+    hangup(&server);
+    let began = std::time::Instant::now();
+    // The same connection, open across the reload: the new token in, the old one out.
+    while authority_status(&mut connection, new) != 200 {
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(5),
+            "not reloaded"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(authority_status(&mut connection, old), 401);
+
+    // A file that cannot be used keeps the tokens in force.
+    std::fs::write(&tokens, "short shop\n").unwrap();
+    hangup(&server);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert_eq!(authority_status(&mut connection, new), 200);
+    assert!(
+        matches!(server.0.try_wait(), Ok(None)),
+        "the server stopped"
+    );
+    let said = terminate(server);
+    assert!(said.contains("SIGHUP: 1 token(s)"), "{said}");
+    assert!(said.contains("the tokens in force are kept"), "{said}");
+}
+
+#[test]
+fn threads_are_one_or_more() {
+    let refused = gdid(&["serve", "--threads", "0", "--tokens", "none"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("--threads"),
+        "{}",
+        stderr(&refused)
+    );
+}

@@ -25,7 +25,7 @@ mod tls;
 mod tokens;
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
 use gdid_core::generator::{BoxFuture, DynAuthority, GeneratorConfig, IdOrder};
@@ -52,7 +52,8 @@ pub struct Server {
 /// What every request handler reads.
 pub(crate) struct Shared {
     pub(crate) authority: Arc<dyn DynAuthority>,
-    pub(crate) tokens: Tokens,
+    /// Swapped whole by [`Server::reload_tokens`]; each request holds the set it began with.
+    pub(crate) tokens: RwLock<Arc<Tokens>>,
     pub(crate) max_block: u64,
     pub(crate) max_count: u64,
     pub(crate) max_body: usize,
@@ -141,12 +142,30 @@ impl Server {
         self.shared.direct.close(self.shared.request_timeout).await
     }
 
+    /// Replaces the tokens the server accepts, at once and without dropping a connection:
+    /// requests under way finish with the tokens they began with (`gdid serve` does this on
+    /// SIGHUP, with the tokens file read again).
+    pub fn reload_tokens(&self, tokens: Tokens) {
+        *self
+            .shared
+            .tokens
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::new(tokens);
+    }
+
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared
     }
 }
 
 impl Shared {
+    /// The tokens accepted now.
+    pub(crate) fn tokens(&self) -> Arc<Tokens> {
+        self.tokens
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
     /// When a request routed now must be answered.
     pub(crate) fn deadline(&self) -> tokio::time::Instant {
         tokio::time::Instant::now() + self.request_timeout
@@ -237,7 +256,7 @@ impl ServerBuilder {
                 ),
                 leases: leases::Leases::new(self.max_sequences.saturating_mul(10)),
                 authority: self.authority,
-                tokens: self.tokens,
+                tokens: RwLock::new(Arc::new(self.tokens)),
                 max_block: self.max_block,
                 max_count: self.max_count,
                 max_body: self.max_body,

@@ -15,7 +15,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::tokens::Digest;
-use super::{ApiError, Grant, Scopes, Shared};
+use super::{ApiError, Grant, Scopes, Shared, Tokens};
 use crate::wire::{
     self, AllocateRequest, AuthorityInfo, BlockReply, GiveBackReply, GiveBackRequest, IdsReply,
     IdsRequest,
@@ -48,7 +48,7 @@ async fn health() -> Json<serde_json::Value> {
 
 async fn ready(State(shared): AppState, headers: HeaderMap) -> Result<Response, ApiError> {
     let deadline = shared.deadline();
-    caller(&shared, &headers)?;
+    caller(&shared.tokens(), &headers)?;
     if let Some(check) = &shared.ready {
         let failure = match tokio::time::timeout_at(deadline, check()).await {
             Ok(Ok(())) => None,
@@ -67,7 +67,7 @@ async fn authority(
     State(shared): AppState,
     headers: HeaderMap,
 ) -> Result<Json<AuthorityInfo>, ApiError> {
-    caller(&shared, &headers)?;
+    caller(&shared.tokens(), &headers)?;
     Ok(Json(AuthorityInfo {
         authority: shared.authority.number(),
         max_block: shared.max_block,
@@ -82,7 +82,8 @@ async fn blocks(
     body: Body,
 ) -> Result<Json<BlockReply>, ApiError> {
     let deadline = shared.deadline();
-    let (token, grant) = caller(&shared, &headers)?;
+    let tokens = shared.tokens();
+    let (token, grant) = caller(&tokens, &headers)?;
     let request = AllocateRequest::decode(&read_body(&shared, body, deadline).await?)?;
     permit(&grant.scopes, &request.scope)?;
     if request.size > shared.max_block {
@@ -121,7 +122,8 @@ async fn give_back(
     body: Body,
 ) -> Result<Json<GiveBackReply>, ApiError> {
     let deadline = shared.deadline();
-    let (token, grant) = caller(&shared, &headers)?;
+    let tokens = shared.tokens();
+    let (token, grant) = caller(&tokens, &headers)?;
     let (request, tail) = GiveBackRequest::decode(&read_body(&shared, body, deadline).await?)?;
     permit(&grant.scopes, &request.scope)?;
     if !grant.give_back.allows(&request.scope) {
@@ -159,7 +161,8 @@ async fn ids(
     body: Body,
 ) -> Result<Json<IdsReply>, ApiError> {
     let deadline = shared.deadline();
-    let (_, grant) = caller(&shared, &headers)?;
+    let tokens = shared.tokens();
+    let (_, grant) = caller(&tokens, &headers)?;
     let request = IdsRequest::decode(&read_body(&shared, body, deadline).await?)?;
     permit(&grant.scopes, &request.scope)?;
     if request.count > shared.max_count {
@@ -184,7 +187,7 @@ async fn ids(
 }
 
 async fn metrics(State(shared): AppState, headers: HeaderMap) -> Result<Response, ApiError> {
-    caller(&shared, &headers)?;
+    caller(&shared.tokens(), &headers)?;
     let Some(render) = &shared.metrics else {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -216,7 +219,7 @@ async fn method_not_allowed() -> ApiError {
 }
 
 /// Who sent the request: its bearer token's digest and scopes.
-fn caller<'a>(shared: &'a Shared, headers: &HeaderMap) -> Result<(Digest, &'a Grant), ApiError> {
+fn caller<'a>(tokens: &'a Tokens, headers: &HeaderMap) -> Result<(Digest, &'a Grant), ApiError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Err(ApiError::unauthorized(
             "no bearer token: send `Authorization: Bearer TOKEN`",
@@ -230,8 +233,7 @@ fn caller<'a>(shared: &'a Shared, headers: &HeaderMap) -> Result<(Digest, &'a Gr
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
         .map(|(_, token)| token.trim())
         .ok_or_else(|| ApiError::unauthorized("the Authorization header is not `Bearer TOKEN`"))?;
-    shared
-        .tokens
+    tokens
         .caller(token)
         .ok_or_else(|| ApiError::unauthorized("the bearer token is not one this server accepts"))
 }
