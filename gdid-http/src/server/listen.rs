@@ -7,8 +7,8 @@
 //! within `header_timeout` of the accept (the TLS handshake and hyper's protocol sniffing
 //! included, which have no timeout of their own); a reply sent within `write_timeout` (a request
 //! is in flight until the last byte of its reply is written, so a client that never reads is
-//! seen); `idle_timeout` with nothing in flight; and a graceful close that gets `header_timeout`
-//! before the connection is dropped.
+//! seen); `idle_timeout` with nothing in flight; and a graceful close that gets the longer of
+//! `header_timeout` and the request timeout before the connection is dropped.
 //!
 //! `axum::serve` has no TLS, no header timeout and no idle timeout, so the loop is hyper-util's,
 //! as axum's own low-level examples write it.
@@ -235,6 +235,8 @@ pub(crate) async fn serve(
         .keep_alive_timeout(limits.header_timeout);
     let max_connections = u32::try_from(limits.max_connections.clamp(1, 1 << 20)).unwrap_or(1);
     let slots = Arc::new(Semaphore::new(max_connections as usize));
+    // A graceful close lets the requests in flight finish: as long as a request may take.
+    let grace = limits.header_timeout.max(shared.request_timeout);
     let per_address = Arc::new(PerAddress::default());
     let (stop, stopping) = watch::channel(false);
     info!(
@@ -278,12 +280,15 @@ pub(crate) async fn serve(
             let _slot = (slot, address_slot);
             let accepted = Instant::now();
             let served = match tls {
-                None => connection(&builder, stream, service, stopping, limits, accepted).await,
+                None => {
+                    connection(&builder, stream, service, stopping, limits, accepted, grace).await
+                }
                 Some(acceptor) => {
                     match tokio::time::timeout(limits.header_timeout, acceptor.accept(stream)).await
                     {
                         Ok(Ok(stream)) => {
-                            connection(&builder, stream, service, stopping, limits, accepted).await
+                            connection(&builder, stream, service, stopping, limits, accepted, grace)
+                                .await
                         }
                         Ok(Err(error)) => {
                             debug!(%peer, %error, "TLS handshake failed");
@@ -320,7 +325,7 @@ pub(crate) async fn serve(
 
 /// Serves one connection, `accepted` at that instant, until it ends. On `stopping`, or after
 /// `idle_timeout` with no request in flight, it is shut down gracefully (the requests in flight
-/// finish, HTTP/2 sends GOAWAY) and dropped if that takes more than `header_timeout`; with no
+/// finish, HTTP/2 sends GOAWAY) and dropped if that takes more than `grace`; with no
 /// request head within `header_timeout` of the accept, or replies not taken for
 /// `write_timeout`, it is dropped at once.
 async fn connection<I>(
@@ -330,6 +335,7 @@ async fn connection<I>(
     mut stopping: watch::Receiver<bool>,
     limits: Limits,
     accepted: Instant,
+    grace: Duration,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -357,7 +363,7 @@ where
         }
     }
     connection.as_mut().graceful_shutdown();
-    match tokio::time::timeout(limits.header_timeout, connection).await {
+    match tokio::time::timeout(grace, connection).await {
         Ok(served) => served,
         Err(_) => {
             debug!("not closed within the grace period: connection dropped");
