@@ -4,7 +4,7 @@
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use gdid_core::generator::{AuthorityError, Error, ErrorKind};
+use gdid_core::generator::{AuthorityError, AuthorityFailure, Error, ErrorKind, FailureCause};
 use tracing::warn;
 
 use crate::wire::{BadRequest, ErrorBody, ErrorReply};
@@ -60,6 +60,11 @@ impl ApiError {
                 "the server is shutting down: ask another authority",
             ),
             Error::Switched { .. } => ApiError::switched(what, error),
+            Error::Unavailable { causes, .. } | Error::Timeout { causes, .. } => {
+                // The server's own store is the only authority: when it said why, that is the
+                // answer (exhausted, corrupt, misconfigured are final), not an outage.
+                ApiError::from_kind(what, said_by_every(causes).unwrap_or(error.kind()), error)
+            }
             _ => ApiError::from_kind(what, error.kind(), error),
         }
     }
@@ -99,6 +104,22 @@ impl ApiError {
             ),
         }
     }
+}
+
+/// The kind every authority's refusal shares when each refused with an answer that no wait
+/// changes (the sequence exhausted, the record corrupt, the store misconfigured); `None` when
+/// one timed out, failed to answer, or said something else.
+fn said_by_every(causes: &[AuthorityFailure]) -> Option<ErrorKind> {
+    let mut kinds = causes.iter().map(|failure| match &failure.cause {
+        FailureCause::Error(error) => Some(error.kind()),
+        _ => None,
+    });
+    let first = kinds.next()??;
+    let lasting = matches!(
+        first,
+        ErrorKind::Exhausted | ErrorKind::Corrupt | ErrorKind::Config
+    );
+    (lasting && kinds.all(|kind| kind == Some(first))).then_some(first)
 }
 
 impl From<BadRequest> for ApiError {

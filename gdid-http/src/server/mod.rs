@@ -251,7 +251,15 @@ impl ServerBuilder {
             shared: Arc::new(Shared {
                 direct: direct::Direct::new(
                     self.authority.clone(),
-                    self.generator,
+                    GeneratorConfig {
+                        // Its own answer, with the store's reason, before the request's deadline
+                        // answers a bare timeout.
+                        request_timeout: self
+                            .generator
+                            .request_timeout
+                            .min(self.request_timeout.mul_f64(0.9)),
+                        ..self.generator
+                    },
                     self.max_sequences,
                 ),
                 leases: leases::Leases::new(self.max_sequences.saturating_mul(10)),

@@ -1,0 +1,165 @@
+//! The replies no other test drives: 409 `exhausted`, 500 `corrupt` and `misconfigured` from an
+//! authority that refuses so, the 408 of `/v1/ids` for a body too slow, 503 `shutting_down`
+//! once the server closed its generators; each final or retryable as the API says, none
+//! carrying the store's words, and none allocating anything.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use common::{ALL, client};
+use gdid_core::generator::numbering::NumberConflict;
+use gdid_core::generator::{Authority, AuthorityError, Block, MemoryAuthority};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// An authority that refuses every allocation with what `refusal` makes, counting the calls.
+struct Refusing {
+    refusal: fn() -> AuthorityError,
+    calls: AtomicU64,
+}
+
+impl Authority for Refusing {
+    fn number(&self) -> u8 {
+        1
+    }
+
+    fn label(&self) -> String {
+        "refusing".into()
+    }
+
+    async fn allocate(&self, _: &str, _: &str, _: u64) -> Result<Block, AuthorityError> {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        Err((self.refusal)())
+    }
+}
+
+/// POSTs `body` to `path` with the all-scopes token: status, `Retry-After`, reply.
+async fn post(url: &str, path: &str, body: Value) -> (u16, Option<String>, Value) {
+    let reply = client()
+        .post(format!("{url}{path}"))
+        .bearer_auth(ALL)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = reply.status().as_u16();
+    let retry = reply
+        .headers()
+        .get("retry-after")
+        .map(|v| v.to_str().unwrap().to_owned());
+    let body = serde_json::from_slice(&reply.bytes().await.unwrap()).unwrap();
+    (status, retry, body)
+}
+
+#[tokio::test]
+async fn refusals_are_answered_with_their_codes_and_without_the_stores_words() {
+    for (refusal, status, code) in [
+        (
+            (|| AuthorityError::Exhausted) as fn() -> AuthorityError,
+            409,
+            "exhausted",
+        ),
+        (
+            || AuthorityError::Corrupt("row 7: secret-detail".into()),
+            500,
+            "corrupt",
+        ),
+        (
+            || {
+                AuthorityError::Number(NumberConflict::Recorded {
+                    store: "secret-detail".into(),
+                    recorded: 2,
+                    asked: 1,
+                })
+            },
+            500,
+            "misconfigured",
+        ),
+    ] {
+        let authority = Arc::new(Refusing {
+            refusal,
+            calls: AtomicU64::new(0),
+        });
+        let server = common::start(common::builder(authority.clone()).build(), None).await;
+        for (path, body) in [
+            (
+                "/v1/blocks",
+                json!({"scope": "shop", "sequence": "orders", "size": 10}),
+            ),
+            (
+                "/v1/ids",
+                json!({"scope": "shop", "sequence": "orders", "count": 1}),
+            ),
+        ] {
+            let (got, retry, reply) = post(&server.url, path, body).await;
+            assert_eq!(
+                (got, reply["error"]["code"].as_str()),
+                (status, Some(code)),
+                "{path}: {reply}"
+            );
+            assert_eq!(retry, None, "{path} {code}: final, no Retry-After");
+            assert!(!reply.to_string().contains("secret-detail"), "{reply}");
+        }
+        assert!(authority.calls.load(Ordering::Relaxed) >= 2);
+        server.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn the_ids_route_answers_a_body_too_slow_408_and_allocates_nothing() {
+    let authority = Arc::new(MemoryAuthority::new(1));
+    let server = common::start(common::builder(authority.clone()).build(), None).await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    let head = format!(
+        "POST /v1/ids HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ALL}\r\n\
+         Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{{\"scope\":"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut answer))
+        .await
+        .expect("no answer within 5 s")
+        .unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("\"timeout\""), "{answer}");
+    let next = authority.allocate("shop", "orders", 1).await.unwrap();
+    assert_eq!(next.start(), 1, "nothing was allocated");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn once_closed_the_ids_route_answers_shutting_down_and_allocates_nothing() {
+    let authority = Arc::new(MemoryAuthority::new(1));
+    let built = common::builder(authority.clone()).build();
+    let server = common::start(built.clone(), None).await;
+    let (status, _, reply) = post(
+        &server.url,
+        "/v1/ids",
+        json!({"scope": "shop", "sequence": "orders", "count": 1}),
+    )
+    .await;
+    assert_eq!(status, 200, "{reply}");
+    // Closing gives the block's rest back: the counter is at 2 again.
+    built.close().await;
+    let (status, retry, reply) = post(
+        &server.url,
+        "/v1/ids",
+        json!({"scope": "shop", "sequence": "orders", "count": 1}),
+    )
+    .await;
+    assert_eq!(
+        (status, reply["error"]["code"].as_str()),
+        (503, Some("shutting_down")),
+        "{reply}"
+    );
+    assert!(retry.is_some(), "another authority may answer: retryable");
+    let next = authority.allocate("shop", "orders", 1).await.unwrap();
+    assert_eq!(next.start(), 2, "nothing was allocated after the close");
+    server.stop().await;
+}
