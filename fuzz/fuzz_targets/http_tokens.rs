@@ -13,7 +13,8 @@
 //! - the error names a line that lists something (or line 0 for a file that lists nothing, and
 //!   only then);
 //! - a parsed file lists one token per line, each allowed its listed scopes (`*`: every scope)
-//!   and no other, and to give ids back in those written `SCOPE:give-back` only; a token not listed, or the text of a `sha256:` field given as a token, is
+//!   and no other, and to give ids back in those written `SCOPE:give-back` only (a permission
+//!   after the name, as `:metrics` is); a token not listed, or the text of a `sha256:` field given as a token, is
 //!   allowed nothing.
 #![no_main]
 
@@ -210,27 +211,23 @@ fn check_tokens(text: &str, listed: &[Listed<'_>], tokens: &Tokens) {
             line.number, line.fields
         );
         let scopes = line.scopes.expect("two fields");
-        // `SCOPE:give-back` is the scope, with the right to give ids back in it.
-        let expected = if scopes.strip_suffix(":give-back").unwrap_or(scopes) == "*" {
+        // `SCOPE:give-back:metrics`: the scope, and what else the token may do in it.
+        let name_of = |item: &str| item.split(':').next().unwrap_or_default().to_owned();
+        let expected = if name_of(scopes) == "*" {
             Scopes::All
         } else {
-            Scopes::Only(
-                scopes
-                    .split(',')
-                    .map(|item| item.strip_suffix(":give-back").unwrap_or(item).to_owned())
-                    .collect(),
-            )
+            Scopes::Only(scopes.split(',').map(name_of).collect())
         };
         if !line.token.starts_with("sha256:") {
             let given_back = |name: &str| {
                 scopes.split(',').any(|item| {
-                    item.strip_suffix(":give-back")
-                        .is_some_and(|scope| scope == name || scope == "*")
+                    let scope = name_of(item);
+                    (scope == name || scope == "*") && item.split(':').skip(1).any(|p| p == "give-back")
                 })
             };
             for item in scopes.split(',') {
-                let name = item.strip_suffix(":give-back").unwrap_or(item);
-                let name = if name == "*" { "any-scope" } else { name };
+                let name = name_of(item);
+                let name = if name == "*" { "any-scope" } else { name.as_str() };
                 assert_eq!(
                     tokens.may_give_back(line.token, name),
                     given_back(name),

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use gdid::http::server::{self, Server, Tokens};
 use gdid::{Store, StoreError, StoreKind};
+use metrics_util::MetricKindMask;
 
 use crate::store::{DEFAULT_STORE, StoreUrl};
 
@@ -160,7 +161,10 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     }
     // Before the store's generators exist: they register their metrics with it.
     let metrics = if args.metrics {
+        // A series untouched for ten minutes leaves the scrape (its generator is gone, say): the
+        // scrape does not grow with every sequence ever served.
         let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
+            .idle_timeout(MetricKindMask::ALL, Some(SERIES_IDLE))
             .install_recorder()
             .map_err(|e| ServeFailure::BadInput(format!("--metrics: {e}")))?;
         Some(Arc::new(move || handle.render()) as server::MetricsRender)
@@ -232,6 +236,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     eprintln!("gdid serve: stopped; {returned} unused ids of /v1/ids given back");
     Ok(())
 }
+
+/// How long a metrics series stays in the scrape without an update.
+const SERIES_IDLE: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Warns on stderr when others than its owner may write the tokens file (they could add a
 /// token of their own) or, when it holds `clear` tokens in clear, read it.

@@ -270,7 +270,7 @@ fn get(url: &str, path: &str) -> (String, String) {
 fn metrics_readiness_and_a_graceful_stop() {
     let dir = folder("cli_serve_metrics");
     let store = gdid_testkit::sqlite_url("cli_serve_metrics");
-    let tokens = tokens_file(&dir, &format!("{TOKEN} *\n"));
+    let tokens = tokens_file(&dir, &format!("{TOKEN} *:metrics\n"));
     let (server, url) = serve(&[
         "--store",
         &store,

@@ -163,3 +163,38 @@ async fn once_closed_the_ids_route_answers_shutting_down_and_allocates_nothing()
     assert_eq!(next.start(), 2, "nothing was allocated after the close");
     server.stop().await;
 }
+
+/// `/v1/metrics` needs the `metrics` permission, and shows a token only its scopes' series.
+#[tokio::test]
+async fn metrics_need_their_permission_and_show_only_the_tokens_scopes() {
+    let scrape = "# TYPE gdid_ids_taken_total counter\n\
+                  gdid_ids_taken_total{scope=\"shop\",sequence=\"orders\"} 5\n\
+                  gdid_ids_taken_total{scope=\"hr\",sequence=\"staff\"} 7\n\
+                  process_threads 4\n";
+    let authority = Arc::new(MemoryAuthority::new(1));
+    let built = common::builder(authority)
+        .metrics(Arc::new(move || scrape.to_owned()))
+        .build();
+    let server = common::start(built, None).await;
+    let get = |token: &'static str| {
+        let url = format!("{}/v1/metrics", server.url);
+        async move {
+            let reply = client().get(url).bearer_auth(token).send().await.unwrap();
+            (reply.status().as_u16(), reply.text().await.unwrap())
+        }
+    };
+    let (status, body) = get(common::SHOP).await;
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = get(common::SHOP_METRICS).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("scope=\"shop\""), "{body}");
+    assert!(!body.contains("scope=\"hr\""), "{body}");
+    assert!(
+        body.contains("# TYPE") && body.contains("process_threads 4"),
+        "{body}"
+    );
+    let (status, body) = get(ALL).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("scope=\"hr\""), "{body}");
+    server.stop().await;
+}

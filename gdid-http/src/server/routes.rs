@@ -187,7 +187,15 @@ async fn ids(
 }
 
 async fn metrics(State(shared): AppState, headers: HeaderMap) -> Result<Response, ApiError> {
-    caller(&shared.tokens(), &headers)?;
+    let tokens = shared.tokens();
+    let (_, grant) = caller(&tokens, &headers)?;
+    if grant.metrics == Scopes::Only(Vec::new()) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "the bearer token may not read metrics (tokens file: `SCOPE:metrics`)",
+        ));
+    }
     let Some(render) = &shared.metrics else {
         return Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -197,9 +205,31 @@ async fn metrics(State(shared): AppState, headers: HeaderMap) -> Result<Response
     };
     Ok((
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
-        render(),
+        only_scopes(&render(), &grant.metrics),
     )
         .into_response())
+}
+
+/// The series of `text` (Prometheus' text format) of the scopes `allowed`: a series labelled
+/// with another scope is left out; comments and series of no scope stay.
+fn only_scopes(text: &str, allowed: &Scopes) -> String {
+    if *allowed == Scopes::All {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        // The `scope` label, first in `{…}` or after a comma.
+        let scope = ["{scope=\"", ",scope=\""]
+            .iter()
+            .find_map(|label| line.split_once(label))
+            .and_then(|(_, rest)| rest.split_once('"'))
+            .map(|(scope, _)| scope);
+        if line.starts_with('#') || scope.is_none_or(|scope| allowed.allows(scope)) {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 async fn not_found() -> ApiError {

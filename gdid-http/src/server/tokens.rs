@@ -10,7 +10,8 @@
 //! A scope written `SCOPE:give-back` (or `*:give-back`) also lets the token give the unused end
 //! of its blocks back (`POST /v1/blocks/give-back`), so that those ids are issued later instead
 //! of lost: the server cannot know which ids a client handed out, so this is for clients
-//! trusted as the server's own code is.
+//! trusted as the server's own code is. `SCOPE:metrics` lets it read that scope's series at
+//! `GET /v1/metrics`; both may follow one name (`shop:give-back:metrics`).
 //!
 //! ```text
 //! # the order service: its own scope only, giving back what its generators did not use
@@ -57,6 +58,9 @@ pub struct Grant {
     pub scopes: Scopes,
     /// The scopes it may give ids back in (`SCOPE:give-back`), a part of `scopes`.
     pub give_back: Scopes,
+    /// The scopes whose metrics it may read at `/v1/metrics` (`SCOPE:metrics`), a part of
+    /// `scopes`.
+    pub metrics: Scopes,
 }
 
 /// The scopes one token may use.
@@ -280,38 +284,61 @@ fn parse_digest(digits: &str) -> Result<Digest, String> {
     Ok(out)
 }
 
-/// The suffix of a scope the token may give ids back in.
-const GIVE_BACK: &str = ":give-back";
-
+/// Reads a token's list of scopes: `*`, or names separated by commas, each followed by the
+/// permissions it grants besides issuing ids (`:give-back`, `:metrics`).
 fn parse_scopes(list: &str) -> Result<Grant, String> {
-    if list.strip_suffix(GIVE_BACK).unwrap_or(list) == "*" {
-        let give_back = if list.ends_with(GIVE_BACK) {
-            Scopes::All
-        } else {
-            Scopes::Only(Vec::new())
-        };
-        return Ok(Grant {
-            scopes: Scopes::All,
-            give_back,
-        });
-    }
-    let (mut scopes, mut give_back) = (Vec::new(), Vec::new());
-    for (index, item) in list.split(',').enumerate() {
-        let scope = item.strip_suffix(GIVE_BACK).unwrap_or(item);
+    let items: Vec<&str> = list.split(',').collect();
+    let (mut scopes, mut give_back, mut metrics) = (Vec::new(), Vec::new(), Vec::new());
+    for (index, item) in items.iter().enumerate() {
+        let mut parts = item.split(':');
+        let scope = parts.next().unwrap_or_default();
+        let (mut may_give_back, mut may_read_metrics) = (false, false);
+        for permission in parts {
+            match permission {
+                "give-back" => may_give_back = true,
+                "metrics" => may_read_metrics = true,
+                // Not repeated: a token written in the scopes' place would be.
+                _ => {
+                    return Err(format!(
+                        "scope {} of the list: a permission after `:` is `give-back` or \
+                         `metrics`",
+                        index + 1
+                    ));
+                }
+            }
+        }
         if scope == "*" {
-            return Err("`*` stands alone: it already means every scope".into());
+            if items.len() > 1 {
+                return Err("`*` stands alone: it already means every scope".into());
+            }
+            let granted = |yes: bool| {
+                if yes {
+                    Scopes::All
+                } else {
+                    Scopes::Only(Vec::new())
+                }
+            };
+            return Ok(Grant {
+                scopes: Scopes::All,
+                give_back: granted(may_give_back),
+                metrics: granted(may_read_metrics),
+            });
         }
         // The name is not repeated: a token written in the scopes' place would be.
         validate_name(NameKind::Scope, scope)
             .map_err(|e| format!("scope {} of the list: {}", index + 1, e.reason))?;
-        if item.len() > scope.len() {
+        if may_give_back {
             give_back.push(scope.to_owned());
+        }
+        if may_read_metrics {
+            metrics.push(scope.to_owned());
         }
         scopes.push(scope.to_owned());
     }
     Ok(Grant {
         scopes: Scopes::Only(scopes),
         give_back: Scopes::Only(give_back),
+        metrics: Scopes::Only(metrics),
     })
 }
 
@@ -390,8 +417,12 @@ mod tests {
         assert!(tokens.allows("0123456789abcdef-c", "anything"));
         assert!(!tokens.may_give_back("0123456789abcdef-c", "anything"));
         assert!(!tokens.may_give_back("unlisted-0123456789", "shop"));
-        let refused = Tokens::parse("0123456789abcdef-a shop:give-back:give-back").unwrap_err();
+        let refused = Tokens::parse("0123456789abcdef-a shop:give-back:gift").unwrap_err();
         assert!(refused.reason.contains("scope 1 of the list"), "{refused}");
+        let both = Tokens::parse("0123456789abcdef-a shop:metrics:give-back,hr").unwrap();
+        let (_, grant) = both.caller("0123456789abcdef-a").unwrap();
+        assert_eq!(grant.metrics, Scopes::Only(vec!["shop".into()]));
+        assert_eq!(grant.give_back, Scopes::Only(vec!["shop".into()]));
     }
 
     #[test]

@@ -14,14 +14,16 @@ use tokio::task::JoinHandle;
 
 /// May use scope `shop` only, and give ids back in it.
 pub const SHOP: &str = "shop-token-0123456789";
-/// May use every scope, and give ids back in each.
+/// May use every scope, give ids back and read the metrics of each.
 pub const ALL: &str = "ops-token-0123456789";
+/// May use scope `shop` and read its metrics.
+pub const SHOP_METRICS: &str = "shop-metrics-token-0123456789";
 /// May use scope `shop`, and give nothing back.
 pub const NO_GIVE_BACK: &str = "keeper-token-0123456789";
 
 pub fn tokens() -> Tokens {
     Tokens::parse(&format!(
-        "{}\n{ALL} *:give-back\n{NO_GIVE_BACK} shop\n",
+        "{}\n{ALL} *:give-back:metrics\n{NO_GIVE_BACK} shop\n{SHOP_METRICS} shop:metrics\n",
         gdid_http::server::hashed_line(SHOP, "shop:give-back")
     ))
     .unwrap()
