@@ -569,33 +569,37 @@ async fn a_token_without_give_back_gets_no_lease_and_gives_nothing_back() {
 }
 
 #[tokio::test]
-async fn the_ids_route_makes_room_only_by_closing_an_idle_generator() {
+async fn the_ids_route_makes_room_only_by_closing_an_idle_generator_of_the_same_scope() {
     let authority = Arc::new(MemoryAuthority::new(1));
+    // 8 places, 2 of them at most for one scope.
     let server = common::start(
-        common::builder(authority.clone()).max_sequences(2).build(),
+        common::builder(authority.clone()).max_sequences(8).build(),
         None,
     )
     .await;
-    let ask = |sequence: &'static str| {
+    let ask = |scope: &'static str, sequence: &'static str| {
         let url = server.url.clone();
         async move {
             post(
                 &url,
                 "/v1/ids",
-                Some(SHOP),
-                bytes(json!({"scope": "shop", "sequence": sequence, "count": 1})),
+                Some(ALL),
+                bytes(json!({"scope": scope, "sequence": sequence, "count": 1})),
             )
             .await
         }
     };
-    assert_eq!(ask("a").await.0, 200);
-    assert_eq!(ask("b").await.0, 200);
-    // Both used just now: a third sequence is refused, and allocates nothing.
-    let (status, reply) = ask("c").await;
+    assert_eq!(ask("shop", "a").await.0, 200);
+    assert_eq!(ask("shop", "b").await.0, 200);
+    // Both used just now: a third sequence of the scope is refused, and allocates nothing.
+    let (status, reply) = ask("shop", "c").await;
     assert_eq!((status, code(&reply).as_str()), (503, "busy"), "{reply}");
+    assert!(reply.to_string().contains("scope \\\"shop\\\""), "{reply}");
     assert!(authority.state("shop", "c").is_none());
-    // The ones already served still are.
-    assert_eq!(ask("a").await.0, 200);
+    // The ones already served still are, and another tenant is served.
+    assert_eq!(ask("shop", "a").await.0, 200);
+    assert_eq!(ask("hr", "staff").await.0, 200);
+    assert_eq!(ask("hr", "payroll").await.0, 200);
     server.stop().await;
 }
 

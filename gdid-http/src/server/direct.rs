@@ -12,11 +12,12 @@ use gdid_core::{Gdid, generator::Error};
 
 use super::ApiError;
 
-/// The generators, made on first use, at most `max` of them.
+/// The generators, made on first use, at most `max` of them, and `per_scope` of one scope.
 pub(crate) struct Direct {
     authority: Arc<dyn DynAuthority>,
     config: GeneratorConfig,
     max: usize,
+    per_scope: usize,
     state: Mutex<State>,
 }
 
@@ -44,6 +45,8 @@ impl Direct {
             authority,
             config,
             max,
+            // A quarter: one tenant leaves three quarters of the places to the others.
+            per_scope: (max / 4).max(1),
             state: Mutex::default(),
         }
     }
@@ -79,31 +82,41 @@ impl Direct {
             entry.used = now;
             return Ok(entry.generator.clone());
         }
-        if state.generators.len() >= self.max {
-            // Room for one more: the generator idle longest, if idle long enough, is closed (its
-            // unused ids go back), so one caller cannot hold every place for good.
+        let of_scope = state.generators.keys().filter(|(s, _)| s == scope).count();
+        let scope_full = of_scope >= self.per_scope;
+        if scope_full || state.generators.len() >= self.max {
+            // Room for one more: the generator idle longest (of this scope, when the scope holds
+            // its share), if idle long enough, is closed (its unused ids go back), so one caller
+            // cannot hold every place for good.
             let idlest = state
                 .generators
                 .iter()
+                .filter(|((s, _), _)| !scope_full || s == scope)
                 .min_by_key(|(_, entry)| entry.used)
                 .filter(|(_, entry)| now.duration_since(entry.used) >= IDLE)
                 .map(|(key, _)| key.clone());
-            if let Some(entry) = idlest.and_then(|key| state.generators.remove(&key)) {
-                tokio::spawn(async move {
-                    let _ = entry.generator.close().await;
-                });
+            match idlest.and_then(|key| state.generators.remove(&key)) {
+                Some(entry) => {
+                    tokio::spawn(async move {
+                        let _ = entry.generator.close().await;
+                    });
+                }
+                None => {
+                    let (limit, of) = if scope_full {
+                        (self.per_scope, format!("scope {scope:?}"))
+                    } else {
+                        (self.max, "all scopes".to_owned())
+                    };
+                    return Err(ApiError::new(
+                        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                        "busy",
+                        format!(
+                            "this server issues ids of at most {limit} sequences of {of}, each \
+                             used within {IDLE:?}: try again, or allocate blocks instead"
+                        ),
+                    ));
+                }
             }
-        }
-        if state.generators.len() >= self.max {
-            return Err(ApiError::new(
-                axum::http::StatusCode::SERVICE_UNAVAILABLE,
-                "busy",
-                format!(
-                    "this server issues ids of at most {} sequences, each used within {IDLE:?}: \
-                     try again, or allocate blocks instead",
-                    self.max
-                ),
-            ));
         }
         let generator = BlockGenerator::builder(scope, sequence)
             .config(self.config.clone())

@@ -197,9 +197,11 @@ impl ServerBuilder {
         self
     }
 
-    /// The most sequences `POST /v1/ids` serves (each keeps a generator in memory). A request
-    /// for one more closes the generator idle longest (its unused ids go back), or is refused
-    /// (503 `busy`) when every one was used within the last 10 s.
+    /// The most sequences `POST /v1/ids` serves (each keeps a generator in memory), a quarter of
+    /// them at most for one scope, so that one tenant cannot take every place. A request for one
+    /// more closes the generator idle longest (of its own scope when the scope holds its
+    /// quarter; its unused ids go back), or is refused (503 `busy`) when every candidate was
+    /// used within the last 10 s.
     pub fn max_sequences(mut self, max: usize) -> Self {
         self.max_sequences = max;
         self
