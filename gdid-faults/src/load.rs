@@ -38,9 +38,9 @@ pub struct Load {
 }
 
 impl Load {
-    /// Issue 8's run: 8 processes × 2 threads × 10,000 ids/s for 60 s, with a cover of 2 s (so
-    /// that a minute holds enough allocations to count).
-    pub const ISSUE: Load = Load {
+    /// The full load run: 8 processes × 2 threads × 10,000 ids/s for 60 s, with a cover of 2 s
+    /// (so that a minute holds enough allocations to count).
+    pub const FULL: Load = Load {
         processes: 8,
         threads: 2,
         per_thread: 10_000,
@@ -368,7 +368,7 @@ mod tests {
             scope: "load_1".into(),
             load: Load {
                 processes: 1,
-                ..Load::ISSUE
+                ..Load::FULL
             },
         };
         assert_eq!(Worker::from_args(&worker.args()).unwrap(), worker);
@@ -377,7 +377,7 @@ mod tests {
 
     #[test]
     fn the_issue_run_predicts_two_round_trips_a_second() {
-        assert!((Load::ISSUE.predicted_round_trips_per_second() - 2.0).abs() < 1e-9);
-        assert_eq!(Load::ISSUE.total_rate(), 160_000);
+        assert!((Load::FULL.predicted_round_trips_per_second() - 2.0).abs() < 1e-9);
+        assert_eq!(Load::FULL.total_rate(), 160_000);
     }
 }

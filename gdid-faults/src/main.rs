@@ -196,7 +196,7 @@ async fn run(chosen: &Chosen) -> Result<Table, SetupError> {
     for &(name, store) in stores_for("load") {
         let (me, name_, store) = (me.clone(), name.to_owned(), store.to_owned());
         let row = blocking(move || {
-            gdid_faults::load::load(&me, &name_, &store, Load::ISSUE).map(|outcome| outcome.row)
+            gdid_faults::load::load(&me, &name_, &store, Load::FULL).map(|outcome| outcome.row)
         })
         .await;
         table.add(&format!("load {name}"), row);

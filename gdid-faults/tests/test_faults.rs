@@ -171,7 +171,7 @@ fn processes_under_load_share_a_store_without_a_duplicate_at_the_predicted_round
         None => ("SQLite", sqlite_url("gdid-faults-load")),
     };
     let worker = Path::new(env!("CARGO_BIN_EXE_gdid-faults"));
-    let outcome = load::load(worker, name, &store, Load::ISSUE).unwrap();
+    let outcome = load::load(worker, name, &store, Load::FULL).unwrap();
     let row = &outcome.row;
     println!("{row}");
     assert_eq!(row.duplicates, 0, "{row}");

@@ -60,7 +60,7 @@ pub struct AllocateRequest {
     pub sequence: String,
     /// How many counters: 1 to the server's maximum block.
     pub size: u64,
-    /// The seed's vicinity hint, ignored (see above).
+    /// The NFX/Agni protocol's vicinity hint, ignored (see above).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vicinity: Option<u64>,
 }

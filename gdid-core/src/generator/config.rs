@@ -27,7 +27,7 @@ pub enum Preference {
     /// ones are its failovers.
     #[default]
     Listed,
-    /// The seed's "closest authority": the one that has answered fastest (its allocation time,
+    /// The closest authority: the one that has answered fastest (its allocation time,
     /// smoothed over its recent answers), then the next fastest, and so on. Authorities not yet
     /// measured are asked first, once each; and one round in [`PROBE_EVERY`] asks first the
     /// authority asked least recently, so that one that got faster is found again.
