@@ -7,14 +7,11 @@ mod common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
 use common::{ALL, client};
 use gdid_core::generator::numbering::NumberConflict;
 use gdid_core::generator::{Authority, AuthorityError, Block, MemoryAuthority};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 /// An authority that refuses every allocation with what `refusal` makes, counting the calls.
 struct Refusing {
@@ -114,18 +111,7 @@ async fn refusals_are_answered_with_their_codes_and_without_the_stores_words() {
 async fn the_ids_route_answers_a_body_too_slow_408_and_allocates_nothing() {
     let authority = Arc::new(MemoryAuthority::new(1));
     let server = common::start(common::builder(authority.clone()).build(), None).await;
-    let mut stream = TcpStream::connect(server.addr).await.unwrap();
-    let head = format!(
-        "POST /v1/ids HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ALL}\r\n\
-         Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{{\"scope\":"
-    );
-    stream.write_all(head.as_bytes()).await.unwrap();
-    let mut answer = vec![0; 4096];
-    let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut answer))
-        .await
-        .expect("no answer within 5 s")
-        .unwrap();
-    let answer = String::from_utf8_lossy(&answer[..n]);
+    let answer = common::answer_to_a_cut_off_body(server.addr, "/v1/ids", ALL).await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("\"timeout\""), "{answer}");
     let next = authority.allocate("shop", "orders", 1).await.unwrap();

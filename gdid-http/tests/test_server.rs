@@ -369,18 +369,7 @@ async fn a_client_too_slow_with_its_headers_is_cut_off() {
 #[tokio::test]
 async fn a_client_too_slow_with_its_body_gets_408() {
     let (server, authority) = memory_server().await;
-    let mut stream = TcpStream::connect(server.addr).await.unwrap();
-    let head = format!(
-        "POST /v1/blocks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {SHOP}\r\n\
-         Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{{\"scope\":"
-    );
-    stream.write_all(head.as_bytes()).await.unwrap();
-    let mut answer = vec![0; 4096];
-    let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut answer))
-        .await
-        .expect("no answer within 5 s")
-        .unwrap();
-    let answer = String::from_utf8_lossy(&answer[..n]);
+    let answer = common::answer_to_a_cut_off_body(server.addr, "/v1/blocks", SHOP).await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("\"timeout\""), "{answer}");
     nothing_allocated(&authority);

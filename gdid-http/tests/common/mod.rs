@@ -90,3 +90,21 @@ pub async fn memory_server() -> (Running, Arc<MemoryAuthority>) {
     let running = start(builder(authority.clone()).build(), None).await;
     (running, authority)
 }
+
+/// What the server at `addr` answers, within 5 s, to a POST of `path` with `token` whose body
+/// stops after its first bytes (200 announced).
+pub async fn answer_to_a_cut_off_body(addr: SocketAddr, path: &str, token: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{{\"scope\":"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(5), stream.read(&mut answer))
+        .await
+        .expect("no answer within 5 s")
+        .unwrap();
+    String::from_utf8_lossy(&answer[..n]).into_owned()
+}
