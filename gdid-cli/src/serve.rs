@@ -38,8 +38,8 @@ pub struct ServeArgs {
     /// The largest block a client may ask for.
     #[arg(long, default_value_t = 1 << 31)]
     max_block: u64,
-    /// The most ids one `POST /v1/ids` may ask for.
-    #[arg(long, default_value_t = 10_000)]
+    /// The most ids one `POST /v1/ids` may ask for (at most 100,000).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=server::MAX_COUNT))]
     max_count: u64,
     /// Worker threads of the server (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -48,6 +48,10 @@ pub struct ServeArgs {
     /// host): one host cannot take every place.
     #[arg(long, value_name = "N", default_value_t = 64)]
     max_per_address: usize,
+    /// Requests a second each token may send, in bursts of as many (default: no limit):
+    /// beyond, 429 with Retry-After.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    rate_limit: u32,
     /// Serve the metrics of the server's own generators at /v1/metrics (Prometheus text).
     #[arg(long)]
     metrics: bool,
@@ -180,6 +184,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     let mut builder = Server::builder(store.authority(), tokens)
         .max_block(args.max_block)
         .max_count(args.max_count)
+        .rate_limit(args.rate_limit)
         .connection_limits(server::ConnectionLimits {
             max_per_address: args.max_per_address,
             ..server::ConnectionLimits::default()

@@ -125,6 +125,18 @@ fn bad_options_and_files_are_refused_with_status_2() {
             ],
             "16",
         ),
+        (
+            vec![
+                "serve",
+                "--store",
+                &store,
+                "--tokens",
+                &good,
+                "--max-count",
+                "100001",
+            ],
+            "--max-count",
+        ),
         (vec!["token", "--scopes", "shop,bad scope"], "--scopes"),
         (vec!["token"], "--scopes"),
     ];

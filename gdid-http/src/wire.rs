@@ -264,6 +264,15 @@ pub enum IdForm {
 }
 
 impl IdForm {
+    /// The longest id spelled in this form, in bytes.
+    pub const fn longest(self) -> usize {
+        match self {
+            IdForm::Text => Gdid::TEXT_MAX_LEN,
+            IdForm::Hex => Gdid::HEX_LEN,
+            IdForm::Elink => Gdid::ELINK_MAX_LEN,
+        }
+    }
+
     /// `id` spelled in this form.
     ///
     /// ```
@@ -295,6 +304,35 @@ pub struct IdsReply {
     pub form: IdForm,
     /// The ids.
     pub ids: Vec<String>,
+}
+
+impl IdsReply {
+    /// The most bytes the JSON of a reply of `count` ids in `form` takes.
+    ///
+    /// ```
+    /// use gdid_http::wire::{IdForm, IdsReply};
+    ///
+    /// let reply = IdsReply { form: IdForm::Hex, ids: vec!["f".repeat(24); 3] };
+    /// assert!(serde_json::to_vec(&reply)?.len() <= IdsReply::size(IdForm::Hex, 3));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn size(form: IdForm, count: u64) -> usize {
+        // `{"form":"elink","ids":[` and `]}`; each id quoted, with a comma.
+        const FRAME: usize = 32;
+        usize::try_from(count)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(form.longest() + 3)
+            .saturating_add(FRAME)
+    }
+
+    /// The most bytes a reply of `count` ids takes, whatever its form.
+    pub fn largest_size(count: u64) -> usize {
+        [IdForm::Text, IdForm::Hex, IdForm::Elink]
+            .into_iter()
+            .map(|form| IdsReply::size(form, count))
+            .max()
+            .unwrap_or(0)
+    }
 }
 
 /// The reply to `GET /v1/authority`: who this server is and what it accepts.

@@ -174,3 +174,88 @@ async fn clients_that_never_read_their_replies_are_dropped() {
     drop(stuck);
     server.stop().await;
 }
+
+/// A `POST /v1/ids` request on `client` for `count` ids in text (the longest form).
+fn ask_for_ids(
+    client: &mut h2::client::SendRequest<bytes::Bytes>,
+    server: SocketAddr,
+    count: u64,
+) -> h2::client::ResponseFuture {
+    let request = http::Request::post(format!("http://{server}/v1/ids"))
+        .header("authorization", format!("Bearer {}", common::ALL))
+        .header("content-type", "application/json")
+        .body(())
+        .unwrap();
+    let (reply, mut body) = client.send_request(request, false).unwrap();
+    let ask = format!(r#"{{"scope":"shop","sequence":"orders","count":{count},"form":"text"}}"#);
+    body.send_data(ask.into(), true).unwrap();
+    reply
+}
+
+#[tokio::test]
+async fn unread_replies_hold_a_bounded_memory_given_back_with_their_connection() {
+    // The server's reply memory and each connection's, both as small as they may be: one
+    // reply of the largest size.
+    let server = common::start(
+        common::builder(Arc::new(MemoryAuthority::new(1)))
+            .connection_limits(ConnectionLimits {
+                reply_memory: 1,
+                reply_memory_per_connection: 1,
+                ..limits()
+            })
+            .build(),
+        None,
+    )
+    .await;
+    // An HTTP/2 client that reads no reply body (windows of 0), its first reply the largest.
+    let stream = connect_from("127.0.0.5", server.addr, None).await.unwrap();
+    let (mut client, connection) = h2::client::Builder::new()
+        .initial_window_size(0)
+        .handshake::<_, bytes::Bytes>(stream)
+        .await
+        .unwrap();
+    let driver = tokio::spawn(connection);
+    let largest = ask_for_ids(&mut client, server.addr, 1000).await.unwrap();
+    assert_eq!(largest.status(), 200);
+    // Its reply is held unsent: on the same connection, and on another, no more ids.
+    let refused = ask_for_ids(&mut client, server.addr, 1).await.unwrap();
+    assert_eq!(refused.status(), 503);
+    assert_eq!(refused.headers()["retry-after"], "1");
+    let (status, code) = ids_from("127.0.0.6", &server).await;
+    assert_eq!((status, code.as_str()), (503, "busy"));
+    // The client leaves: its reply's memory comes back with the connection.
+    driver.abort();
+    drop((client, largest, refused));
+    let began = Instant::now();
+    while ids_from("127.0.0.6", &server).await.0 != 200 {
+        assert!(
+            began.elapsed() < Duration::from_secs(5),
+            "the memory of a dropped connection's reply never came back"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.stop().await;
+}
+
+/// `POST /v1/ids` for one id from `source`, read whole: the status and the error's code.
+async fn ids_from(source: &str, server: &common::Running) -> (u16, String) {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .local_address(source.parse::<std::net::IpAddr>().unwrap())
+        .no_proxy()
+        .build()
+        .unwrap();
+    let reply = client
+        .post(format!("{}/v1/ids", server.url))
+        .bearer_auth(common::ALL)
+        .body(r#"{"scope":"shop","sequence":"orders","count":1}"#)
+        .send()
+        .await
+        .unwrap();
+    let status = reply.status().as_u16();
+    let body: serde_json::Value = reply.json().await.unwrap();
+    (
+        status,
+        body["error"]["code"].as_str().unwrap_or("").to_owned(),
+    )
+}

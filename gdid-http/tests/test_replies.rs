@@ -184,3 +184,43 @@ async fn metrics_need_their_permission_and_show_only_the_tokens_scopes() {
     assert!(body.contains("scope=\"hr\""), "{body}");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_token_over_its_rate_is_answered_429_and_allocates_nothing_while_others_are_served() {
+    let authority = Arc::new(MemoryAuthority::new(1));
+    let server = common::start(
+        common::builder(authority.clone()).rate_limit(3).build(),
+        None,
+    )
+    .await;
+    let ask = json!({"scope": "shop", "sequence": "orders", "count": 1});
+    for _ in 0..3 {
+        let (status, _, reply) = post(&server.url, "/v1/ids", ask.clone()).await;
+        assert_eq!(status, 200, "{reply}");
+    }
+    // The counter of the sequence the refused request asks for, read before and after it.
+    let before = authority.allocate("shop", "refused", 1).await.unwrap();
+    let block = json!({"scope": "shop", "sequence": "refused", "size": 10});
+    let (status, retry, reply) = post(&server.url, "/v1/blocks", block).await;
+    assert_eq!(
+        (status, reply["error"]["code"].as_str()),
+        (429, Some("rate_limited")),
+        "{reply}"
+    );
+    assert_eq!(retry.as_deref(), Some("1"));
+    let after = authority.allocate("shop", "refused", 1).await.unwrap();
+    assert_eq!(
+        after.start(),
+        before.start() + 1,
+        "the refused request allocated"
+    );
+    // Another token has a rate of its own.
+    let other = client()
+        .get(format!("{}/v1/authority", server.url))
+        .bearer_auth(common::SHOP)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(other.status(), 200);
+    server.stop().await;
+}

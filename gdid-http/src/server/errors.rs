@@ -18,6 +18,8 @@ pub struct ApiError {
     pub code: &'static str,
     /// The message of [`ErrorBody`].
     pub message: String,
+    /// Seconds to wait before trying again (`Retry-After`); a 503 without it says 1.
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -26,6 +28,7 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            retry_after: None,
         }
     }
 
@@ -130,7 +133,11 @@ impl From<BadRequest> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let retry = matches!(self.status, StatusCode::SERVICE_UNAVAILABLE);
+        let retry = match (self.retry_after, self.status) {
+            (Some(seconds), _) => Some(seconds),
+            (None, StatusCode::SERVICE_UNAVAILABLE) => Some(1),
+            (None, _) => None,
+        };
         let unauthorized = self.status == StatusCode::UNAUTHORIZED;
         let mut response = (
             self.status,
@@ -143,8 +150,8 @@ impl IntoResponse for ApiError {
         )
             .into_response();
         let headers = response.headers_mut();
-        if retry {
-            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        if let Some(seconds) = retry {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
         if unauthorized {
             headers.insert(

@@ -35,6 +35,7 @@ use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
 use super::Server;
+use super::memory::ConnectionMemory;
 
 /// How many connections a server keeps at once, and how long a client may take to be heard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,7 +47,8 @@ pub struct Limits {
     /// A connection with no request in flight for this long is closed, HTTP/2 included (default
     /// 30 s): an idle client does not keep its place for good.
     pub idle_timeout: Duration,
-    /// HTTP/2 streams at once on one connection (default 256).
+    /// HTTP/2 streams at once on one connection (default 64; each unread one costs the server
+    /// about 1.5 KB).
     pub max_streams: u32,
     /// Connections at once from one client address (default 64; 0: no limit, for load tests
     /// from one address): one host cannot take every place.
@@ -55,6 +57,14 @@ pub struct Limits {
     /// client that does not read its replies), is closed (default 20 s; above the server's
     /// request timeout).
     pub write_timeout: Duration,
+    /// Bytes of `POST /v1/ids` replies held at once, from their ids' issue to their last byte
+    /// written, on all connections together (default 32 MiB; at least the largest reply): a
+    /// reply beyond waits for memory within its request's deadline, then is answered 503
+    /// `busy`.
+    pub reply_memory: usize,
+    /// The same on one connection (default 4 MiB; at least the largest reply): one connection
+    /// cannot take the whole.
+    pub reply_memory_per_connection: usize,
 }
 
 impl Default for Limits {
@@ -63,12 +73,18 @@ impl Default for Limits {
             max_connections: 1024,
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(30),
-            max_streams: 256,
+            max_streams: 64,
             max_per_address: 64,
             write_timeout: Duration::from_secs(20),
+            reply_memory: 32 << 20,
+            reply_memory_per_connection: 4 << 20,
         }
     }
 }
+
+/// The largest HTTP/1 read and write buffer of a connection (the 16 KiB request head allowed
+/// and room to spare).
+const HTTP1_BUFFER: usize = 32 * 1024;
 
 /// What a connection's requests are doing: how many are in flight (from the head read to the
 /// last byte of the reply written), whether any began, and when one last began or ended.
@@ -185,6 +201,7 @@ impl Drop for AddressSlot {
 struct Tracked {
     routes: TowerToHyperService<Router>,
     activity: Arc<Activity>,
+    memory: ConnectionMemory,
 }
 
 impl Service<hyper::Request<Incoming>> for Tracked {
@@ -192,8 +209,9 @@ impl Service<hyper::Request<Incoming>> for Tracked {
     type Error = std::convert::Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
 
-    fn call(&self, request: hyper::Request<Incoming>) -> Self::Future {
+    fn call(&self, mut request: hyper::Request<Incoming>) -> Self::Future {
         let busy = Busy::begin(&self.activity);
+        request.extensions_mut().insert(self.memory.clone());
         let routed = self.routes.call(request);
         Box::pin(async move {
             let response = routed.await?;
@@ -222,7 +240,10 @@ pub(crate) async fn serve(
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(limits.header_timeout);
+        .header_read_timeout(limits.header_timeout)
+        // A request head is at most HTTP/2's 16 KiB here too; hyper's default buffer is ~400 KB
+        // a connection.
+        .max_buf_size(HTTP1_BUFFER);
     builder
         .http2()
         .timer(TokioTimer::new())
@@ -274,6 +295,7 @@ pub(crate) async fn serve(
         let service = Tracked {
             routes: TowerToHyperService::new(router.clone()),
             activity: Arc::new(Activity::new()),
+            memory: shared.reply_memory.connection(),
         };
         let (builder, tls, stopping) = (builder.clone(), tls.clone(), stopping.clone());
         tokio::spawn(async move {

@@ -18,8 +18,11 @@
 
 mod direct;
 mod errors;
+mod ids_body;
 mod leases;
 mod listen;
+mod memory;
+mod rates;
 mod routes;
 mod tls;
 mod tokens;
@@ -30,10 +33,16 @@ use std::time::Duration;
 
 use gdid_core::generator::{BoxFuture, DynAuthority, GeneratorConfig, IdOrder};
 
+use crate::wire;
+
 pub use errors::ApiError;
 pub use listen::Limits as ConnectionLimits;
+
 pub use tls::{TlsError, tls_config};
 pub use tokens::{Grant, MIN_TOKEN_LEN, Scopes, Tokens, TokensError, hashed_line, new_token};
+
+/// The highest [`ServerBuilder::max_count`]: a reply of 100,000 ids is 3.6 MB of JSON at most.
+pub const MAX_COUNT: u64 = 100_000;
 
 /// Whether the store behind the authority answers: `Err` with what failed, for the server's log
 /// only (a client is told that the store is not ready, never why).
@@ -63,6 +72,8 @@ pub(crate) struct Shared {
     pub(crate) direct: direct::Direct,
     pub(crate) leases: leases::Leases,
     pub(crate) connections: ConnectionLimits,
+    pub(crate) reply_memory: memory::ReplyMemory,
+    pub(crate) rates: rates::Rates,
 }
 
 /// How a [`Server`] is set up: [`Server::builder`], then `.build()`.
@@ -78,6 +89,7 @@ pub struct ServerBuilder {
     ready: Option<ReadyCheck>,
     metrics: Option<MetricsRender>,
     connections: ConnectionLimits,
+    rate_limit: u32,
 }
 
 impl Server {
@@ -102,6 +114,7 @@ impl Server {
             ready: None,
             metrics: None,
             connections: ConnectionLimits::default(),
+            rate_limit: 0,
         }
     }
 
@@ -191,9 +204,9 @@ impl ServerBuilder {
         self
     }
 
-    /// The most ids one `POST /v1/ids` may ask for (at least 1).
+    /// The most ids one `POST /v1/ids` may ask for (1 to [`MAX_COUNT`]).
     pub fn max_count(mut self, max: u64) -> Self {
-        self.max_count = max.max(1);
+        self.max_count = max.clamp(1, MAX_COUNT);
         self
     }
 
@@ -247,6 +260,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Requests a second each token may send, in bursts of as many (0, the default: no
+    /// limit). Beyond, 429 `rate_limited` with `Retry-After`.
+    pub fn rate_limit(mut self, per_second: u32) -> Self {
+        self.rate_limit = per_second;
+        self
+    }
+
     /// The server.
     pub fn build(self) -> Server {
         Server {
@@ -268,6 +288,12 @@ impl ServerBuilder {
                 authority: self.authority,
                 tokens: RwLock::new(Arc::new(self.tokens)),
                 max_block: self.max_block,
+                reply_memory: memory::ReplyMemory::new(
+                    self.connections.reply_memory,
+                    self.connections.reply_memory_per_connection,
+                    wire::IdsReply::largest_size(self.max_count),
+                ),
+                rates: rates::Rates::new(self.rate_limit),
                 max_count: self.max_count,
                 max_body: self.max_body,
                 request_timeout: self.request_timeout,

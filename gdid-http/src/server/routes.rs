@@ -1,5 +1,5 @@
 //! The `/v1` routes. Each checks, in this order and before anything is allocated: the bearer
-//! token (401), the body (its size 413, its time 408, its JSON and fields 400), the token's
+//! token (401), the token's rate (429), the body (its size 413, its time 408, its JSON and fields 400), the token's
 //! scope (403), the server's limits (400). One deadline, the request timeout from the moment the
 //! request is routed, bounds the body and the store's answer together.
 
@@ -10,10 +10,12 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use serde_json::json;
 use tokio::time::Instant;
 
+use super::ids_body::ids_reply;
+use super::memory::ConnectionMemory;
 use super::tokens::Digest;
 use super::{ApiError, Grant, Scopes, Shared, Tokens};
 use crate::wire::{
@@ -48,7 +50,7 @@ async fn health() -> Json<serde_json::Value> {
 
 async fn ready(State(shared): AppState, headers: HeaderMap) -> Result<Response, ApiError> {
     let deadline = shared.deadline();
-    caller(&shared.tokens(), &headers)?;
+    caller(&shared, &shared.tokens(), &headers)?;
     if let Some(check) = &shared.ready {
         let failure = match tokio::time::timeout_at(deadline, check()).await {
             Ok(Ok(())) => None,
@@ -67,7 +69,7 @@ async fn authority(
     State(shared): AppState,
     headers: HeaderMap,
 ) -> Result<Json<AuthorityInfo>, ApiError> {
-    caller(&shared.tokens(), &headers)?;
+    caller(&shared, &shared.tokens(), &headers)?;
     Ok(Json(AuthorityInfo {
         authority: shared.authority.number(),
         max_block: shared.max_block,
@@ -83,7 +85,7 @@ async fn blocks(
 ) -> Result<Json<BlockReply>, ApiError> {
     let deadline = shared.deadline();
     let tokens = shared.tokens();
-    let (token, grant) = caller(&tokens, &headers)?;
+    let (token, grant) = caller(&shared, &tokens, &headers)?;
     let request = AllocateRequest::decode(&read_body(&shared, body, deadline).await?)?;
     permit(&grant.scopes, &request.scope)?;
     if request.size > shared.max_block {
@@ -123,7 +125,7 @@ async fn give_back(
 ) -> Result<Json<GiveBackReply>, ApiError> {
     let deadline = shared.deadline();
     let tokens = shared.tokens();
-    let (token, grant) = caller(&tokens, &headers)?;
+    let (token, grant) = caller(&shared, &tokens, &headers)?;
     let (request, tail) = GiveBackRequest::decode(&read_body(&shared, body, deadline).await?)?;
     permit(&grant.scopes, &request.scope)?;
     if !grant.give_back.allows(&request.scope) {
@@ -157,12 +159,13 @@ async fn give_back(
 
 async fn ids(
     State(shared): AppState,
+    connection: Option<Extension<ConnectionMemory>>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<IdsReply>, ApiError> {
+) -> Result<Response, ApiError> {
     let deadline = shared.deadline();
     let tokens = shared.tokens();
-    let (_, grant) = caller(&tokens, &headers)?;
+    let (_, grant) = caller(&shared, &tokens, &headers)?;
     let request = IdsRequest::decode(&read_body(&shared, body, deadline).await?)?;
     permit(&grant.scopes, &request.scope)?;
     if request.count > shared.max_count {
@@ -175,20 +178,20 @@ async fn ids(
             ),
         ));
     }
+    // The reply's memory first: no id is issued that could not be sent.
+    let size = IdsReply::size(request.form, request.count);
+    let connection = connection.as_ref().map(|Extension(memory)| memory);
+    let held = shared.reply_memory.hold(connection, size)?;
     let issued = shared
         .direct
         .ids(&request.scope, &request.sequence, request.count);
     let batch = within(&shared, deadline, issued).await??;
-    let form = request.form;
-    Ok(Json(IdsReply {
-        form,
-        ids: batch.iter().map(|id| form.spell(id)).collect(),
-    }))
+    ids_reply(request.form, &batch, held)
 }
 
 async fn metrics(State(shared): AppState, headers: HeaderMap) -> Result<Response, ApiError> {
     let tokens = shared.tokens();
-    let (_, grant) = caller(&tokens, &headers)?;
+    let (_, grant) = caller(&shared, &tokens, &headers)?;
     if grant.metrics == Scopes::Only(Vec::new()) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
@@ -248,8 +251,12 @@ async fn method_not_allowed() -> ApiError {
     )
 }
 
-/// Who sent the request: its bearer token's digest and scopes.
-fn caller<'a>(tokens: &'a Tokens, headers: &HeaderMap) -> Result<(Digest, &'a Grant), ApiError> {
+/// Who sent the request: its bearer token's digest and scopes, if the token is within its rate.
+fn caller<'a>(
+    shared: &Shared,
+    tokens: &'a Tokens,
+    headers: &HeaderMap,
+) -> Result<(Digest, &'a Grant), ApiError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Err(ApiError::unauthorized(
             "no bearer token: send `Authorization: Bearer TOKEN`",
@@ -263,9 +270,11 @@ fn caller<'a>(tokens: &'a Tokens, headers: &HeaderMap) -> Result<(Digest, &'a Gr
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
         .map(|(_, token)| token.trim())
         .ok_or_else(|| ApiError::unauthorized("the Authorization header is not `Bearer TOKEN`"))?;
-    tokens
+    let (digest, grant) = tokens
         .caller(token)
-        .ok_or_else(|| ApiError::unauthorized("the bearer token is not one this server accepts"))
+        .ok_or_else(|| ApiError::unauthorized("the bearer token is not one this server accepts"))?;
+    shared.rates.check(&digest)?;
+    Ok((digest, grant))
 }
 
 /// Whether the token's scopes hold `scope`.
