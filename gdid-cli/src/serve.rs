@@ -35,6 +35,11 @@ pub struct ServeArgs {
     /// The PEM private key of --tls-cert.
     #[arg(long, requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// PEM CA certificates: ask every client for a certificate signed by one of them (mutual
+    /// TLS, beside the token; clients of `gdid` show theirs from GDID_TLS_CLIENT_CERT and
+    /// GDID_TLS_CLIENT_KEY).
+    #[arg(long, requires = "tls_cert", value_name = "FILE")]
+    tls_client_ca: Option<PathBuf>,
     /// The largest block a client may ask for.
     #[arg(long, default_value_t = 1 << 31)]
     max_block: u64,
@@ -147,10 +152,16 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     log_to_stderr();
     let tokens = read_tokens(&args.tokens)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => Some(
-            server::tls_config(&read("--tls-cert", cert)?, &read("--tls-key", key)?)
-                .map_err(|e| ServeFailure::BadInput(format!("--tls-cert/--tls-key: {e}")))?,
-        ),
+        (Some(cert), Some(key)) => {
+            let (cert, key) = (read("--tls-cert", cert)?, read("--tls-key", key)?);
+            let config = match &args.tls_client_ca {
+                None => server::tls_config(&cert, &key),
+                Some(ca) => server::mutual_tls_config(&cert, &key, &read("--tls-client-ca", ca)?),
+            };
+            Some(config.map_err(|e| {
+                ServeFailure::BadInput(format!("--tls-cert/--tls-key/--tls-client-ca: {e}"))
+            })?)
+        }
         _ => None,
     };
     match StoreKind::of(&args.store)? {

@@ -263,6 +263,67 @@ fn https_with_a_certificate_made_here_and_trusted_through_ssl_cert_file() {
     terminate(server);
 }
 
+#[test]
+fn mutual_tls_with_the_client_certificate_from_the_environment() {
+    let dir = folder("cli_serve_mtls");
+    let ca = gdid_testkit::tls::TestCa::new();
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let (server_chain, server_key) = ca.server("localhost");
+    let (client_chain, client_key) = ca.client("orders-service");
+    let ca_file = write("ca.pem", &ca.pem());
+    let (cert, key) = (
+        write("cert.pem", &server_chain),
+        write("key.pem", &server_key),
+    );
+    let (client_cert, client_key) = (
+        write("client.pem", &client_chain),
+        write("client-key.pem", &client_key),
+    );
+    let store = gdid_testkit::sqlite_url("cli_serve_mtls");
+    let tokens = tokens_file(&dir, &format!("{TOKEN} *\n"));
+    let (server, url) = serve(&[
+        "--tls-client-ca",
+        &ca_file,
+        "--store",
+        &store,
+        "--tokens",
+        &tokens,
+        "--listen",
+        "127.0.0.1:0",
+        "--tls-cert",
+        &cert,
+        "--tls-key",
+        &key,
+    ]);
+    let url = url.replace("127.0.0.1", "localhost");
+    let base = [("GDID_TOKEN", TOKEN), ("SSL_CERT_FILE", ca_file.as_str())];
+    let with_certificate = [
+        ("GDID_TLS_CLIENT_CERT", client_cert.as_str()),
+        ("GDID_TLS_CLIENT_KEY", client_key.as_str()),
+    ];
+    let next =
+        |env: &[(&str, &str)]| gdid_with_env(&["next", "--store", &url, "--count", "2"], env);
+    let shown = next(&[&base[..], &with_certificate[..]].concat());
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    assert_eq!(stdout(&shown).lines().count(), 2);
+    // Without the client certificate, or with half of it, nothing is issued.
+    let refused = next(&base);
+    assert!(!refused.status.success());
+    assert!(stdout(&refused).is_empty());
+    let half = next(&[&base[..], &with_certificate[..1]].concat());
+    assert!(!half.status.success());
+    assert!(
+        stderr(&half).contains("GDID_TLS_CLIENT_KEY"),
+        "{}",
+        stderr(&half)
+    );
+    terminate(server);
+}
+
 /// A GET with the token over a plain socket: the status line and the body.
 fn get(url: &str, path: &str) -> (String, String) {
     let address = url.trim_start_matches("http://");

@@ -32,8 +32,8 @@ use gdid_core::generator::{
 };
 use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
-use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -50,6 +50,7 @@ const MAX_REPLY: usize = 4 << 20;
 pub struct RemoteOptions {
     token: Option<String>,
     roots_pem: Vec<Vec<u8>>,
+    identity_pem: Option<(Vec<u8>, Vec<u8>)>,
     timeout: Option<Duration>,
 }
 
@@ -67,6 +68,13 @@ impl RemoteOptions {
         self
     }
 
+    /// The client's own PEM certificate chain and private key, shown to a server that asks
+    /// for one (mutual TLS: `gdid serve --tls-client-ca`).
+    pub fn client_certificate_pem(mut self, chain_pem: &[u8], key_pem: &[u8]) -> Self {
+        self.identity_pem = Some((chain_pem.to_vec(), key_pem.to_vec()));
+        self
+    }
+
     /// How long one request may take, connecting included (default 3 s, a generator's default
     /// allocation timeout).
     pub fn timeout(mut self, timeout: Duration) -> Self {
@@ -81,6 +89,7 @@ impl fmt::Debug for RemoteOptions {
         f.debug_struct("RemoteOptions")
             .field("token", &self.token.as_ref().map(|_| "…"))
             .field("roots_pem", &self.roots_pem.len())
+            .field("client_certificate", &self.identity_pem.is_some())
             .field("timeout", &self.timeout)
             .finish()
     }
@@ -582,13 +591,28 @@ fn client_tls(options: &RemoteOptions) -> Result<rustls::ClientConfig, String> {
                 .map_err(|e| format!("a root certificate: {e}"))?;
         }
     }
-    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
     .map_err(|e| e.to_string())?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    .with_root_certificates(roots);
+    let mut config = match &options.identity_pem {
+        None => config.with_no_client_auth(),
+        Some((chain_pem, key_pem)) => {
+            let chain = CertificateDer::pem_slice_iter(chain_pem)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| format!("the client certificate: {e}"))?;
+            if chain.is_empty() {
+                return Err("the client certificate: no PEM certificate in it".into());
+            }
+            let key = PrivateKeyDer::from_pem_slice(key_pem)
+                .map_err(|e| format!("the client certificate's key: {e}"))?;
+            config
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| format!("the client certificate and key: {e}"))?
+        }
+    };
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use common::{ALL, SHOP};
 use gdid_core::generator::{Authority, BlockGenerator, MemoryAuthority};
 use gdid_http::client::{RemoteAuthority, RemoteError, RemoteOptions};
+use gdid_testkit::tls::TestCa;
 
 fn options(token: &str) -> RemoteOptions {
     RemoteOptions::default()
@@ -254,4 +255,58 @@ async fn a_server_that_takes_smaller_blocks_is_failed_over_not_fatal() {
     ids.close().await.unwrap();
     first.stop().await;
     second.stop().await;
+}
+
+#[tokio::test]
+async fn mutual_tls_lets_in_only_clients_with_a_certificate_of_its_ca() {
+    let (ca, other_ca) = (TestCa::new(), TestCa::new());
+    let (server_chain, server_key) = ca.server("localhost");
+    let tls = gdid_http::server::mutual_tls_config(
+        server_chain.as_bytes(),
+        server_key.as_bytes(),
+        ca.pem().as_bytes(),
+    )
+    .unwrap();
+    let server = common::start(
+        common::builder(Arc::new(MemoryAuthority::new(4))).build(),
+        Some(tls),
+    )
+    .await;
+    let url = format!("https://localhost:{}", server.addr.port());
+    let trusted = options(SHOP).root_certificate_pem(ca.pem().as_bytes());
+
+    let (chain, key) = ca.client("client");
+    let with_certificate = trusted
+        .clone()
+        .client_certificate_pem(chain.as_bytes(), key.as_bytes());
+    let remote = RemoteAuthority::connect(&url, &with_certificate)
+        .await
+        .unwrap();
+    let block = remote.allocate("shop", "orders", 10).await.unwrap();
+    assert_eq!(block.authority(), 4);
+
+    // No certificate, or one another CA signed: refused in the handshake.
+    let (stranger_chain, stranger_key) = other_ca.client("client");
+    let stranger = trusted
+        .clone()
+        .client_certificate_pem(stranger_chain.as_bytes(), stranger_key.as_bytes());
+    for refused in [&trusted, &stranger] {
+        let error = RemoteAuthority::connect(&url, refused).await.unwrap_err();
+        assert!(matches!(error, RemoteError::Transport { .. }), "{error}");
+    }
+    // The certificate does not stand in for the token.
+    let no_token = RemoteOptions::default()
+        .root_certificate_pem(ca.pem().as_bytes())
+        .client_certificate_pem(chain.as_bytes(), key.as_bytes());
+    let error = RemoteAuthority::connect(&url, &no_token).await.unwrap_err();
+    assert!(error.is_unauthorized(), "{error}");
+    // A client CA file without a certificate is named.
+    let error = gdid_http::server::mutual_tls_config(
+        server_chain.as_bytes(),
+        server_key.as_bytes(),
+        b"nothing",
+    )
+    .unwrap_err();
+    assert!(error.to_string().starts_with("the client CA"), "{error}");
+    server.stop().await;
 }

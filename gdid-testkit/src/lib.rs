@@ -14,6 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub mod conformance;
 pub mod processes;
 mod sql;
+pub mod tls;
 pub use sql::database;
 
 /// The value of the environment variable `name`: `None` (with a line saying the test is skipped)

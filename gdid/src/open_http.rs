@@ -18,6 +18,13 @@ use crate::error::{Source, StoreError};
 
 /// The variable a token is read from when the options give none.
 pub(crate) const TOKEN_VARIABLE: &str = "GDID_TOKEN";
+/// The variables naming the files of a client certificate and its key, when the options give
+/// none.
+pub(crate) const CLIENT_CERT_VARIABLE: &str = "GDID_TLS_CLIENT_CERT";
+pub(crate) const CLIENT_KEY_VARIABLE: &str = "GDID_TLS_CLIENT_KEY";
+
+/// A client certificate: its PEM chain and its PEM private key.
+pub(crate) type Identity = (Vec<u8>, Vec<u8>);
 
 /// A server of one authority.
 #[derive(Debug)]
@@ -27,13 +34,15 @@ pub(crate) struct HttpBackend {
 
 impl HttpBackend {
     /// A client of the server at `url`, with `token` or else `$GDID_TOKEN`, trusting the
-    /// system's certificates and `roots_pem`. It connects on first use; opening a store reads
-    /// the server's number (which checks the token).
+    /// system's certificates and `roots_pem`, showing `identity` (a certificate chain and key)
+    /// or else the files `$GDID_TLS_CLIENT_CERT` and `$GDID_TLS_CLIENT_KEY` name. It connects
+    /// on first use; opening a store reads the server's number (which checks the token).
     pub(crate) fn open(
         url: &str,
         label: &str,
         token: Option<&str>,
         roots_pem: &[Vec<u8>],
+        identity: Option<&Identity>,
     ) -> Result<Arc<HttpBackend>, StoreError> {
         let mut options = RemoteOptions::default();
         let from_env = std::env::var(TOKEN_VARIABLE).ok();
@@ -42,6 +51,13 @@ impl HttpBackend {
         }
         for pem in roots_pem {
             options = options.root_certificate_pem(pem);
+        }
+        let from_files = match identity {
+            Some(_) => None,
+            None => identity_from_env(label)?,
+        };
+        if let Some((chain, key)) = identity.or(from_files.as_ref()) {
+            options = options.client_certificate_pem(chain, key);
         }
         let remote = Remote::new(url, &options).map_err(|error| match error {
             RemoteError::InvalidUrl { reason, .. } => StoreError::InvalidUrl {
@@ -119,6 +135,41 @@ impl Backend for HttpBackend {
     fn is_duplicate_key(&self, _error: &(dyn std::error::Error + 'static)) -> bool {
         false
     }
+}
+
+/// The certificate chain and key the files `$GDID_TLS_CLIENT_CERT` and `$GDID_TLS_CLIENT_KEY`
+/// name, when both are set; one without the other, or a file that cannot be read, is refused.
+fn identity_from_env(label: &str) -> Result<Option<Identity>, StoreError> {
+    let refused = |reason: String| StoreError::Connect {
+        url: label.to_owned(),
+        source: reason.into(),
+    };
+    let (cert, key) = (
+        std::env::var_os(CLIENT_CERT_VARIABLE),
+        std::env::var_os(CLIENT_KEY_VARIABLE),
+    );
+    let (cert, key) = match (cert, key) {
+        (None, None) => return Ok(None),
+        (Some(cert), Some(key)) => (cert, key),
+        _ => {
+            return Err(refused(format!(
+                "{CLIENT_CERT_VARIABLE} and {CLIENT_KEY_VARIABLE} go together: one is set \
+                 without the other"
+            )));
+        }
+    };
+    let read = |variable: &str, path: &std::ffi::OsStr| {
+        std::fs::read(path).map_err(|e| {
+            refused(format!(
+                "{variable}={}: {e}",
+                std::path::Path::new(path).display()
+            ))
+        })
+    };
+    Ok(Some((
+        read(CLIENT_CERT_VARIABLE, &cert)?,
+        read(CLIENT_KEY_VARIABLE, &key)?,
+    )))
 }
 
 /// The one-at-a-time counter of a store that has none: every call says so.

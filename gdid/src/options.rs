@@ -23,6 +23,7 @@ pub struct OpenOptions {
     authorities: Option<Vec<u8>>,
     http_token: Option<String>,
     http_roots: Vec<Vec<u8>>,
+    http_identity: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl std::fmt::Debug for OpenOptions {
@@ -35,6 +36,7 @@ impl std::fmt::Debug for OpenOptions {
             .field("authorities", &self.authorities)
             .field("http_token", &self.http_token.as_ref().map(|_| "…"))
             .field("http_roots", &self.http_roots.len())
+            .field("http_identity", &self.http_identity.is_some())
             .finish()
     }
 }
@@ -129,6 +131,15 @@ impl OpenOptions {
     /// or a server's self-signed one). `SSL_CERT_FILE`, when set, replaces the system's.
     pub fn http_root_certificate_pem(mut self, pem: &[u8]) -> Self {
         self.http_roots.push(pem.to_vec());
+        self
+    }
+
+    /// The client's own PEM certificate chain and private key for `https://…` stores whose
+    /// server asks for one (mutual TLS: `gdid serve --tls-client-ca`). Unless set, the files
+    /// named by the `GDID_TLS_CLIENT_CERT` and `GDID_TLS_CLIENT_KEY` environment variables, if
+    /// both are.
+    pub fn http_client_certificate_pem(mut self, chain_pem: &[u8], key_pem: &[u8]) -> Self {
+        self.http_identity = Some((chain_pem.to_vec(), key_pem.to_vec()));
         self
     }
 
@@ -522,6 +533,7 @@ impl OpenOptions {
                 &label,
                 self.http_token.as_deref(),
                 &self.http_roots,
+                self.http_identity.as_ref(),
             )?,
             #[allow(unreachable_patterns)] // only schemes of enabled features get here
             scheme => {

@@ -38,7 +38,7 @@ use crate::wire;
 pub use errors::ApiError;
 pub use listen::Limits as ConnectionLimits;
 
-pub use tls::{TlsError, tls_config};
+pub use tls::{TlsError, mutual_tls_config, tls_config};
 pub use tokens::{Grant, MIN_TOKEN_LEN, Scopes, Tokens, TokensError, hashed_line, new_token};
 
 /// The highest [`ServerBuilder::max_count`]: a reply of 100,000 ids is 3.6 MB of JSON at most.
