@@ -173,8 +173,9 @@ timed allocations. set-floor never lowers a counter (exit 2) and is safe while i
 
 Routes: GET /v1/health (no token), GET /v1/ready, GET /v1/authority, POST /v1/blocks
 {scope, sequence, size}, POST /v1/blocks/give-back (tokens allowed `SCOPE:give-back`), POST /v1/ids {scope,
-sequence, count, form: text|hex|elink}, GET /v1/metrics. Every request but health carries
-`Authorization: Bearer TOKEN` with a token of the tokens file allowed the scope. The URL served is
+sequence, count, form: text|hex|elink}, GET /v1/metrics, GET /v1/openapi.json (no token: these
+routes as an OpenAPI 3.1 document). Every other request carries `Authorization: Bearer TOKEN`
+with a token of the tokens file allowed the scope. The URL served is
 printed on stdout, warnings and errors on stderr (RUST_LOG=info for more); SIGTERM or Ctrl-C lets
 the requests in flight finish, gives the unused ids of /v1/ids back (all at once, 10 s at most),
 then exits; a second SIGTERM or Ctrl-C exits at once (the ids in hand are lost, never reissued).

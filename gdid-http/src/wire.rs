@@ -33,6 +33,8 @@ pub const GIVE_BACK: &str = "/v1/blocks/give-back";
 pub const IDS: &str = "/v1/ids";
 /// `GET`: the server's metrics, in the Prometheus text format.
 pub const METRICS: &str = "/v1/metrics";
+/// `GET`: this API as an OpenAPI 3.1 document (no token needed): the crate's `openapi.json`.
+pub const OPENAPI: &str = "/v1/openapi.json";
 
 /// The largest counter (2^60 − 1): `vicinity` is at most this.
 pub use gdid_core::COUNTER_MAX;
@@ -360,7 +362,8 @@ pub struct ErrorReply {
 pub struct ErrorBody {
     /// One of `bad_request`, `size_too_large`, `too_large`, `timeout`, `unauthorized`,
     /// `forbidden`, `give_back_not_allowed`, `not_found`, `method_not_allowed`, `unavailable`,
-    /// `exhausted`, `corrupt`, `misconfigured`, `busy`, `shutting_down`.
+    /// `exhausted`, `corrupt`, `misconfigured`, `switched`, `busy`, `shutting_down` (the OpenAPI
+    /// document, [`OPENAPI`], says which each route answers).
     pub code: String,
     /// What is wrong, in words; never a store's error text or a secret.
     pub message: String,

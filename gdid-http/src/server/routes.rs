@@ -27,8 +27,12 @@ use crate::wire::{
 type AppState = State<Arc<Shared>>;
 
 /// Every route, for the replies that list them.
-const ROUTES: &str = "GET /v1/health, /v1/ready, /v1/authority, /v1/metrics; \
+const ROUTES: &str = "GET /v1/health, /v1/ready, /v1/authority, /v1/metrics, /v1/openapi.json; \
                       POST /v1/blocks, /v1/blocks/give-back, /v1/ids";
+
+/// This API as an OpenAPI 3.1 document, served as committed (`tests/test_openapi.rs` checks it
+/// against the routes and their replies).
+const OPENAPI_DOCUMENT: &str = include_str!("../../openapi.json");
 
 pub(crate) fn router(shared: Arc<Shared>) -> Router {
     Router::new()
@@ -39,6 +43,7 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
         .route(wire::GIVE_BACK, post(give_back))
         .route(wire::IDS, post(ids))
         .route(wire::METRICS, get(metrics))
+        .route(wire::OPENAPI, get(openapi))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(shared)
@@ -46,6 +51,14 @@ pub(crate) fn router(shared: Arc<Shared>) -> Router {
 
 async fn health() -> Json<serde_json::Value> {
     Json(json!({ "status": "ok" }))
+}
+
+async fn openapi() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        OPENAPI_DOCUMENT,
+    )
+        .into_response()
 }
 
 async fn ready(State(shared): AppState, headers: HeaderMap) -> Result<Response, ApiError> {
