@@ -360,7 +360,7 @@ pub struct ErrorReply {
 /// What went wrong: a code a program can match on, and a message for a person.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {
-    /// One of `bad_request`, `size_too_large`, `too_large`, `timeout`, `unauthorized`,
+    /// One of `bad_request`, `size_too_large`, `too_large`, `rate_limited`, `timeout`, `unauthorized`,
     /// `forbidden`, `give_back_not_allowed`, `not_found`, `method_not_allowed`, `unavailable`,
     /// `exhausted`, `corrupt`, `misconfigured`, `switched`, `busy`, `shutting_down` (the OpenAPI
     /// document, [`OPENAPI`], says which each route answers).

@@ -887,6 +887,32 @@ async fn every_reply_of_a_live_server_is_one_the_document_declares() {
         server.stop().await;
     }
 
+    // A token over its rate: 429 on every route that takes a token (one request a second, the
+    // first spent on the first route).
+    let server = common::start(
+        common::builder(Arc::new(MemoryAuthority::new(1)))
+            .rate_limit(1)
+            .metrics(Arc::new(String::new))
+            .build(),
+        None,
+    )
+    .await;
+    let url = server.url.as_str();
+    let first = send(url, "GET", wire::AUTHORITY, Some(ALL), None).await;
+    conforms(&doc, &mut seen, "GET", wire::AUTHORITY, &first, 200);
+    for (method, path, body) in [
+        ("GET", wire::READY, None),
+        ("GET", wire::AUTHORITY, None),
+        ("GET", wire::METRICS, None),
+        ("POST", wire::BLOCKS, Some(shop(10))),
+        ("POST", wire::GIVE_BACK, Some("{}".to_owned())),
+        ("POST", wire::IDS, Some(ids("text", 1))),
+    ] {
+        let reply = send(url, method, path, Some(ALL), body).await;
+        conforms(&doc, &mut seen, method, path, &reply, 429);
+    }
+    server.stop().await;
+
     // The document declares no reply that was not seen here.
     let unseen: Vec<_> = declared_replies(&doc).difference(&seen).cloned().collect();
     assert!(unseen.is_empty(), "declared and never seen: {unseen:?}");

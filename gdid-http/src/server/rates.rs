@@ -35,7 +35,11 @@ impl Rates {
                 ..ApiError::new(
                     StatusCode::TOO_MANY_REQUESTS,
                     "rate_limited",
-                    format!("the bearer token sent more requests than this server's rate allows: try again in {wait:?}"),
+                    format!(
+                        "the bearer token sent more requests than this server's rate allows: try \
+                         again in {} ms",
+                        wait.as_millis().max(1)
+                    ),
                 )
             }
         })
