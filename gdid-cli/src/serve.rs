@@ -60,6 +60,11 @@ pub struct ServeArgs {
     /// Serve the metrics of the server's own generators at /v1/metrics (Prometheus text).
     #[arg(long)]
     metrics: bool,
+    /// Seconds a metrics series stays in the scrape without an update (its generator gone, say),
+    /// so that the scrape does not grow with every sequence ever served.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600, requires = "metrics",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    metrics_idle: u64,
 }
 
 #[derive(Debug, clap::Args)]
@@ -176,10 +181,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     }
     // Before the store's generators exist: they register their metrics with it.
     let metrics = if args.metrics {
-        // A series untouched for ten minutes leaves the scrape (its generator is gone, say): the
-        // scrape does not grow with every sequence ever served.
+        let idle = std::time::Duration::from_secs(args.metrics_idle);
         let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
-            .idle_timeout(MetricKindMask::ALL, Some(SERIES_IDLE))
+            .idle_timeout(MetricKindMask::ALL, Some(idle))
             .install_recorder()
             .map_err(|e| ServeFailure::BadInput(format!("--metrics: {e}")))?;
         Some(Arc::new(move || handle.render()) as server::MetricsRender)
@@ -252,9 +256,6 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     eprintln!("gdid serve: stopped; {returned} unused ids of /v1/ids given back");
     Ok(())
 }
-
-/// How long a metrics series stays in the scrape without an update.
-const SERIES_IDLE: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Warns on stderr when others than its owner may write the tokens file (they could add a
 /// token of their own) or, when it holds `clear` tokens in clear, read it.

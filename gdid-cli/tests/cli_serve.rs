@@ -352,6 +352,8 @@ fn metrics_readiness_and_a_graceful_stop() {
         "--listen",
         "127.0.0.1:0",
         "--metrics",
+        "--metrics-idle",
+        "2",
     ]);
     let (status, body) = get(&url, "/v1/ready");
     assert!(status.contains("200"), "{status}: {body}");
@@ -371,6 +373,20 @@ fn metrics_readiness_and_a_graceful_stop() {
     let (status, body) = get(&url, "/v1/metrics");
     assert!(status.contains("200"), "{status}");
     assert!(body.contains("gdid_ids_taken_total{"), "{body}");
+    // Series not updated for --metrics-idle (2 s here) leave the scrape.
+    let began = std::time::Instant::now();
+    while get(&url, "/v1/metrics").1.contains("gdid_ids_taken_total{") {
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(10),
+            "a series idle for 10 s is still scraped"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert!(
+        began.elapsed() >= std::time::Duration::from_secs(1),
+        "{:?}",
+        began.elapsed()
+    );
     // The server's own generator took a block of 16 and served 5: SIGTERM gives 11 back.
     let said = terminate(server);
     assert!(said.contains("stopped; 11 unused ids"), "{said}");
