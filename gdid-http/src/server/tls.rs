@@ -1,5 +1,6 @@
 //! TLS for the server: a certificate chain and its key from PEM, with rustls and its `ring`
-//! provider only (one provider in the process: see DEPENDENCIES.md, trap 4).
+//! provider only (with two providers linked, rustls cannot pick a default and panics at run
+//! time).
 
 use std::sync::Arc;
 
