@@ -100,23 +100,39 @@ fn every_store_issues_distinct_ids_across_runs() {
 }
 
 #[test]
-fn a_store_that_is_down_is_failed_over_to_the_next() {
+fn a_store_that_is_down_is_failed_over_to_the_next_at_once() {
     // A store that cannot be read has its number in it: it serves only when --authority gives
-    // the number (checked when it comes back).
-    let ids = lines(&gdid(&[
-        "next",
-        "--store",
+    // the number (checked when it comes back). A server that refuses connections is known at
+    // once, well within the pool's 5 s timeout.
+    for dead in [
         "mysql://root@127.0.0.1:1/test",
-        "--authority",
-        "1",
-        "--store",
-        &sqlite_url("gdid-cli-failover"),
-        "--authority",
-        "2",
-        "--count",
-        "3",
-    ]));
-    assert_eq!(ids, ["0:2:1", "0:2:2", "0:2:3"], "authority 2 served");
+        "postgres://postgres@127.0.0.1:1/test",
+    ] {
+        let began = std::time::Instant::now();
+        let ids = lines(&gdid(&[
+            "next",
+            "--store",
+            dead,
+            "--authority",
+            "1",
+            "--store",
+            &sqlite_url("gdid-cli-failover"),
+            "--authority",
+            "2",
+            "--count",
+            "3",
+        ]));
+        assert_eq!(ids.len(), 3, "{dead}");
+        assert!(
+            ids.iter().all(|id| id.starts_with("0:2:")),
+            "authority 2 served: {ids:?}"
+        );
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(3),
+            "{dead}: {:?} to leave out a server that refuses connections",
+            began.elapsed()
+        );
+    }
 }
 
 /// Hole 1 with the first store down: a fresh store listed with a store that cannot be read is
@@ -136,7 +152,13 @@ fn a_store_that_cannot_be_read_never_lends_its_number_to_another() {
             "3",
         ])
     };
+    let began = std::time::Instant::now();
     let refused = both();
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(3),
+        "{:?} to find that a server refuses connections",
+        began.elapsed()
+    );
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
     assert!(refused.stdout.is_empty(), "no id is issued");

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::gdid;
@@ -180,16 +180,26 @@ fn floor_raised_while_issuing(store: &str) {
         .spawn()
         .expect("the gdid binary starts");
     let long_out = long.stdout.take().unwrap();
-    let long_reader = std::thread::spawn(move || {
-        BufReader::new(long_out)
-            .lines()
-            .map(Result::unwrap)
-            .collect::<Vec<_>>()
-    });
+    // How many ids the long run has printed, and how many short runs have ended: the floor is
+    // raised once both are under way.
+    let long_printed = Arc::new(AtomicUsize::new(0));
+    let short_ended = Arc::new(AtomicUsize::new(0));
+    let long_reader = {
+        let printed = long_printed.clone();
+        std::thread::spawn(move || {
+            BufReader::new(long_out)
+                .lines()
+                .map(Result::unwrap)
+                .inspect(|_| {
+                    printed.fetch_add(1, Ordering::SeqCst);
+                })
+                .collect::<Vec<_>>()
+        })
+    };
 
     let raised = Arc::new(AtomicBool::new(false));
     let short = {
-        let raised = raised.clone();
+        let (raised, ended) = (raised.clone(), short_ended.clone());
         let common: Vec<String> = common.iter().map(|s| (*s).to_owned()).collect();
         std::thread::spawn(move || {
             // Until three runs started after the floor was raised.
@@ -201,12 +211,20 @@ fn floor_raised_while_issuing(store: &str) {
                     .chain(common.iter().map(String::as_str))
                     .collect();
                 runs.push((after, stdout(&gdid(&args))));
+                ended.fetch_add(1, Ordering::SeqCst);
             }
             runs
         })
     };
 
-    std::thread::sleep(Duration::from_millis(300));
+    let began = std::time::Instant::now();
+    while long_printed.load(Ordering::SeqCst) == 0 || short_ended.load(Ordering::SeqCst) == 0 {
+        assert!(
+            began.elapsed() < Duration::from_secs(30),
+            "{store}: the long run or the short ones never began"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let at = FLOOR.to_string();
     let args: Vec<&str> = ["sequences", "set-floor", "--at", &at]
         .into_iter()
@@ -242,6 +260,10 @@ fn floor_raised_while_issuing(store: &str) {
         after += usize::from(*started_after);
     }
     assert!(after > 0, "{store}: no process started after the floor");
+    assert!(
+        after < runs.len(),
+        "{store}: no process ended before the floor"
+    );
     let next = stdout(&gdid(&[&["next"][..], &common].concat()));
     assert!(counter(next.trim()) >= FLOOR, "{store}");
 }

@@ -729,11 +729,19 @@ fn waiting_outside_a_runtime_is_an_error_not_a_panic() {
         .enable_all()
         .build()
         .unwrap();
-    let ids = over("outside", &hanging(1)).build().unwrap();
+    let authority = hanging(1);
+    let ids = over("outside", &authority).build().unwrap();
     let waiting = ids.clone();
     // An allocation under way, started by a caller inside the runtime.
     runtime.spawn(async move { waiting.next_id().await });
-    std::thread::sleep(Duration::from_millis(200));
+    let began = Instant::now();
+    while authority.attempts() == 0 {
+        assert!(
+            began.elapsed() < Duration::from_secs(5),
+            "no allocation began"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
 
     let mut call = std::pin::pin!(ids.next_id());
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());

@@ -426,7 +426,10 @@ async fn sigterm_lets_an_allocation_in_flight_finish() {
         )
         .await
     });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The allocation has reached the store (300 ms from its answer) when the stop begins.
+    while authority.attempts() == 0 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     server.stop().await;
     let (status, reply) = in_flight.await.unwrap();
     assert_eq!(status, 200, "{reply}");

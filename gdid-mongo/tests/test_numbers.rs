@@ -7,6 +7,7 @@
 mod common;
 
 use common::{database, fresh};
+use gdid_core::generator::numbering::NumberConflict;
 use gdid_core::generator::{Authority, AuthorityError};
 use gdid_mongo::MongoAuthority;
 
@@ -18,7 +19,18 @@ async fn check_number_says_whether_the_number_is_the_collections() {
     let first = MongoAuthority::open(&db, &name).await.unwrap();
     first.allocate("s", "q", 10).await.unwrap();
     let other = MongoAuthority::new(&db, &name, 2).unwrap();
-    assert!(other.check_number().await.is_err());
+    let refused = other.check_number().await.unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            AuthorityError::Number(NumberConflict::Recorded {
+                recorded: 1,
+                asked: 2,
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
     MongoAuthority::new(&db, &name, 1)
         .unwrap()
         .check_number()

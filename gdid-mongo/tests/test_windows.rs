@@ -7,8 +7,8 @@ mod common;
 
 use bson::doc;
 use common::{client, fresh, uri};
-use gdid_core::generator::IdGenerator;
 use gdid_core::generator::windows::WindowShard;
+use gdid_core::generator::{ErrorKind, IdGenerator};
 use gdid_mongo::{
     AgentError, MongoWindowAgent, MongoWindowGenerator, MongoWindowShard, WindowShardError,
 };
@@ -53,7 +53,8 @@ async fn a_corrupt_window_document_is_a_typed_error() {
     );
     assert!(err.to_string().contains("\"end\""), "{err}");
     let ids = MongoWindowGenerator::new(vec![("a".into(), shard)], "bad", 5).unwrap();
-    assert!(ids.next_id().await.is_err());
+    let refused = ids.next_id().await.unwrap_err();
+    assert_eq!(refused.kind(), ErrorKind::Corrupt, "{refused}");
 }
 
 /// A window end that is not an integer (BSON orders strings above numbers) is an error naming

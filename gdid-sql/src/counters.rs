@@ -38,7 +38,7 @@ use sqlx::AssertSqlSafe;
 use crate::authority::SqlAuthority;
 use crate::error::driver_kind;
 use crate::lineage::LineageSql;
-use crate::statement::{add_columns, create_table, sql, with_pool};
+use crate::statement::{add_columns, create_table, sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_guard, stored_int};
 
@@ -197,7 +197,7 @@ pub(crate) async fn advance(
         values.push(size); // the fenced row's next counter
     }
     values.extend([at.at, size]);
-    let reserved: Result<Option<(i64, i64)>, sqlx::Error> = with_pool!(store, pool => {
+    let reserved: Result<Option<(i64, i64)>, sqlx::Error> = with_live_pool!(store, pool => {
         let mut connection = pool.acquire().await.map_err(driver_error)?;
         let mut query = sqlx::query(AssertSqlSafe(update.0.clone()));
         for value in &values {
@@ -256,7 +256,7 @@ pub(crate) async fn lineage_of(
             key = key_condition(dialect),
         ),
     );
-    let row: Option<(i32, i32)> = with_pool!(store, pool => {
+    let row: Option<(i32, i32)> = with_live_pool!(store, pool => {
         let query = sqlx::query_as(AssertSqlSafe(q.0.clone()));
         bind_key!(query, dialect, key).fetch_optional(pool).await
     })
@@ -285,7 +285,7 @@ pub(crate) async fn read(
             key_condition(dialect),
         ),
     );
-    let row: Option<(Option<String>, Option<String>)> = with_pool!(store, pool => {
+    let row: Option<(Option<String>, Option<String>)> = with_live_pool!(store, pool => {
         let query = sqlx::query_as(AssertSqlSafe(q.0.clone()));
         bind_key!(query, dialect, key).fetch_optional(pool).await
     })
@@ -331,7 +331,7 @@ pub(crate) async fn create_row(
              {values}{ignore}"
         ),
     );
-    with_pool!(store, pool => {
+    with_live_pool!(store, pool => {
         let query = sqlx::query(AssertSqlSafe(q.0.clone()))
             .bind(authority)
             .bind(scope)
@@ -429,7 +429,7 @@ async fn update_row(
             matching = matching.0,
         ),
     );
-    let done = with_pool!(store, pool => {
+    let done = with_live_pool!(store, pool => {
         let mut query = sqlx::query(AssertSqlSafe(update.0.clone()));
         for value in set.1 {
             query = query.bind(*value);
@@ -467,7 +467,7 @@ pub(crate) async fn records(store: &SqlStore) -> Result<Vec<StoredCounter>, Auth
         Option<String>,
         Option<String>,
     );
-    let rows: Vec<Row> = with_pool!(store, pool => {
+    let rows: Vec<Row> = with_live_pool!(store, pool => {
         sqlx::query_as(AssertSqlSafe(q.clone())).fetch_all(pool).await
     })
     .map_err(driver_error)?;
@@ -496,7 +496,7 @@ pub(crate) async fn spellings(
         "SELECT scope_name, sequence_name FROM gdid_counters \
          WHERE LOWER(scope_name) = LOWER(?) AND LOWER(sequence_name) = LOWER(?)",
     );
-    with_pool!(store, pool => {
+    with_live_pool!(store, pool => {
         sqlx::query_as(AssertSqlSafe(q.0.clone()))
             .bind(key.scope)
             .bind(key.sequence)
@@ -523,15 +523,16 @@ async fn check_siblings(store: &SqlStore, key: &CounterKey<'_>) -> Result<(), Au
             described(dialect, "next_counter"),
         ),
     );
-    let rows: Vec<(Option<String>, Option<String>, Option<String>)> = with_pool!(store, pool => {
-        sqlx::query_as(AssertSqlSafe(q.0.clone()))
-            .bind(key.scope)
-            .bind(key.sequence)
-            .bind(i16::from(key.key))
-            .fetch_all(pool)
-            .await
-    })
-    .map_err(driver_error)?;
+    let rows: Vec<(Option<String>, Option<String>, Option<String>)> =
+        with_live_pool!(store, pool => {
+            sqlx::query_as(AssertSqlSafe(q.0.clone()))
+                .bind(key.scope)
+                .bind(key.sequence)
+                .bind(i16::from(key.key))
+                .fetch_all(pool)
+                .await
+        })
+        .map_err(driver_error)?;
     for (authority, era, next) in rows {
         let authority = match stored_int(authority.as_deref()) {
             StoredInt::Integer(number) => number.to_string(),

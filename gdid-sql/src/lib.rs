@@ -69,5 +69,5 @@ pub use gdid_core::generator::windows::{AgentReport, Window};
 pub use gdid_core::generator::{LayoutError, Pick, RangeLayout};
 pub use numbering::SqlNumberRecord;
 pub use sharded::{SqlRanges, SqlShardedCounter};
-pub use store::{Dialect, SqlStore};
+pub use store::{Dialect, SqlStore, reachable};
 pub use windows::{AgentError, SqlWindowGenerator, WindowAgent};

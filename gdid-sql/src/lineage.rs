@@ -12,7 +12,7 @@
 use gdid_core::generator::lineage::{FENCE_EPOCH_UNIX, FENCE_MIN_INTERVAL_SECS};
 use sqlx::AssertSqlSafe;
 
-use crate::statement::with_pool;
+use crate::statement::with_live_pool;
 use crate::store::{Dialect, SqlStore};
 
 /// The SQL of one server kind's lineage: expressions a statement embeds.
@@ -63,7 +63,7 @@ impl LineageSql {
             Dialect::Sqlite => None,
             Dialect::Postgres => Some(POSTGRES),
             Dialect::MySql => {
-                let version: String = with_pool!(store, pool => {
+                let version: String = with_live_pool!(store, pool => {
                     sqlx::query_scalar(AssertSqlSafe("SELECT CAST(VERSION() AS CHAR)"))
                         .fetch_one(pool)
                         .await

@@ -18,7 +18,7 @@ use tokio::sync::OnceCell;
 
 use crate::counters::driver_error;
 use crate::lineage::LineageSql;
-use crate::statement::{create_table, sql, with_pool};
+use crate::statement::{create_table, sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_in};
 
@@ -68,7 +68,7 @@ impl SqlNumberRecord {
     /// The authority numbers `column_query` (a `SELECT` of one [`described`] column) reads,
     /// each checked; `place` names the rows in errors.
     async fn numbers(&self, column_query: String, place: &str) -> Result<Vec<u8>, AuthorityError> {
-        let values: Vec<Option<String>> = with_pool!(&self.store, pool => {
+        let values: Vec<Option<String>> = with_live_pool!(&self.store, pool => {
             sqlx::query_scalar(AssertSqlSafe(column_query.clone())).fetch_all(pool).await
         })
         .map_err(driver_error)?;
@@ -92,7 +92,7 @@ impl SqlNumberRecord {
             self.store.dialect(),
             &format!("{insert} INTO gdid_authority (id, authority) VALUES (1, ?){ignore}"),
         );
-        with_pool!(&self.store, pool => {
+        with_live_pool!(&self.store, pool => {
             sqlx::query(q).bind(i16::from(number)).execute(pool).await.map(drop)
         })
         .map_err(driver_error)
@@ -126,7 +126,7 @@ impl NumberRecord for SqlNumberRecord {
                 return Ok(false);
             };
             let query = format!("SELECT CASE WHEN {} THEN 1 ELSE 0 END", lineage.switched);
-            let switched: i32 = with_pool!(&self.store, pool => {
+            let switched: i32 = with_live_pool!(&self.store, pool => {
                 sqlx::query_scalar(AssertSqlSafe(query)).fetch_one(pool).await
             })
             .map_err(driver_error)?;

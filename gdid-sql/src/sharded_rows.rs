@@ -15,7 +15,7 @@
 use sqlx::AssertSqlSafe;
 
 use crate::lineage::LineageSql;
-use crate::statement::{add_columns, create_tables, sql, with_pool};
+use crate::statement::{add_columns, create_tables, sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_guard};
 
@@ -73,7 +73,7 @@ async fn insert_row(
     [a, b, c]: [i64; 3],
 ) -> Result<(), sqlx::Error> {
     let q = insert_if_absent(store.dialect(), &format!("{into} VALUES (?, ?, ?, ?)"));
-    with_pool!(store, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
+    with_live_pool!(store, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
         .bind(sequence)
         .bind(a)
         .bind(b)
@@ -106,7 +106,7 @@ pub(crate) async fn insert(
         store.dialect(),
         &format!("{into} VALUES (?, ?, ?, ?, NULL)"),
     );
-    with_pool!(store, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
+    with_live_pool!(store, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
         .bind(sequence)
         .bind(shard)
         .bind(first)
@@ -143,7 +143,7 @@ async fn described_rows(
         dialect,
         &format!("SELECT {a}, {b}, {c} FROM {table} WHERE sequence_name = ?{order}"),
     );
-    let rows: Vec<(Option<String>, Option<String>, Option<String>)> = with_pool!(store, pool => {
+    let rows: Vec<(Option<String>, Option<String>, Option<String>)> = with_live_pool!(store, pool => {
         sqlx::query_as(AssertSqlSafe(q.0.clone())).bind(sequence).fetch_all(pool).await
     })?;
     Ok(rows.into_iter().map(|(a, b, c)| [a, b, c]).collect())
@@ -184,7 +184,7 @@ pub(crate) async fn take(
             guard = integer_guard(dialect, &["next_value", "max_value"]),
         ),
     );
-    with_pool!(store, pool => {
+    with_live_pool!(store, pool => {
         let mut connection = pool.acquire().await?;
         let query = sqlx::query(AssertSqlSafe(update.0.clone()))
             .bind(n)
@@ -223,7 +223,7 @@ pub(crate) async fn same_lineage(
             lineage.same()
         ),
     );
-    let same: Option<i32> = with_pool!(store, pool => {
+    let same: Option<i32> = with_live_pool!(store, pool => {
         sqlx::query_scalar(AssertSqlSafe(q.0.clone()))
             .bind(sequence)
             .bind(shard)
@@ -254,7 +254,7 @@ pub(crate) async fn skip(
             guard = integer_guard(dialect, &["next_value", "max_value"]),
         ),
     );
-    with_pool!(store, pool => {
+    with_live_pool!(store, pool => {
         sqlx::query(AssertSqlSafe(update.0.clone()))
             .bind(by)
             .bind(by)

@@ -28,7 +28,28 @@ macro_rules! with_pool {
         }
     };
 }
-pub(crate) use crate::with_pool;
+
+/// As [`with_pool!`](crate::with_pool), for the statements of this crate: a MySQL or
+/// PostgreSQL pool with no connection first checks that its server takes one
+/// ([`reachable`](crate::reachable)), so that a server that refuses connections is the error at
+/// once, where the pool would try again until its timeout. `$body` is then not run: it is a
+/// `Result` whose error type converts from `sqlx::Error`.
+macro_rules! with_live_pool {
+    ($store:expr, $pool:ident => $body:expr) => {
+        match $store {
+            $crate::SqlStore::MySql($pool) => match $crate::reachable($pool).await {
+                Ok(()) => $body,
+                Err(refused) => Err(refused.into()),
+            },
+            $crate::SqlStore::Postgres($pool) => match $crate::reachable($pool).await {
+                Ok(()) => $body,
+                Err(refused) => Err(refused.into()),
+            },
+            $crate::SqlStore::Sqlite($pool) => $body,
+        }
+    };
+}
+pub(crate) use with_live_pool;
 
 /// Rewrites `?` placeholders as `$1, $2, …` for PostgreSQL.
 pub(crate) fn sql(dialect: Dialect, text: &str) -> AssertSqlSafe<String> {
@@ -63,7 +84,8 @@ pub(crate) async fn create_table(
         ""
     };
     let ddl = format!("CREATE TABLE IF NOT EXISTS {name} ({columns}){engine}");
-    match with_pool!(store, pool => sqlx::query(AssertSqlSafe(ddl)).execute(pool).await.map(drop)) {
+    match with_live_pool!(store, pool => sqlx::query(AssertSqlSafe(ddl)).execute(pool).await.map(drop))
+    {
         Ok(()) => Ok(()),
         Err(sqlx::Error::Database(e))
             if matches!(e.code().as_deref(), Some("42P07") | Some("23505")) =>
@@ -95,7 +117,7 @@ pub(crate) async fn add_columns(
 ) -> Result<(), sqlx::Error> {
     let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
     let probe = format!("SELECT {} FROM {table} WHERE 1 = 0", names.join(", "));
-    let probed = with_pool!(store, pool => {
+    let probed = with_live_pool!(store, pool => {
         sqlx::query(AssertSqlSafe(probe)).fetch_all(pool).await.map(drop)
     });
     if probed.is_ok() {

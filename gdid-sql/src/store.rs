@@ -167,6 +167,34 @@ fn sqlite_pool(acquire_timeout: Duration) -> SqlitePoolOptions {
 /// How long a connection is waited for.
 const TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Whether the server of `pool` takes a connection, asked only when the pool holds none (a lazy
+/// store's first use, or after every connection was closed): one connection is opened and
+/// closed, so that a server that refuses connections is the error at once (the pool would try
+/// again until its timeout), and one that does not answer is within the pool's own timeout.
+/// Every statement of this crate asks it first.
+///
+/// # Errors
+///
+/// The connection's error; `sqlx::Error::PoolTimedOut` when the server did not answer within the
+/// pool's timeout.
+pub async fn reachable<DB>(pool: &sqlx::Pool<DB>) -> Result<(), sqlx::Error>
+where
+    DB: sqlx::Database,
+{
+    if pool.size() > 0 || pool.is_closed() {
+        return Ok(());
+    }
+    let options = pool.connect_options();
+    match tokio::time::timeout(pool.options().get_acquire_timeout(), options.connect()).await {
+        Ok(Ok(connection)) => {
+            let _ = connection.close().await;
+            Ok(())
+        }
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(sqlx::Error::PoolTimedOut),
+    }
+}
+
 /// Opens one connection to `url` and closes it: a server that refuses connections (or cannot be
 /// reached, or refuses the credentials) is the error, at once. The pool would try again until
 /// its timeout and say only "pool timed out", hiding the cause.

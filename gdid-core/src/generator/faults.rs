@@ -83,6 +83,7 @@ pub struct FaultyAuthority<A> {
     faults: Mutex<Faults>,
     rng: Mutex<StdRng>,
     created: Instant,
+    attempts: std::sync::atomic::AtomicU64,
 }
 
 impl<A> FaultyAuthority<A> {
@@ -93,7 +94,13 @@ impl<A> FaultyAuthority<A> {
             faults: Mutex::new(Faults::default()),
             rng: Mutex::new(StdRng::seed_from_u64(0x6d1d)),
             created: Instant::now(),
+            attempts: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// How many allocations were asked of it so far, those under way included.
+    pub fn attempts(&self) -> u64 {
+        self.attempts.load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// The wrapped authority.
@@ -209,6 +216,8 @@ impl<A: Authority> Authority for FaultyAuthority<A> {
     }
 
     async fn allocate(&self, scope: &str, seq: &str, size: u64) -> Result<Block, AuthorityError> {
+        self.attempts
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         let faults = self.snapshot();
         if faults.hang {
             std::future::pending::<()>().await;

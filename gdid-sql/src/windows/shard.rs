@@ -11,7 +11,7 @@ use sqlx::AssertSqlSafe;
 
 use crate::error::is_duplicate_key;
 use crate::lineage::LineageSql;
-use crate::statement::{add_columns, create_tables, sql, with_pool};
+use crate::statement::{add_columns, create_tables, sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_guard, integer_in};
 
@@ -99,7 +99,7 @@ async fn first_non_integer(store: &SqlStore, sequence: &str) -> Result<(), sqlx:
         Option<String>,
         Option<String>,
     );
-    let row: Option<Row> = with_pool!(store, pool => sqlx::query_as(AssertSqlSafe(q.0.clone()))
+    let row: Option<Row> = with_live_pool!(store, pool => sqlx::query_as(AssertSqlSafe(q.0.clone()))
         .bind(sequence)
         .bind(sequence)
         .fetch_optional(pool)
@@ -170,8 +170,7 @@ async fn create_index(
         " IF NOT EXISTS"
     };
     let ddl = format!("CREATE INDEX{if_not_exists} {name} ON {table} ({columns})");
-    let created =
-        with_pool!(store, pool => sqlx::query(AssertSqlSafe(ddl)).execute(pool).await.map(drop));
+    let created = with_live_pool!(store, pool => sqlx::query(AssertSqlSafe(ddl)).execute(pool).await.map(drop));
     match created {
         Err(sqlx::Error::Database(e))
             if e.message().contains("Duplicate key name")
@@ -235,7 +234,7 @@ impl WindowShard for SqlStore {
             ),
         );
         let keep = to_i64(keep)?;
-        let start: Option<i64> = with_pool!(self, pool => sqlx::query_scalar(AssertSqlSafe(cutoff.0.clone()))
+        let start: Option<i64> = with_live_pool!(self, pool => sqlx::query_scalar(AssertSqlSafe(cutoff.0.clone()))
             .bind(sequence)
             .bind(keep)
             .fetch_optional(pool)
@@ -247,7 +246,7 @@ impl WindowShard for SqlStore {
             dialect,
             &format!("DELETE FROM gdid_windows WHERE {used} AND window_start <= ?"),
         );
-        with_pool!(self, pool => sqlx::query(AssertSqlSafe(delete.0.clone()))
+        with_live_pool!(self, pool => sqlx::query(AssertSqlSafe(delete.0.clone()))
             .bind(sequence)
             .bind(start)
             .execute(pool)
@@ -261,7 +260,7 @@ impl WindowShard for SqlStore {
             self.dialect(),
             "INSERT INTO gdid_window_store (id, identity) VALUES (1, ?)",
         );
-        let inserted = with_pool!(self, pool => sqlx::query(AssertSqlSafe(insert.0.clone()))
+        let inserted = with_live_pool!(self, pool => sqlx::query(AssertSqlSafe(insert.0.clone()))
             .bind(candidate)
             .execute(pool)
             .await
@@ -273,7 +272,7 @@ impl WindowShard for SqlStore {
         }
         let select = "SELECT identity FROM gdid_window_store WHERE id = 1";
         let stored: Result<Option<String>, sqlx::Error> =
-            with_pool!(self, pool => sqlx::query_scalar(select).fetch_one(pool).await);
+            with_live_pool!(self, pool => sqlx::query_scalar(select).fetch_one(pool).await);
         let reason = match stored {
             Ok(Some(identity)) if !identity.is_empty() => return Ok(identity),
             Ok(Some(_)) => "identity is empty".to_owned(),
@@ -288,13 +287,13 @@ impl WindowShard for SqlStore {
     }
 
     async fn ping(&self) -> Result<(), sqlx::Error> {
-        with_pool!(self, pool => sqlx::query("SELECT 1").execute(pool).await.map(drop))
+        with_live_pool!(self, pool => sqlx::query("SELECT 1").execute(pool).await.map(drop))
     }
 
     async fn sequences(&self) -> Result<Vec<String>, sqlx::Error> {
         let text = "SELECT sequence_name FROM gdid_windows \
                     UNION SELECT sequence_name FROM gdid_window_claims";
-        with_pool!(self, pool => sqlx::query_scalar(text).fetch_all(pool).await)
+        with_live_pool!(self, pool => sqlx::query_scalar(text).fetch_all(pool).await)
     }
 
     async fn high_water(&self, sequence: &str) -> Result<u64, sqlx::Error> {
@@ -312,7 +311,7 @@ impl WindowShard for SqlStore {
                  WHERE sequence_name = ?) h"
             ),
         );
-        let high: i64 = with_pool!(self, pool => sqlx::query_scalar(AssertSqlSafe(q.0.clone()))
+        let high: i64 = with_live_pool!(self, pool => sqlx::query_scalar(AssertSqlSafe(q.0.clone()))
             .bind(sequence)
             .bind(sequence)
             .fetch_one(pool)
@@ -325,7 +324,7 @@ impl WindowShard for SqlStore {
             self.dialect(),
             "SELECT COUNT(*) FROM gdid_windows WHERE sequence_name = ? AND next_hi < window_end",
         );
-        let count: i64 = with_pool!(self, pool => sqlx::query_scalar(AssertSqlSafe(q.0.clone()))
+        let count: i64 = with_live_pool!(self, pool => sqlx::query_scalar(AssertSqlSafe(q.0.clone()))
             .bind(sequence)
             .fetch_one(pool)
             .await)?;
@@ -339,7 +338,7 @@ impl WindowShard for SqlStore {
             "SELECT window_start, window_end, next_hi FROM gdid_windows \
              WHERE sequence_name = ? ORDER BY window_start",
         );
-        let rows: Vec<(i64, i64, i64)> = with_pool!(self, pool => sqlx::query_as(AssertSqlSafe(q.0.clone()))
+        let rows: Vec<(i64, i64, i64)> = with_live_pool!(self, pool => sqlx::query_as(AssertSqlSafe(q.0.clone()))
             .bind(sequence)
             .fetch_all(pool)
             .await)?;
@@ -355,7 +354,7 @@ impl WindowShard for SqlStore {
              VALUES (?, ?, ?)",
         );
         let (start, end) = (to_i64(start)?, to_i64(end)?);
-        let inserted = with_pool!(self, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
+        let inserted = with_live_pool!(self, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
             .bind(sequence)
             .bind(start)
             .bind(end)
@@ -381,7 +380,7 @@ impl WindowShard for SqlStore {
             ),
         );
         let (start, end) = (to_i64(start)?, to_i64(end)?);
-        with_pool!(self, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
+        with_live_pool!(self, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
             .bind(sequence)
             .bind(start)
             .bind(end)
@@ -432,7 +431,7 @@ async fn first_malformed(
          AND (window_start > window_end OR next_hi < window_start OR next_hi > window_end) \
          ORDER BY window_start LIMIT 1",
     );
-    with_pool!(store, pool => sqlx::query_as(AssertSqlSafe(q.0.clone()))
+    with_live_pool!(store, pool => sqlx::query_as(AssertSqlSafe(q.0.clone()))
         .bind(sequence)
         .fetch_optional(pool)
         .await)
@@ -476,7 +475,7 @@ async fn take(
              WHERE sequence_name = ? AND window_start = ?"
         ),
     );
-    with_pool!(store, pool => {
+    with_live_pool!(store, pool => {
         let mut tx = pool.begin_with(begin).await?;
         let row: Option<(i64, i64, i64)> = sqlx::query_as(AssertSqlSafe(select.0.clone()))
             .bind(sequence)
@@ -533,7 +532,7 @@ async fn open_elsewhere(
             lineage.same()
         ),
     );
-    with_pool!(store, pool => sqlx::query_scalar(AssertSqlSafe(q.0.clone()))
+    with_live_pool!(store, pool => sqlx::query_scalar(AssertSqlSafe(q.0.clone()))
         .bind(sequence)
         .fetch_one(pool)
         .await)
@@ -557,7 +556,7 @@ async fn skip(
              WHERE sequence_name = ? AND next_hi < window_end"
         ),
     );
-    let closed = with_pool!(store, pool => sqlx::query(AssertSqlSafe(close.0.clone()))
+    let closed = with_live_pool!(store, pool => sqlx::query(AssertSqlSafe(close.0.clone()))
         .bind(sequence)
         .execute(pool)
         .await
