@@ -9,12 +9,14 @@
 //! | `GET /v1/ready` | any | the store answers (503 when not) |
 //! | `GET /v1/authority` | any | `{authority, max_block, max_count, version}` |
 //! | `POST /v1/blocks` | the scope's | `{scope, sequence, size, vicinity?}` → `{era, authority, start, len, lease?}`, persisted before the reply |
-//! | `POST /v1/blocks/give-back` | the scope's | `{scope, sequence, lease, era, authority, start, len}` → `{returned}`: the unused end of a block, on a server that takes ids back |
+//! | `POST /v1/blocks/give-back` | `SCOPE:give-back` | `{scope, sequence, lease, era, authority, start, len}` → `{returned}`: the unused end of a block |
 //! | `POST /v1/ids` | the scope's | `{scope, sequence, count, form?}` → `{form, ids}` from the server's own generator |
-//! | `GET /v1/metrics` | any | Prometheus text |
+//! | `GET /v1/metrics` | `SCOPE:metrics` | Prometheus text, the token's scopes only |
+//! | `GET /v1/openapi.json` | no | this API as an OpenAPI 3.1 document |
 //!
 //! Every error is JSON, `{"error": {"code", "message"}}` ([`wire::ErrorReply`]).
 #![cfg_attr(docsrs, feature(doc_cfg))]
+#![deny(missing_docs, missing_debug_implementations)]
 
 pub mod wire;
 

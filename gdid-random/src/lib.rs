@@ -13,6 +13,7 @@
 //!
 //! Pick a range 10× to 100× larger than the records it will ever hold: at 10% full an insert
 //! needs 1.1 attempts on average, at 50% two.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs, missing_debug_implementations)]
 
 pub mod birthday;

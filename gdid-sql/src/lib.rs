@@ -45,6 +45,7 @@
 //!     PRIMARY KEY (authority, scope_name, sequence_name)
 //! );
 //! ```
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod authority;

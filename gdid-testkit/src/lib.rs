@@ -1,5 +1,5 @@
 //! What the workspace's tests share (a dev-dependency only), and the conformance suite every
-//! backend runs ([`conformance`]).
+//! backend runs ([`conformance`](mod@conformance)).
 //!
 //! Database tests read the server's address from an environment variable that
 //! `scripts/services.sh` sets (`GDID_MYSQL_URL`, `GDID_POSTGRES_URL`, `GDID_MONGODB_URI`). When it

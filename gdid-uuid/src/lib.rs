@@ -39,6 +39,7 @@
 //! sqlx's own `uuid` feature encodes `Uuid` as MySQL/MariaDB `BINARY(16)`, PostgreSQL `uuid` and
 //! SQLite `BLOB`, and in all three `ORDER BY` sorts v7 and v6 ids by time (tested against the
 //! real servers).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs, missing_debug_implementations)]
 #![doc(test(attr(deny(warnings))))]
 

@@ -46,6 +46,7 @@
 //! A URL whose store's feature is off is refused with [`StoreError::FeatureDisabled`], naming
 //! the feature. `memory:` stores (in this process only: not durable, for tests and examples)
 //! need no feature.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod backend;

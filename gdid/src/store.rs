@@ -1,5 +1,5 @@
 //! [`Store`]: any store opened from its URL, and every strategy it hands out. How to open one, or
-//! several as one generator's authorities, is [`OpenOptions`](crate::OpenOptions).
+//! several as one generator's authorities, is [`OpenOptions`].
 use std::sync::Arc;
 
 use gdid_core::generator::windows::{WindowAgent, WindowGenerator};
