@@ -44,7 +44,11 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 1 << 31)]
     max_block: u64,
     /// The most ids one `POST /v1/ids` may ask for (at most 100,000).
-    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=server::MAX_COUNT))]
+    #[arg(
+        long,
+        default_value_t = 10_000,
+        value_parser = clap::value_parser!(u64).range(1..=server::MAX_COUNT)
+    )]
     max_count: u64,
     /// Worker threads of the server (default: one per core).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
@@ -62,8 +66,13 @@ pub struct ServeArgs {
     metrics: bool,
     /// Seconds a metrics series stays in the scrape without an update (its generator gone, say),
     /// so that the scrape does not grow with every sequence ever served.
-    #[arg(long, value_name = "SECONDS", default_value_t = 600, requires = "metrics",
-          value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 600,
+        requires = "metrics",
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
     metrics_idle: u64,
 }
 

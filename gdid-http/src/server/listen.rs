@@ -59,8 +59,8 @@ pub struct Limits {
     pub write_timeout: Duration,
     /// Bytes of `POST /v1/ids` replies held at once, from their ids' issue to their last byte
     /// written, on all connections together (default 32 MiB; at least the largest reply): a
-    /// reply beyond waits for memory within its request's deadline, then is answered 503
-    /// `busy`.
+    /// request whose reply would go beyond is answered 503 `busy` at once, before any id is
+    /// issued.
     pub reply_memory: usize,
     /// The same on one connection (default 4 MiB; at least the largest reply): one connection
     /// cannot take the whole.

@@ -37,7 +37,6 @@ use crate::wire;
 
 pub use errors::ApiError;
 pub use listen::Limits as ConnectionLimits;
-
 pub use tls::{TlsError, mutual_tls_config, tls_config};
 pub use tokens::{Grant, MIN_TOKEN_LEN, Scopes, Tokens, TokensError, hashed_line, new_token};
 

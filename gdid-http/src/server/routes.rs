@@ -1,7 +1,8 @@
 //! The `/v1` routes. Each checks, in this order and before anything is allocated: the bearer
-//! token (401), the token's rate (429), the body (its size 413, its time 408, its JSON and fields 400), the token's
-//! scope (403), the server's limits (400). One deadline, the request timeout from the moment the
-//! request is routed, bounds the body and the store's answer together.
+//! token (401), the token's rate (429), the body (its size 413, its time 408, its JSON and fields
+//! 400), the token's scope (403), the server's limits (400), and for `/v1/ids` the memory its
+//! reply will hold (503 `busy`). One deadline, the request timeout from the moment the request is
+//! routed, bounds the body and the store's answer together.
 
 use std::sync::Arc;
 
