@@ -14,6 +14,14 @@ pub enum Error {
         /// The URL, without password.
         url: String,
     },
+    /// The URL's driver was left out of this build: gdid-sql's feature `feature` is off.
+    #[error("store URL {url:?} needs gdid-sql's feature {feature:?}")]
+    DriverDisabled {
+        /// The URL, without password.
+        url: String,
+        /// The feature: `mysql`, `postgres` or `sqlite`.
+        feature: &'static str,
+    },
     /// The database could not be reached or opened.
     #[error("cannot connect to {url}: {source}")]
     Connect {
@@ -56,6 +64,7 @@ impl Error {
     pub fn kind(&self) -> ErrorKind {
         match self {
             Error::UnsupportedUrl { .. }
+            | Error::DriverDisabled { .. }
             | Error::Layout { .. }
             | Error::Name(_)
             | Error::AuthorityNumber(_) => ErrorKind::Config,

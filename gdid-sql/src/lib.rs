@@ -1,6 +1,8 @@
 //! # gdid-sql
 //!
-//! GDID authorities and id strategies on MySQL/MariaDB, PostgreSQL and SQLite, on sqlx:
+//! GDID authorities and id strategies on MySQL/MariaDB, PostgreSQL and SQLite, on sqlx. Each
+//! driver comes with its feature, `mysql`, `postgres` and `sqlite` (all three by default): a URL
+//! of a driver left out is [`Error::DriverDisabled`].
 //!
 //! - [`SqlAuthority`]: blocks of GDID counters for the `BlockGenerator` engine of gdid-core, one
 //!   atomic statement per block (`UPDATE … RETURNING` on PostgreSQL and SQLite, `LAST_INSERT_ID`
@@ -47,6 +49,9 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs, missing_debug_implementations)]
+
+#[cfg(not(any(feature = "mysql", feature = "postgres", feature = "sqlite")))]
+compile_error!("gdid-sql needs one of its features at least: mysql, postgres, sqlite");
 
 mod authority;
 mod counter;

@@ -6,7 +6,9 @@ use sqlx::AssertSqlSafe;
 use crate::store::{Dialect, SqlStore};
 
 /// Runs `$body` with `$pool` bound to a [`SqlStore`]'s pool, whatever its dialect: one piece of
-/// sqlx code for MySQL/MariaDB, PostgreSQL and SQLite (it is compiled once per pool type).
+/// sqlx code for MySQL/MariaDB, PostgreSQL and SQLite (it is compiled once per pool type). With
+/// the three drivers only (the default features): a match written in another crate cannot ask
+/// which of this crate's features are on.
 ///
 /// ```no_run
 /// use gdid_sql::{SqlStore, with_pool};
@@ -18,6 +20,7 @@ use crate::store::{Dialect, SqlStore};
 /// # Ok(rows)
 /// # }
 /// ```
+#[cfg(all(feature = "mysql", feature = "postgres", feature = "sqlite"))]
 #[macro_export]
 macro_rules! with_pool {
     ($store:expr, $pool:ident => $body:expr) => {
@@ -29,22 +32,25 @@ macro_rules! with_pool {
     };
 }
 
-/// As [`with_pool!`](crate::with_pool), for the statements of this crate: a MySQL or
-/// PostgreSQL pool with no connection first checks that its server takes one
-/// ([`reachable`](crate::reachable)), so that a server that refuses connections is the error at
-/// once, where the pool would try again until its timeout. `$body` is then not run: it is a
-/// `Result` whose error type converts from `sqlx::Error`.
+/// As [`with_pool!`](crate::with_pool), for the statements of this crate, with whichever drivers
+/// are built in: a MySQL or PostgreSQL pool with no connection first checks that its server
+/// takes one ([`reachable`](crate::reachable)), so that a server that refuses connections is the
+/// error at once, where the pool would try again until its timeout. `$body` is then not run: it
+/// is a `Result` whose error type converts from `sqlx::Error`.
 macro_rules! with_live_pool {
     ($store:expr, $pool:ident => $body:expr) => {
         match $store {
+            #[cfg(feature = "mysql")]
             $crate::SqlStore::MySql($pool) => match $crate::reachable($pool).await {
                 Ok(()) => $body,
                 Err(refused) => Err(refused.into()),
             },
+            #[cfg(feature = "postgres")]
             $crate::SqlStore::Postgres($pool) => match $crate::reachable($pool).await {
                 Ok(()) => $body,
                 Err(refused) => Err(refused.into()),
             },
+            #[cfg(feature = "sqlite")]
             $crate::SqlStore::Sqlite($pool) => $body,
         }
     };
@@ -125,7 +131,7 @@ pub(crate) async fn add_columns(
     }
     for (column, kind) in columns {
         let alter = format!("ALTER TABLE {table} ADD COLUMN {column} {kind} NULL");
-        let added = with_pool!(store, pool => {
+        let added = with_live_pool!(store, pool => {
             sqlx::query(AssertSqlSafe(alter)).execute(pool).await.map(drop)
         });
         match added {

@@ -1,10 +1,14 @@
 //! [`SqlStore`]: a connection pool to one MySQL/MariaDB, PostgreSQL or SQLite database.
 
+#[cfg(feature = "sqlite")]
 use std::str::FromStr;
 use std::time::Duration;
 
+#[cfg(feature = "mysql")]
 use sqlx::mysql::{MySqlConnectOptions, MySqlPool};
+#[cfg(feature = "postgres")]
 use sqlx::postgres::{PgConnectOptions, PgPool};
+#[cfg(feature = "sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions, Connection};
 
@@ -23,14 +27,18 @@ pub enum Dialect {
     Sqlite,
 }
 
-/// A pool of connections to one database. Cheap to clone.
+/// A pool of connections to one database. Cheap to clone. Each variant is there with its
+/// driver's feature (`mysql`, `postgres`, `sqlite`; all three by default).
 #[derive(Debug, Clone)]
 pub enum SqlStore {
     /// MySQL or MariaDB.
+    #[cfg(feature = "mysql")]
     MySql(MySqlPool),
     /// PostgreSQL.
+    #[cfg(feature = "postgres")]
     Postgres(PgPool),
     /// SQLite.
+    #[cfg(feature = "sqlite")]
     Sqlite(SqlitePool),
 }
 
@@ -47,24 +55,29 @@ impl SqlStore {
             let url = format!("mysql://{rest}");
             return Box::pin(Self::connect(&url)).await;
         }
-        let store = if url.starts_with("mysql://") {
-            match first_connection::<MySqlConnectOptions>(url).await {
-                Ok(()) => pool_options(TIMEOUT).connect(url).await,
+        let store = match Driver::of(url)? {
+            #[cfg(feature = "mysql")]
+            Driver::MySql => match first_connection::<MySqlConnectOptions>(url).await {
+                Ok(()) => pool_options(TIMEOUT)
+                    .connect(url)
+                    .await
+                    .map(SqlStore::MySql),
                 Err(e) => Err(e),
-            }
-            .map(SqlStore::MySql)
-        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            match first_connection::<PgConnectOptions>(url).await {
-                Ok(()) => pool_options(TIMEOUT).connect(url).await,
+            },
+            #[cfg(feature = "postgres")]
+            Driver::Postgres => match first_connection::<PgConnectOptions>(url).await {
+                Ok(()) => pool_options(TIMEOUT)
+                    .connect(url)
+                    .await
+                    .map(SqlStore::Postgres),
                 Err(e) => Err(e),
+            },
+            #[cfg(feature = "sqlite")]
+            Driver::Sqlite => {
+                let options = sqlite_options(url).map_err(connect_error(url))?;
+                let pool = sqlite_pool(TIMEOUT).connect_with(options).await;
+                pool.map(SqlStore::Sqlite)
             }
-            .map(SqlStore::Postgres)
-        } else if url.starts_with("sqlite:") {
-            let options = sqlite_options(url).map_err(connect_error(url))?;
-            let pool = sqlite_pool(TIMEOUT).connect_with(options).await;
-            pool.map(SqlStore::Sqlite)
-        } else {
-            return Err(Error::UnsupportedUrl { url: redact(url) });
         };
         store.map_err(connect_error(url))
     }
@@ -80,21 +93,22 @@ impl SqlStore {
             Some(rest) => format!("mysql://{rest}"),
             None => url.to_owned(),
         };
-        let store = if url.starts_with("mysql://") {
-            pool_options(TIMEOUT)
+        let store = match Driver::of(&url)? {
+            #[cfg(feature = "mysql")]
+            Driver::MySql => pool_options(TIMEOUT)
                 .connect_lazy(&url)
-                .map(SqlStore::MySql)
-        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            pool_options(TIMEOUT)
+                .map(SqlStore::MySql),
+            #[cfg(feature = "postgres")]
+            Driver::Postgres => pool_options(TIMEOUT)
                 .connect_lazy(&url)
-                .map(SqlStore::Postgres)
-        } else if url.starts_with("sqlite:") {
-            let options = sqlite_options(&url).map_err(connect_error(&url))?;
-            Ok(SqlStore::Sqlite(
-                sqlite_pool(TIMEOUT).connect_lazy_with(options),
-            ))
-        } else {
-            return Err(Error::UnsupportedUrl { url: redact(&url) });
+                .map(SqlStore::Postgres),
+            #[cfg(feature = "sqlite")]
+            Driver::Sqlite => {
+                let options = sqlite_options(&url).map_err(connect_error(&url))?;
+                Ok(SqlStore::Sqlite(
+                    sqlite_pool(TIMEOUT).connect_lazy_with(options),
+                ))
+            }
         };
         store.map_err(connect_error(&url))
     }
@@ -102,13 +116,58 @@ impl SqlStore {
     /// The dialect.
     pub fn dialect(&self) -> Dialect {
         match self {
+            #[cfg(feature = "mysql")]
             SqlStore::MySql(_) => Dialect::MySql,
+            #[cfg(feature = "postgres")]
             SqlStore::Postgres(_) => Dialect::Postgres,
+            #[cfg(feature = "sqlite")]
             SqlStore::Sqlite(_) => Dialect::Sqlite,
         }
     }
 }
 
+/// The driver a URL needs, among those built in.
+enum Driver {
+    #[cfg(feature = "mysql")]
+    MySql,
+    #[cfg(feature = "postgres")]
+    Postgres,
+    #[cfg(feature = "sqlite")]
+    Sqlite,
+}
+
+impl Driver {
+    /// The driver of `url` (`mariadb://` already spelled `mysql://`): [`Error::UnsupportedUrl`]
+    /// for another scheme, [`Error::DriverDisabled`] for one whose feature is off.
+    fn of(url: &str) -> Result<Driver, Error> {
+        let disabled = |feature| Error::DriverDisabled {
+            url: redact(url),
+            feature,
+        };
+        if url.starts_with("mysql://") {
+            #[cfg(feature = "mysql")]
+            return Ok(Driver::MySql);
+            #[cfg(not(feature = "mysql"))]
+            return Err(disabled("mysql"));
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            #[cfg(feature = "postgres")]
+            return Ok(Driver::Postgres);
+            #[cfg(not(feature = "postgres"))]
+            return Err(disabled("postgres"));
+        }
+        if url.starts_with("sqlite:") {
+            #[cfg(feature = "sqlite")]
+            return Ok(Driver::Sqlite);
+            #[cfg(not(feature = "sqlite"))]
+            return Err(disabled("sqlite"));
+        }
+        let _ = disabled;
+        Err(Error::UnsupportedUrl { url: redact(url) })
+    }
+}
+
+#[cfg(feature = "sqlite")]
 /// A SQLite file: created if missing, a generous busy timeout. The write-ahead log is switched on
 /// by [`sqlite_pool`], not here.
 fn sqlite_options(url: &str) -> Result<SqliteConnectOptions, sqlx::Error> {
@@ -117,6 +176,7 @@ fn sqlite_options(url: &str) -> Result<SqliteConnectOptions, sqlx::Error> {
         .busy_timeout(SQLITE_BUSY_TIMEOUT))
 }
 
+#[cfg(feature = "sqlite")]
 /// `SQLITE_BUSY`, also in its extended forms (`SQLITE_BUSY_RECOVERY`, …).
 fn is_sqlite_busy(error: &dyn sqlx::error::DatabaseError) -> bool {
     error
@@ -125,8 +185,10 @@ fn is_sqlite_busy(error: &dyn sqlx::error::DatabaseError) -> bool {
         .is_some_and(|code| code & 0xff == 5)
 }
 
+#[cfg(feature = "sqlite")]
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+#[cfg(feature = "sqlite")]
 /// A pool whose connections put the file in write-ahead-log mode. `PRAGMA journal_mode = WAL`
 /// can fail at once with "database is locked" while another connection opens the same file (the
 /// busy timeout does not cover it), so a connection that finds the file not yet in WAL mode sets
@@ -195,6 +257,7 @@ where
     }
 }
 
+#[cfg(any(feature = "mysql", feature = "postgres"))]
 /// Opens one connection to `url` and closes it: a server that refuses connections (or cannot be
 /// reached, or refuses the credentials) is the error, at once. The pool would try again until
 /// its timeout and say only "pool timed out", hiding the cause.
@@ -226,6 +289,7 @@ fn connect_error(url: &str) -> impl Fn(sqlx::Error) -> Error + '_ {
     }
 }
 
+#[cfg(any(feature = "mysql", feature = "postgres"))]
 /// The options of a pool that waits at most `timeout` for a connection.
 fn pool_options<DB: sqlx::Database>(timeout: Duration) -> sqlx::pool::PoolOptions<DB> {
     sqlx::pool::PoolOptions::<DB>::new().acquire_timeout(timeout)

@@ -6,8 +6,11 @@
 //! The judging is pure (`judge_*`), so that every verdict is tested on its values as well as on
 //! private servers started with them.
 
+#[cfg(feature = "mysql")]
 mod mysql;
+#[cfg(feature = "postgres")]
 mod postgres;
+#[cfg(feature = "sqlite")]
 mod sqlite;
 
 use gdid_core::generator::durability::Durability;
@@ -16,6 +19,7 @@ use crate::store::SqlStore;
 
 /// What a failover that loses blocks costs, for the meanings of
 /// [`Verdict::LostOnFailover`](gdid_core::generator::durability::Verdict::LostOnFailover).
+#[cfg_attr(not(any(feature = "mysql", feature = "postgres")), allow(dead_code))]
 const FAILOVER_COST: &str = "GDIDs stay unique, moved to a new era as the promoted server is \
                              another lineage; one-at-a-time counters, ranges and windows refuse \
                              until skipped forward";
@@ -35,8 +39,11 @@ impl SqlStore {
     /// The driver's, when the server cannot be asked.
     pub async fn durability(&self) -> Result<Durability, sqlx::Error> {
         match self {
+            #[cfg(feature = "postgres")]
             SqlStore::Postgres(pool) => postgres::read(pool).await,
+            #[cfg(feature = "mysql")]
             SqlStore::MySql(pool) => mysql::read(pool).await,
+            #[cfg(feature = "sqlite")]
             SqlStore::Sqlite(pool) => sqlite::read(pool).await,
         }
     }
