@@ -222,6 +222,26 @@ impl OpenOptions {
         self.options.authority(number).into()
     }
 
+    /// The bearer token sent to `http://…` and `https://…` stores, as
+    /// [`gdid::OpenOptions::http_token`](crate::OpenOptions::http_token).
+    pub fn http_token(self, token: &str) -> Self {
+        self.options.http_token(token).into()
+    }
+
+    /// A PEM certificate to trust for `https://…` stores, as
+    /// [`gdid::OpenOptions::http_root_certificate_pem`](crate::OpenOptions::http_root_certificate_pem).
+    pub fn http_root_certificate_pem(self, pem: &[u8]) -> Self {
+        self.options.http_root_certificate_pem(pem).into()
+    }
+
+    /// The client certificate shown to `https://…` stores that ask for one, as
+    /// [`gdid::OpenOptions::http_client_certificate_pem`](crate::OpenOptions::http_client_certificate_pem).
+    pub fn http_client_certificate_pem(self, chain_pem: &[u8], key_pem: &[u8]) -> Self {
+        self.options
+            .http_client_certificate_pem(chain_pem, key_pem)
+            .into()
+    }
+
     /// Opens the store of `url` on a runtime of its own, as [`Store::open`] does.
     ///
     /// # Errors

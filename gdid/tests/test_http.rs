@@ -146,3 +146,23 @@ async fn generators_ask_a_server_for_no_larger_block_than_it_takes() {
     let ids = stores.block_generator("shop", "orders").build().unwrap();
     assert_eq!(ids.config().max_block, 40);
 }
+
+/// `gdid::blocking`'s options carry the token to an `http://` store as the async ones do.
+#[cfg(feature = "blocking")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocking_store_sends_the_token_of_its_options() {
+    let (url, _stop) = serve("http_blocking", 6).await;
+    let id = tokio::task::spawn_blocking(move || {
+        let store = gdid::blocking::Store::options()
+            .http_token(TOKEN)
+            .open(&url)
+            .unwrap();
+        let orders = store.block_generator("shop", "orders").build().unwrap();
+        let id = orders.next_id().unwrap();
+        orders.close().unwrap();
+        id
+    })
+    .await
+    .unwrap();
+    assert_eq!((id.authority(), id.counter()), (6, 1));
+}
