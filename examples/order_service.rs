@@ -31,7 +31,7 @@ use std::time::Duration;
 
 use bson::{Bson, doc};
 use gdid_core::Gdid;
-use gdid_core::generator::{GdidProvider, GeneratorConfig, IdOrder, Sequenced};
+use gdid_engine::{GdidProvider, GeneratorConfig, IdOrder, Sequenced};
 use gdid_examples::{
     MONGODB_VAR, MYSQL_VAR, connect_mongodb, data_dir, describe_id_store, env_var, exit_status,
     id_store, open_id_store, redact,
@@ -128,9 +128,7 @@ async fn id_provider() -> Result<GdidProvider, Box<dyn Error>> {
         .build()?)
 }
 
-async fn register_customers(
-    ids: &GdidProvider,
-) -> Result<Vec<Customer>, gdid_core::generator::Error> {
+async fn register_customers(ids: &GdidProvider) -> Result<Vec<Customer>, gdid_engine::Error> {
     let mut customers = Vec::with_capacity(CUSTOMER_NAMES.len());
     for name in CUSTOMER_NAMES {
         customers.push(Customer {
@@ -150,7 +148,7 @@ fn email_of(name: &str) -> String {
 async fn place_orders(
     ids: &GdidProvider,
     customers: &[Customer],
-) -> Result<Vec<Order>, gdid_core::generator::Error> {
+) -> Result<Vec<Order>, gdid_engine::Error> {
     let mut orders = Vec::with_capacity(ORDER_TOTALS_CENTS.len());
     for (total_cents, customer) in ORDER_TOTALS_CENTS.into_iter().zip(customers.iter().cycle()) {
         orders.push(Order {
@@ -167,7 +165,7 @@ fn show_issued(
     customers: &[Customer],
     orders: &[Order],
 ) -> Result<(), Box<dyn Error>> {
-    let allocations = |scope, sequence| -> Result<u64, gdid_core::generator::Error> {
+    let allocations = |scope, sequence| -> Result<u64, gdid_engine::Error> {
         Ok(ids.generator(scope, sequence)?.stats().allocations)
     };
     println!(

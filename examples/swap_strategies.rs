@@ -19,7 +19,7 @@ use std::error::Error;
 use std::fmt::Display;
 use std::process::ExitCode;
 
-use gdid_core::generator::IdGenerator;
+use gdid_engine::IdGenerator;
 use gdid_examples::{default_id_store, describe_id_store, exit_status, open_id_store};
 use gdid_random::{IdRange, RandomIdGenerator};
 use gdid_uuid::UuidV7Generator;
@@ -36,7 +36,7 @@ struct User<Id> {
 async fn register_users<G: IdGenerator>(
     ids: &G,
     names: &[&str],
-) -> Result<Vec<User<G::Id>>, gdid_core::generator::Error>
+) -> Result<Vec<User<G::Id>>, gdid_engine::Error>
 where
     G::Id: Display,
 {

@@ -16,7 +16,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use ferroid::generator::AtomicSnowflakeGenerator;
 use ferroid::id::SnowflakeTwitterId;
 use ferroid::time::MonotonicClock;
-use gdid_core::generator::{BlockGenerator, IdGenerator, IdOrder, MemoryAuthority};
+use gdid_engine::{BlockGenerator, IdGenerator, IdOrder, MemoryAuthority};
 use gdid_uuid::{NodeId, UuidV4Generator, UuidV6Generator, UuidV7Generator};
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -84,7 +84,7 @@ fn next_id_runner<G: IdGenerator>(generator: G) -> impl FnMut(u64) {
 }
 
 /// `BlockGenerator::next_id().await` (the inherent method, which inlines into the caller; the
-/// `IdGenerator` impl is a call into gdid-core that moves the whole future out).
+/// `IdGenerator` impl is a call into gdid-engine that moves the whole future out).
 fn gdid_runner(generator: &BlockGenerator) -> impl FnMut(u64) + use<> {
     let generator = generator.clone();
     let rt = runtime();

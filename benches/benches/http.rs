@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use gdid::Store;
-use gdid_core::generator::{Authority, DynAuthority};
+use gdid_engine::{Authority, DynAuthority};
 use gdid_http::client::{RemoteAuthority, RemoteOptions};
 use gdid_http::server::{Server, Tokens};
 use gdid_http::wire::IdForm;

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gdid_core::generator::{BlockGenerator, FaultyAuthority, Latency, MemoryAuthority};
+use gdid_engine::{BlockGenerator, MemoryAuthority, testing::FaultyAuthority, testing::Latency};
 use hdrhistogram::Histogram;
 use tokio::time::MissedTickBehavior;
 

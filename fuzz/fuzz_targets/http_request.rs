@@ -25,7 +25,7 @@
 #![no_main]
 
 use gdid_core::COUNTER_MAX;
-use gdid_core::generator::{Block, NameKind, validate_name};
+use gdid_engine::{Block, NameKind, backend::validate_name};
 use gdid_http::wire::{AllocateRequest, BadRequest, GiveBackRequest, IdForm, IdsRequest};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;

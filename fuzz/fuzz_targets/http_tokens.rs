@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use gdid_core::generator::{NameKind, validate_name};
+use gdid_engine::{NameKind, backend::validate_name};
 use gdid_http::server::{MIN_TOKEN_LEN, Scopes, Tokens, hashed_line};
 use libfuzzer_sys::fuzz_target;
 

@@ -42,8 +42,8 @@
 //! With default features off the crate pulls no async runtime and no database driver, and needs
 //! no standard library: it is `no_std` (with `alloc`) unless the default feature `std` is on, and
 //! the value type with every codec (text, hex, bytes, LEB128, compact, ELink, and serde with
-//! `--features serde`) works without it. Every other feature (`generator`, `bson`, the SQL and
-//! ORM ones) turns `std` on.
+//! `--features serde`) works without it. Every other feature (`bson`, the SQL and ORM ones) turns
+//! `std` on. The engine that issues ids is the `gdid-engine` crate.
 #![deny(missing_docs, missing_debug_implementations)]
 #![doc(test(attr(deny(warnings))))]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -62,9 +62,6 @@ mod varint;
 
 mod external;
 
-#[cfg(feature = "generator")]
-pub mod generator;
-
 pub use elink::{ELink, ELinkError};
 pub use error::{BufferTooSmall, DecodeError, Field, InvalidLength, InvalidParts, ParseError};
 pub use gdid::{AUTHORITY_MAX, COUNTER_MAX, Gdid};
@@ -76,18 +73,16 @@ pub use external::serde_support as serde;
 #[cfg(feature = "bson")]
 pub use external::bson_support as bson;
 
-/// The examples of the README and of docs/interoperability.md and docs/strategies.md, run as doc
-/// tests (with `--all-features`, as `scripts/test` runs them: the ORM sections need theirs).
+/// The examples of the README and of docs/interoperability.md, run as doc tests (with
+/// `--all-features`, as `scripts/test` runs them: the ORM sections need theirs).
 #[cfg(all(
     doctest,
     feature = "bson",
     feature = "sqlx-mysql",
-    feature = "generator",
     feature = "diesel",
     feature = "sea-orm",
     feature = "postgres-types"
 ))]
 #[doc = include_str!("../../README.md")]
 #[doc = include_str!("../../docs/interoperability.md")]
-#[doc = include_str!("../../docs/strategies.md")]
 pub struct DocumentationDoctests;

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use gdid_core::Gdid;
-use gdid_core::generator::BlockGenerator;
+use gdid_engine::BlockGenerator;
 use hdrhistogram::Histogram;
 
 use crate::error::SetupError;

@@ -15,10 +15,8 @@ use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
-use gdid_core::generator::windows::{AgentError, WindowAgent, WindowGenerator, WindowShard};
-use gdid_core::generator::{
-    Authority, AuthorityError, BlockGenerator, Error, FailureCause, IdGenerator,
-};
+use gdid_engine::windows::{AgentError, WindowAgent, WindowGenerator, WindowShard};
+use gdid_engine::{Authority, AuthorityError, BlockGenerator, Error, FailureCause, IdGenerator};
 
 use crate::error::SetupError;
 use crate::row::Row;

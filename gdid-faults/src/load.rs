@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gdid_core::Gdid;
-use gdid_core::generator::BlockGenerator;
+use gdid_engine::BlockGenerator;
 
 use crate::calls::Calls;
 use crate::error::SetupError;
@@ -52,7 +52,7 @@ impl Load {
     /// The store's round trips a second once each generator has measured its rate `r`. A
     /// generator fetches the next block when half of the current one is left, and sizes blocks
     /// so that this half lasts the cover time `T`: blocks of `2 r T` ids, one every `2 T`
-    /// seconds at any rate, so `processes / (2 T)` in all (gdid-core's `sizing` module).
+    /// seconds at any rate, so `processes / (2 T)` in all (gdid-engine's `sizing` module).
     pub fn predicted_round_trips_per_second(&self) -> f64 {
         f64::from(self.processes) / (2.0 * self.cover.as_secs_f64())
     }

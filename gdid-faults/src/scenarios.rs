@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gdid_core::Gdid;
-use gdid_core::generator::BlockGenerator;
+use gdid_engine::BlockGenerator;
 use rand::Rng;
 
 use crate::calls::Calls;

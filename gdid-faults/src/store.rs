@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use gdid::{Store, StoreError};
-use gdid_core::generator::DynAuthority;
+use gdid_engine::DynAuthority;
 
 use crate::error::SetupError;
 use crate::url::ServerUrl;

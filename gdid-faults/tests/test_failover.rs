@@ -915,7 +915,7 @@ fn a_chain_where_standby_two_missed_standby_ones_era_move_repeats_nothing() {
     bench.next_three_times("orders");
     // The era a record moves to is the server's clock in seconds (since 2025-01-01), so two
     // copies moved within one second would share one: a limit the rule states
-    // (gdid_core::generator::lineage). A chain of failovers takes longer than a second; this
+    // (gdid_engine::backend::lineage). A chain of failovers takes longer than a second; this
     // one, on one machine, may not, so standby 2 is promoted in a later second than the era
     // standby 1 moved to.
     wait_for_a_second_after(bench.run.largest_era());

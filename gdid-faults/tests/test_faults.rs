@@ -84,7 +84,7 @@ fn a_stopped_database_is_invisible_within_the_cover_and_a_typed_error_beyond_it(
             row.caller_errors > 0,
             "the outage was beyond the cover: {row}"
         );
-        // The error comes within the request timeout (2 s): gdid-core's tests prove that on a
+        // The error comes within the request timeout (2 s): gdid-engine's tests prove that on a
         // paused clock. Here only a hang is caught: a call 5 times longer.
         assert!(row.slowest.unwrap() < Duration::from_secs(10), "{row}");
     }

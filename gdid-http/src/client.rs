@@ -3,7 +3,7 @@
 //! HTTP/2 client with timeouts.
 //!
 //! ```no_run
-//! use gdid_core::generator::BlockGenerator;
+//! use gdid_engine::BlockGenerator;
 //! use gdid_http::client::{RemoteAuthority, RemoteOptions};
 //!
 //! # #[tokio::main]
@@ -26,9 +26,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use gdid_core::generator::numbering::NumberRecord;
-use gdid_core::generator::{
-    Authority, AuthorityError, Block, BoxFuture, NameKind, redact, validate_name,
+use gdid_engine::backend::numbering::NumberRecord;
+use gdid_engine::{
+    Authority, AuthorityError, Block, NameKind, backend::BoxFuture, backend::validate_name, redact,
 };
 use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, HeaderValue};

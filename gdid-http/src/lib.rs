@@ -1,6 +1,6 @@
 //! GDID authorities as network services, as the NFX/Agni authority hosts are: the `/v1` HTTP API
 //! ([`wire`]), the server behind `gdid serve` ([`server`], feature `server`), and
-//! [`RemoteAuthority`](client::RemoteAuthority), an [`Authority`](gdid_core::generator::Authority)
+//! [`RemoteAuthority`](client::RemoteAuthority), an [`Authority`](gdid_engine::Authority)
 //! that a `BlockGenerator` uses like any database authority (feature `client`, on by default).
 //!
 //! | route | token | what |

@@ -16,7 +16,7 @@
 use std::fmt;
 
 use gdid_core::Gdid;
-use gdid_core::generator::{AuthorityError, Block, NameKind, validate_name};
+use gdid_engine::{AuthorityError, Block, NameKind, backend::validate_name};
 use serde::{Deserialize, Serialize};
 
 /// `GET`: whether the process answers (no token needed).

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use gdid_core::generator::MemoryAuthority;
+use gdid_engine::MemoryAuthority;
 use gdid_http::client::{RemoteAuthority, RemoteOptions};
 use gdid_http::server::{Server, Tokens};
 use gdid_testkit::conformance::Backend;
@@ -49,7 +49,7 @@ impl Backend for Served {
         let authority = RemoteAuthority::connect(url, &RemoteOptions::default().token(TOKEN))
             .await
             .unwrap();
-        assert_eq!(gdid_core::generator::Authority::number(&authority), number);
+        assert_eq!(gdid_engine::Authority::number(&authority), number);
         Arc::new(authority)
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{ALL, SHOP};
-use gdid_core::generator::{Authority, BlockGenerator, MemoryAuthority};
+use gdid_engine::{Authority, BlockGenerator, MemoryAuthority};
 use gdid_http::client::{RemoteAuthority, RemoteError, RemoteOptions};
 use gdid_testkit::tls::TestCa;
 
@@ -167,7 +167,7 @@ async fn a_closing_generator_gives_its_unused_ids_back_through_the_server() {
     let next = authority.allocate("shop", "orders", 1).await.unwrap();
     assert_eq!(next.start(), 101 - returned);
     // A tail of a block this client never received is not sent at all.
-    let foreign = gdid_core::generator::Block::new(0, 1, 5, 7).unwrap();
+    let foreign = gdid_engine::Block::new(0, 1, 5, 7).unwrap();
     assert!(!remote.give_back("shop", "orders", foreign).await.unwrap());
     server.stop().await;
 }

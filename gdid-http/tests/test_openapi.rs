@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use common::{ALL, NO_GIVE_BACK, SHOP, SHOP_METRICS, client};
 use gdid_core::Gdid;
-use gdid_core::generator::{Authority, AuthorityError, Block, MemoryAuthority};
+use gdid_engine::{Authority, AuthorityError, Block, MemoryAuthority};
 use gdid_http::server::ReadyCheck;
 use gdid_http::wire::{
     self, AllocateRequest, AuthorityInfo, BlockReply, ErrorBody, ErrorReply, GiveBackReply,

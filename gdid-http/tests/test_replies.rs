@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::{ALL, client};
-use gdid_core::generator::numbering::NumberConflict;
-use gdid_core::generator::{Authority, AuthorityError, Block, MemoryAuthority};
+use gdid_engine::backend::numbering::NumberConflict;
+use gdid_engine::{Authority, AuthorityError, Block, MemoryAuthority};
 use serde_json::{Value, json};
 
 /// An authority that refuses every allocation with what `refusal` makes, counting the calls.

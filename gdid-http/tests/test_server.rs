@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use common::{ALL, SHOP, memory_server};
 use gdid_core::Gdid;
-use gdid_core::generator::{Authority, MemoryAuthority};
+use gdid_engine::{Authority, MemoryAuthority};
 use gdid_http::wire::ErrorReply;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -378,7 +378,7 @@ async fn a_client_too_slow_with_its_body_gets_408() {
 
 #[tokio::test]
 async fn a_store_failure_is_503_without_the_stores_words() {
-    use gdid_core::generator::FaultyAuthority;
+    use gdid_engine::testing::FaultyAuthority;
     let authority = Arc::new(FaultyAuthority::new(MemoryAuthority::new(2)));
     authority.set_down(true);
     let server = common::start(common::builder(authority.clone()).build(), None).await;
@@ -410,7 +410,7 @@ async fn a_store_failure_is_503_without_the_stores_words() {
 
 #[tokio::test]
 async fn sigterm_lets_an_allocation_in_flight_finish() {
-    use gdid_core::generator::{FaultyAuthority, Latency};
+    use gdid_engine::{testing::FaultyAuthority, testing::Latency};
     let authority = Arc::new(
         FaultyAuthority::new(MemoryAuthority::new(1))
             .latency(Latency::Fixed(Duration::from_millis(300))),

@@ -3,12 +3,13 @@
 use bson::{Bson, Document, RawDocument, doc};
 use gdid_core::AUTHORITY_MAX;
 #[cfg(doc)]
-use gdid_core::generator::Authority;
-use gdid_core::generator::numbering::{COUNTER_KEY, NumberCheck, claim};
-use gdid_core::generator::{
-    ADVANCED_ERA, Allocations, AuthorityError, CounterFields, CounterKey, CounterStart,
-    CounterStore, Numbering, STORED_COUNTER_MAX, STORED_NEXT, StoredCounter, StoredInt,
-    counter_values,
+use gdid_engine::Authority;
+use gdid_engine::backend::numbering::{COUNTER_KEY, NumberCheck, claim};
+use gdid_engine::{
+    AuthorityError, backend::ADVANCED_ERA, backend::Allocations, backend::CounterFields,
+    backend::CounterKey, backend::CounterStart, backend::CounterStore, backend::Numbering,
+    backend::STORED_COUNTER_MAX, backend::STORED_NEXT, backend::StoredCounter, backend::StoredInt,
+    backend::counter_values,
 };
 use mongodb::options::{ReturnDocument, WriteConcern};
 use mongodb::{Collection, Database};
@@ -39,7 +40,7 @@ const FIELDS: CounterFields = CounterFields {
 ///
 /// The collection's authority number is recorded in it (`{ _id: "authority", number }`) on first
 /// use and checked before the first block of every authority made on it: a counter collection is
-/// one authority, whatever number a caller passes later (see `gdid_core::generator::numbering`).
+/// one authority, whatever number a caller passes later (see `gdid_engine::backend::numbering`).
 #[derive(Debug, Clone)]
 pub struct MongoAuthority {
     collection: Collection<Document>,
@@ -245,9 +246,9 @@ fn sibling_document(raw: &RawDocument) -> Result<(String, Document), AuthorityEr
     }
 }
 
-/// The store side of the authority: one request each; the rules are gdid-core's
-/// ([`reserve`](gdid_core::generator::reserve)), which make it an [`Authority`] and a
-/// [`CounterRow`](gdid_core::generator::CounterRow).
+/// The store side of the authority: one request each; the rules are gdid-engine's
+/// ([`reserve`](gdid_engine::backend::reserve)), which make it an [`Authority`] and a
+/// [`CounterRow`](gdid_engine::backend::CounterRow).
 impl CounterStore for MongoAuthority {
     const FIELDS: CounterFields = FIELDS;
 

@@ -1,14 +1,14 @@
 //! [`MongoCounter`] (one at a time) and [`ObjectIdGenerator`].
 
 use bson::oid::ObjectId;
-use gdid_core::generator::{Error, IdBatch, IdGenerator, OneAtATime};
+use gdid_engine::{Error, IdBatch, IdGenerator, OneAtATime};
 
 use crate::authority::MongoAuthority;
 
 /// A `u64` counter incremented in MongoDB for every id (`findOneAndUpdate` with `$inc`-like
 /// semantics): continuous 1, 2, 3, … and monotonic, one round trip per id. The naive baseline of
-/// the MongoDB write-ups. `MongoCounter::new(authority, scope, sequence)`; the rule is gdid-core's
-/// [`OneAtATime`], over the [`CounterRow`](gdid_core::generator::CounterRow) every
+/// the MongoDB write-ups. `MongoCounter::new(authority, scope, sequence)`; the rule is gdid-engine's
+/// [`OneAtATime`], over the [`CounterRow`](gdid_engine::backend::CounterRow) every
 /// `CounterStore` is.
 ///
 /// It shares the counter collection with [`MongoAuthority`]: its document per (scope, sequence)

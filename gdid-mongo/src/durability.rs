@@ -2,7 +2,7 @@
 //! [`durability`], what `gdid check` reports of a MongoDB store.
 
 use bson::{Document, doc};
-use gdid_core::generator::durability::{Durability, Setting, Verdict};
+use gdid_engine::durability::{Durability, Setting, Verdict};
 use mongodb::options::{CollectionOptions, WriteConcern};
 use mongodb::{Collection, Database};
 

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use gdid_core::generator::{AuthorityError, ErrorKind, redact};
+use gdid_engine::{AuthorityError, ErrorKind, redact};
 
 /// A MongoDB authority or strategy could not be set up.
 ///
@@ -27,9 +27,9 @@ pub enum Error {
     Server(#[from] mongodb::error::Error),
     /// A name that breaks the naming rules.
     #[error(transparent)]
-    Name(#[from] gdid_core::generator::InvalidName),
+    Name(#[from] gdid_engine::InvalidName),
     /// A range layout that cannot work, or that disagrees with the documents already stored.
-    /// Worded as the engine's [`InvalidConfig`](gdid_core::generator::Error::InvalidConfig) that
+    /// Worded as the engine's [`InvalidConfig`](gdid_engine::Error::InvalidConfig) that
     /// every backend reports it with: the reason names the sequence.
     #[error("invalid generator configuration: {reason}")]
     Layout {
@@ -41,7 +41,7 @@ pub enum Error {
     /// The collection's authority number could not be read or recorded, or the collection is
     /// another authority than the one asked for ([`AuthorityError::Number`]).
     ///
-    /// [`AuthorityError::Number`]: gdid_core::generator::AuthorityError::Number
+    /// [`AuthorityError::Number`]: gdid_engine::AuthorityError::Number
     #[error("authority number: {0}")]
     Authority(#[from] AuthorityError),
 }

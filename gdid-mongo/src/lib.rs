@@ -2,7 +2,7 @@
 //!
 //! GDID authorities and id strategies on MongoDB, with the official driver (bson 3):
 //!
-//! - [`MongoAuthority`]: blocks of GDID counters for the `BlockGenerator` engine of gdid-core,
+//! - [`MongoAuthority`]: blocks of GDID counters for the `BlockGenerator` engine of gdid-engine,
 //!   one `findOneAndUpdate` with a pipeline update per block (era rollover included), write
 //!   concern `majority` + journal by default;
 //! - [`MongoCounter`]: one round trip per id, the naive baseline;
@@ -14,7 +14,7 @@
 //!   small collection keyed by it, where a unique index cannot be used): uniqueness helpers.
 //!
 //! ```no_run
-//! use gdid_core::generator::BlockGenerator;
+//! use gdid_engine::BlockGenerator;
 //! use gdid_mongo::MongoAuthority;
 //!
 //! # #[tokio::main]
@@ -44,8 +44,8 @@ pub use authority::MongoAuthority;
 pub use counter::{MongoCounter, ObjectIdGenerator};
 pub use durability::durability;
 pub use error::Error;
-pub use gdid_core::generator::windows::{AgentError, AgentReport, Window};
-pub use gdid_core::generator::{LayoutError, Pick, RangeLayout};
+pub use gdid_engine::windows::{AgentError, AgentReport, Window};
+pub use gdid_engine::{LayoutError, Pick, RangeLayout};
 pub use numbering::MongoNumberRecord;
 pub use proxy::{ClaimError, ProxyCollection};
 pub use sharded::{MongoRanges, MongoShardedCounter};

@@ -1,6 +1,6 @@
 //! The authority number a counter collection records (one document), and the numbers its counter
-//! documents use: the three operations of gdid-core's
-//! [`NumberRecord`](gdid_core::generator::numbering::NumberRecord). The rules are gdid-core's.
+//! documents use: the three operations of gdid-engine's
+//! [`NumberRecord`](gdid_engine::backend::numbering::NumberRecord). The rules are gdid-engine's.
 //!
 //! ```text
 //! { _id: "authority", number: Int32 }      beside the counter documents "3:shop:order", …
@@ -9,8 +9,8 @@
 //! The counter documents' `_id`s start with a number and a colon, so `"authority"` is never one.
 
 use bson::{Bson, Document, doc};
-use gdid_core::generator::numbering::{COUNTER_KEY, NumberRecord, stored_number};
-use gdid_core::generator::{AuthorityError, BoxFuture};
+use gdid_engine::backend::numbering::{COUNTER_KEY, NumberRecord, stored_number};
+use gdid_engine::{AuthorityError, backend::BoxFuture};
 use mongodb::{Collection, Database};
 
 use crate::cursor::find_all;

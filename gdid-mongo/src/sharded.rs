@@ -1,7 +1,7 @@
 //! [`MongoShardedCounter`]: N counter documents, each owning a fixed range of values (the
-//! "COUNTER DOCUMENT NUMBER k" scheme with a `max`; see `gdid_core::generator::ranges`), and the
+//! "COUNTER DOCUMENT NUMBER k" scheme with a `max`; see `gdid_engine::ranges`), and the
 //! layout document of the sequence. This file holds the store operations; the creation of a
-//! layout, the pick, the skipping, the splitting and every check of stored values are gdid-core's.
+//! layout, the pick, the skipping, the splitting and every check of stored values are gdid-engine's.
 //!
 //! ```text
 //! { _id: "account:3", sequence: "account", range: 3, next: Int64, max: Int64 }
@@ -14,9 +14,9 @@
 use std::ops::Range;
 
 use bson::{Bson, Document, doc};
-use gdid_core::generator::{
-    Error, LAYOUT_FIELDS, NameKind, Pick, RangeFields, RangeLayout, RangeState, RangeStore,
-    ShardedCounter, validate_name,
+use gdid_engine::{
+    Error, NameKind, Pick, RangeLayout, ShardedCounter, backend::LAYOUT_FIELDS,
+    backend::RangeFields, backend::RangeState, backend::RangeStore, backend::validate_name,
 };
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database};
@@ -74,7 +74,7 @@ impl MongoRanges {
         format!("{}:layout", self.sequence)
     }
 
-    /// A checked range document: integer fields that gdid-core accepts, under the `_id` of its
+    /// A checked range document: integer fields that gdid-engine accepts, under the `_id` of its
     /// range (the one [`RangeStore::take`] updates).
     fn range_state(&self, document: &Document) -> Result<RangeState, Error> {
         let id = document.get("_id").unwrap_or(&Bson::Null);
@@ -254,4 +254,4 @@ impl MongoShardedCounter {
     }
 }
 
-gdid_core::delegate_id_generator!(MongoShardedCounter => u64);
+gdid_engine::delegate_id_generator!(MongoShardedCounter => u64);

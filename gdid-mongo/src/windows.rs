@@ -1,6 +1,6 @@
 //! Distributed hi-lo windows on MongoDB shards (separate databases or deployments): the claim
-//! protocol and the client's walk over the shards are gdid-core's
-//! ([`gdid_core::generator::windows`]); this module holds the two collections of a shard and the
+//! protocol and the client's walk over the shards are gdid-engine's
+//! ([`gdid_engine::windows`]); this module holds the two collections of a shard and the
 //! operations on them.
 //!
 //! ```text
@@ -20,7 +20,7 @@
 //! end, whatever runs at the same time.
 
 use bson::{Bson, Document, doc};
-use gdid_core::generator::windows::{self, Window, WindowShard};
+use gdid_engine::windows::{self, Window, WindowShard};
 use mongodb::options::{ReturnDocument, WriteConcern};
 use mongodb::{Collection, Database, IndexModel};
 
@@ -58,7 +58,7 @@ pub enum WindowShardError {
 }
 
 /// Keeps every MongoDB shard supplied with open windows that never overlap, even two agents at
-/// once (see [`gdid_core::generator::windows`] for the protocol).
+/// once (see [`gdid_engine::windows`] for the protocol).
 ///
 /// ```no_run
 /// use gdid_mongo::{MongoWindowAgent, MongoWindowShard};

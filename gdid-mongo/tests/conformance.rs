@@ -9,7 +9,7 @@ mod common;
 
 use bson::{Bson, Document, doc};
 use common::{Relay, client, fresh, uri};
-use gdid_core::generator::{Error, Pick, RangeLayout};
+use gdid_engine::{Error, Pick, RangeLayout};
 use gdid_mongo::{MongoAuthority, MongoShardedCounter, MongoWindowShard};
 use gdid_testkit::conformance::{Backend, Counters, GoingDown, Ranges, Setup, Windows};
 use mongodb::{Collection, Cursor, Database};

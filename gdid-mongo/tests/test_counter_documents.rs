@@ -11,8 +11,8 @@
 mod common;
 
 use bson::doc;
-use gdid_core::generator::{
-    Authority, AuthorityError, Error, IdGenerator, OneAtATime, STORED_COUNTER_MAX,
+use gdid_engine::{
+    Authority, AuthorityError, Error, IdGenerator, OneAtATime, backend::STORED_COUNTER_MAX,
 };
 use gdid_mongo::MongoAuthority;
 

@@ -1,7 +1,7 @@
 //! A driver error is shown as what went wrong (the driver's error kind, redacted), not with the
 //! labels, source and server response the driver's own `Display` adds in `Debug` form.
 
-use gdid_core::generator::{Authority, Pick, RangeLayout};
+use gdid_engine::{Authority, Pick, RangeLayout};
 use gdid_mongo::{MongoAuthority, MongoShardedCounter};
 
 /// No noise and no password in `message`, which says what failed.

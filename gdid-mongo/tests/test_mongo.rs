@@ -12,7 +12,7 @@ use bson::spec::BinarySubtype;
 use bson::{Bson, Document, doc};
 use common::{database, fresh};
 use gdid_core::Gdid;
-use gdid_core::generator::IdGenerator;
+use gdid_engine::IdGenerator;
 use gdid_mongo::{
     ClaimError, ObjectIdGenerator, ProxyCollection, ensure_unique_index, is_duplicate_key,
 };

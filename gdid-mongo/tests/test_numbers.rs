@@ -7,8 +7,8 @@
 mod common;
 
 use common::{database, fresh};
-use gdid_core::generator::numbering::NumberConflict;
-use gdid_core::generator::{Authority, AuthorityError};
+use gdid_engine::backend::numbering::NumberConflict;
+use gdid_engine::{Authority, AuthorityError};
 use gdid_mongo::MongoAuthority;
 
 /// `check_number` says whether the authority's number is the collection's, without reserving.

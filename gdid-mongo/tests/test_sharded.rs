@@ -7,7 +7,7 @@ mod common;
 
 use bson::{Bson, Document, doc};
 use common::{database, fresh};
-use gdid_core::generator::{Error, IdGenerator};
+use gdid_engine::{Error, IdGenerator};
 use gdid_mongo::{MongoShardedCounter, Pick, RangeLayout};
 
 /// The layout document records the first layout, and is not a range: listing the ranges by

@@ -7,8 +7,8 @@ mod common;
 
 use bson::doc;
 use common::{client, fresh, uri};
-use gdid_core::generator::windows::WindowShard;
-use gdid_core::generator::{ErrorKind, IdGenerator};
+use gdid_engine::windows::WindowShard;
+use gdid_engine::{ErrorKind, IdGenerator};
 use gdid_mongo::{
     AgentError, MongoWindowAgent, MongoWindowGenerator, MongoWindowShard, WindowShardError,
 };

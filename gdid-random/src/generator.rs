@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use gdid_core::generator::{Error, IdBatch, IdGenerator, RandomSource};
+use gdid_engine::{Error, IdBatch, IdGenerator, backend::RandomSource};
 use rand::RngCore;
 use rand::distr::Uniform;
 
@@ -17,7 +17,7 @@ use crate::range::{IdRange, RangeError};
 /// [`insert_with_retry`](crate::insert_with_retry), which draws again on a duplicate key.
 ///
 /// ```
-/// use gdid_core::generator::IdGenerator;
+/// use gdid_engine::IdGenerator;
 /// use gdid_random::{IdRange, RandomIdGenerator, luhn};
 ///
 /// # #[tokio::main(flavor = "current_thread")]

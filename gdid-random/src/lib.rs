@@ -6,7 +6,7 @@
 //!
 //! - [`RandomIdGenerator`]: uniform ids in an [`IdRange`] (exactly N digits, N bits, any range),
 //!   no modulo bias, each thread's generator or one given (seeded for tests); implements
-//!   `gdid_core::generator::IdGenerator`.
+//!   `gdid_engine::IdGenerator`.
 //! - [`luhn`]: the check digit, and parsing that validates it.
 //! - [`insert_with_retry`]: draw, insert, draw again on a duplicate key, up to a bound.
 //! - [`birthday`]: the collision arithmetic, to choose the range.

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::future::Future;
 
-use gdid_core::generator::{Error, IdGenerator};
+use gdid_engine::{Error, IdGenerator};
 
 /// Why [`insert_with_retry`] gave up.
 #[derive(Debug, thiserror::Error)]

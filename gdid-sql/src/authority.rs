@@ -2,16 +2,17 @@
 
 use gdid_core::AUTHORITY_MAX;
 #[cfg(doc)]
-use gdid_core::generator::Authority;
-use gdid_core::generator::numbering::{NumberCheck, claim};
-use gdid_core::generator::{
-    Allocations, AuthorityError, CounterFields, CounterKey, CounterStart, CounterStore, Numbering,
-    StoredCounter, StoredInt, redact,
+use gdid_engine::Authority;
+use gdid_engine::backend::numbering::{NumberCheck, claim};
+use gdid_engine::{
+    AuthorityError, backend::Allocations, backend::CounterFields, backend::CounterKey,
+    backend::CounterStart, backend::CounterStore, backend::Numbering, backend::StoredCounter,
+    backend::StoredInt, redact,
 };
 
 use std::sync::Arc;
 
-use gdid_core::generator::lineage::Lineage;
+use gdid_engine::backend::lineage::Lineage;
 use tokio::sync::OnceCell;
 
 use crate::counters;
@@ -25,10 +26,10 @@ use crate::store::SqlStore;
 ///
 /// The store's authority number is recorded in it (`gdid_authority`) on first use and checked
 /// before the first block of every authority made on it: a store is one authority, whatever
-/// number a caller passes later (see `gdid_core::generator::numbering`).
+/// number a caller passes later (see `gdid_engine::backend::numbering`).
 ///
 /// ```no_run
-/// use gdid_core::generator::BlockGenerator;
+/// use gdid_engine::BlockGenerator;
 /// use gdid_sql::SqlAuthority;
 ///
 /// # #[tokio::main]
@@ -154,9 +155,9 @@ impl SqlAuthority {
 /// What the statements of `counters.rs` return.
 type Counters<T> = Result<T, AuthorityError>;
 
-/// The store side of the authority: the statements of `counters.rs`; the rules are gdid-core's
-/// ([`reserve`](gdid_core::generator::reserve)), which make it an [`Authority`] and a
-/// [`CounterRow`](gdid_core::generator::CounterRow).
+/// The store side of the authority: the statements of `counters.rs`; the rules are gdid-engine's
+/// ([`reserve`](gdid_engine::backend::reserve)), which make it an [`Authority`] and a
+/// [`CounterRow`](gdid_engine::backend::CounterRow).
 impl CounterStore for SqlAuthority {
     const FIELDS: CounterFields = CounterFields {
         era: "era",

@@ -1,8 +1,8 @@
 //! [`SqlCounter`]: the one-at-a-time counter on a SQL store. The rule (continuous values, never
-//! past 2^60) is gdid-core's [`OneAtATime`]; `SqlAuthority` gives it the store's row
+//! past 2^60) is gdid-engine's [`OneAtATime`]; `SqlAuthority` gives it the store's row
 //! (every `CounterStore` is a `CounterRow`, keyed `COUNTER_KEY`).
 
-use gdid_core::generator::OneAtATime;
+use gdid_engine::OneAtATime;
 
 use crate::authority::SqlAuthority;
 

@@ -1,5 +1,5 @@
 //! The counter table, `gdid_counters`: one row per (authority, scope, sequence) holding the era
-//! and the next counter to hand out, as `CounterState` in gdid-core. A reservation moves the row
+//! and the next counter to hand out, as `CounterState` in gdid-engine. A reservation moves the row
 //! forward in one atomic statement, committed before the block is returned:
 //!
 //! ```text
@@ -14,10 +14,10 @@
 //! reads them back (no other session can change them). A missing row is created first (era 0,
 //! next 1: counter 0 of era 0 is never issued) with an insert that ignores a concurrent one.
 //!
-//! These are the store side of [`CounterStore`](gdid_core::generator::CounterStore) (implemented
+//! These are the store side of [`CounterStore`](gdid_engine::backend::CounterStore) (implemented
 //! by `SqlAuthority`); the rules (checking names and sizes, creating a missing row and trying
-//! again, validating what the row holds) are gdid-core's
-//! [`reserve`](gdid_core::generator::reserve).
+//! again, validating what the row holds) are gdid-engine's
+//! [`reserve`](gdid_engine::backend::reserve).
 //!
 //! The update only matches a row an authority could have written and can still issue ids from:
 //! an integer era from 0 to 2^32 - 1 (a row past it is exhausted, left as it is: its era going
@@ -27,11 +27,12 @@
 //! valid-looking values that repeat ids (a counter of -1 becomes 0, then 1; SQLite reads text
 //! as 0).
 
-use gdid_core::generator::lineage::Lineage;
-use gdid_core::generator::numbering::COUNTER_KEY;
-use gdid_core::generator::{
-    ADVANCED_ERA, Allocations, AuthorityError, CounterKey, CounterStart, CounterStore,
-    STORED_COUNTER_MAX, STORED_NEXT, StoredCounter, StoredInt, counter_values,
+use gdid_engine::backend::lineage::Lineage;
+use gdid_engine::backend::numbering::COUNTER_KEY;
+use gdid_engine::{
+    AuthorityError, backend::ADVANCED_ERA, backend::Allocations, backend::CounterKey,
+    backend::CounterStart, backend::CounterStore, backend::STORED_COUNTER_MAX,
+    backend::STORED_NEXT, backend::StoredCounter, backend::StoredInt, backend::counter_values,
 };
 use sqlx::AssertSqlSafe;
 
@@ -42,13 +43,13 @@ use crate::statement::{add_columns, create_table, sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_guard, stored_int};
 
-/// The columns of what the last allocations left (`gdid_core::generator::Allocations`):
+/// The columns of what the last allocations left (`gdid_engine::backend::Allocations`):
 /// milliseconds since the Unix epoch, and a size; `NULL` in a row of before they were kept.
 const ALLOCATION_COLUMNS: [&str; 3] = ["allocated_at", "previous_at", "allocated_size"];
 
 /// The columns added since the table was first made, with their types: the allocations, and the
 /// lineage of the server that last moved the row with the time it changed (seconds since the
-/// fence epoch; see [`gdid_core::generator::lineage`]). `NULL` in a row of before they were
+/// fence epoch; see [`gdid_engine::backend::lineage`]). `NULL` in a row of before they were
 /// kept.
 const ADDED_COLUMNS: [(&str, &str); 5] = [
     ("allocated_at", "BIGINT"),
@@ -120,7 +121,7 @@ fn named_row(authority: &dyn std::fmt::Display, scope: &str, sequence: &str) -> 
 /// Moves the row of `key` forward by `size`: the new `(era, next_counter)`, or `None` when no
 /// row an authority could have written matched (none, or a corrupt one, left as it is). With the
 /// server's `lineage`, the same statement moves a row of another lineage to a new era (see
-/// [`CounterStore::advance`](gdid_core::generator::CounterStore::advance)).
+/// [`CounterStore::advance`](gdid_engine::backend::CounterStore::advance)).
 ///
 /// # Errors
 ///
@@ -236,7 +237,7 @@ pub(crate) async fn advance(
 }
 
 /// Whether the row of `key` is of the lineage of the server (see
-/// [`CounterStore::lineage`](gdid_core::generator::CounterStore::lineage)).
+/// [`CounterStore::lineage`](gdid_engine::backend::CounterStore::lineage)).
 pub(crate) async fn lineage_of(
     store: &SqlStore,
     lineage: Option<&LineageSql>,
@@ -549,7 +550,7 @@ async fn check_siblings(store: &SqlStore, key: &CounterKey<'_>) -> Result<(), Au
 /// On MySQL a value out of range in the update (1264, SQLSTATE 22003; `LAST_INSERT_ID` is
 /// unsigned) means the row is corrupt, and the update did not happen. The update's conditions
 /// keep negative counters and exhausted eras out; this is the last line. The engine names the
-/// row ([`in_record`](gdid_core::generator::in_record)); this names the field.
+/// row ([`in_record`](gdid_engine::backend::in_record)); this names the field.
 fn out_of_range_is_corrupt(error: sqlx::Error) -> AuthorityError {
     if let sqlx::Error::Database(e) = &error
         && e.code().as_deref() == Some("22003")

@@ -1,6 +1,6 @@
 //! Errors of setting up SQL stores.
 
-use gdid_core::generator::ErrorKind;
+use gdid_engine::ErrorKind;
 
 /// A store could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -35,7 +35,7 @@ pub enum Error {
     #[error("cannot create the gdid tables: {0}")]
     Schema(#[source] sqlx::Error),
     /// A range layout that cannot work, or that disagrees with the rows already stored.
-    /// Worded as the engine's [`InvalidConfig`](gdid_core::generator::Error::InvalidConfig) that
+    /// Worded as the engine's [`InvalidConfig`](gdid_engine::Error::InvalidConfig) that
     /// every backend reports it with: the reason names the sequence.
     #[error("invalid generator configuration: {reason}")]
     Layout {
@@ -46,16 +46,16 @@ pub enum Error {
     },
     /// A name that breaks the naming rules.
     #[error(transparent)]
-    Name(#[from] gdid_core::generator::InvalidName),
+    Name(#[from] gdid_engine::InvalidName),
     /// An authority number above 15.
     #[error("authority number {0} is above 15")]
     AuthorityNumber(u8),
     /// The store's authority number could not be read or recorded, or the store is another
     /// authority than the one asked for ([`AuthorityError::Number`]).
     ///
-    /// [`AuthorityError::Number`]: gdid_core::generator::AuthorityError::Number
+    /// [`AuthorityError::Number`]: gdid_engine::AuthorityError::Number
     #[error("authority number: {0}")]
-    Authority(#[from] gdid_core::generator::AuthorityError),
+    Authority(#[from] gdid_engine::AuthorityError),
 }
 
 impl Error {

@@ -4,7 +4,7 @@
 //! driver comes with its feature, `mysql`, `postgres` and `sqlite` (all three by default): a URL
 //! of a driver left out is [`Error::DriverDisabled`].
 //!
-//! - [`SqlAuthority`]: blocks of GDID counters for the `BlockGenerator` engine of gdid-core, one
+//! - [`SqlAuthority`]: blocks of GDID counters for the `BlockGenerator` engine of gdid-engine, one
 //!   atomic statement per block (`UPDATE … RETURNING` on PostgreSQL and SQLite, `LAST_INSERT_ID`
 //!   on MySQL), committed before the block is handed out;
 //! - [`SqlCounter`]: a `u64` incremented in the database for every id, the naive baseline;
@@ -14,7 +14,7 @@
 //!   with an agent that never creates overlapping windows, even two agents at once.
 //!
 //! ```no_run
-//! use gdid_core::generator::BlockGenerator;
+//! use gdid_engine::BlockGenerator;
 //! use gdid_sql::{SqlAuthority, SqlCounter};
 //!
 //! # #[tokio::main]
@@ -70,9 +70,9 @@ mod windows;
 pub use authority::SqlAuthority;
 pub use counter::SqlCounter;
 pub use error::{Error, is_duplicate_key};
-pub use gdid_core::generator::redact;
-pub use gdid_core::generator::windows::{AgentReport, Window};
-pub use gdid_core::generator::{LayoutError, Pick, RangeLayout};
+pub use gdid_engine::redact;
+pub use gdid_engine::windows::{AgentReport, Window};
+pub use gdid_engine::{LayoutError, Pick, RangeLayout};
 pub use numbering::SqlNumberRecord;
 pub use sharded::{SqlRanges, SqlShardedCounter};
 pub use store::{Dialect, SqlStore, reachable};

@@ -1,6 +1,6 @@
 //! The lineage of the server a statement runs on, as SQL the statement itself evaluates (never a
 //! separate query, which a proxy could send to another server): the engine's rule of failovers
-//! and restores ([`gdid_core::generator::lineage`]) in each server's words.
+//! and restores ([`gdid_engine::backend::lineage`]) in each server's words.
 //!
 //! | server | lineage | promoted or restored (`switched`) |
 //! |---|---|---|
@@ -9,7 +9,7 @@
 //! | MySQL | `@@server_uuid` | another server's UUID in `@@gtid_executed` |
 //! | SQLite | none: no replicas (restores: `gdid sequences fence`) | never |
 
-use gdid_core::generator::lineage::{FENCE_EPOCH_UNIX, FENCE_MIN_INTERVAL_SECS};
+use gdid_engine::backend::lineage::{FENCE_EPOCH_UNIX, FENCE_MIN_INTERVAL_SECS};
 use sqlx::AssertSqlSafe;
 
 use crate::statement::with_live_pool;

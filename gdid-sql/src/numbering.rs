@@ -1,6 +1,6 @@
 //! The authority number a SQL store records (`gdid_authority`, one row), and the numbers its
-//! counters use: the three operations of gdid-core's
-//! [`NumberRecord`](gdid_core::generator::numbering::NumberRecord). The rules are gdid-core's.
+//! counters use: the three operations of gdid-engine's
+//! [`NumberRecord`](gdid_engine::backend::numbering::NumberRecord). The rules are gdid-engine's.
 //!
 //! ```sql
 //! CREATE TABLE gdid_authority (
@@ -11,8 +11,8 @@
 
 use std::sync::Arc;
 
-use gdid_core::generator::numbering::{COUNTER_KEY, NumberRecord, stored_number};
-use gdid_core::generator::{AuthorityError, BoxFuture};
+use gdid_engine::backend::numbering::{COUNTER_KEY, NumberRecord, stored_number};
+use gdid_engine::{AuthorityError, backend::BoxFuture};
 use sqlx::AssertSqlSafe;
 use tokio::sync::OnceCell;
 

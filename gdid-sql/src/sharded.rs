@@ -1,13 +1,13 @@
 //! [`SqlShardedCounter`]: N rows of the `gdid_ranges` table, each owning a fixed range of values,
-//! and the sequence's layout record in `gdid_range_layouts` (see `gdid_core::generator::ranges`
+//! and the sequence's layout record in `gdid_range_layouts` (see `gdid_engine::ranges`
 //! for the scheme). This file holds the store operations; the creation of a layout, the pick,
-//! the skipping, the splitting and every check of stored values are gdid-core's.
+//! the skipping, the splitting and every check of stored values are gdid-engine's.
 
 use std::ops::Range;
 
-use gdid_core::generator::{
-    Error as IdError, LAYOUT_FIELDS, NameKind, Pick, RangeFields, RangeLayout, RangeState,
-    RangeStore, ShardedCounter, validate_name,
+use gdid_engine::{
+    Error as IdError, NameKind, Pick, RangeLayout, ShardedCounter, backend::LAYOUT_FIELDS,
+    backend::RangeFields, backend::RangeState, backend::RangeStore, backend::validate_name,
 };
 
 use crate::error::Error;
@@ -259,4 +259,4 @@ fn setup_error(sequence: &str, error: IdError) -> Error {
     }
 }
 
-gdid_core::delegate_id_generator!(SqlShardedCounter => u64);
+gdid_engine::delegate_id_generator!(SqlShardedCounter => u64);

@@ -12,7 +12,7 @@ use sqlx::postgres::{PgConnectOptions, PgPool};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions, Connection};
 
-use gdid_core::generator::redact;
+use gdid_engine::redact;
 
 use crate::error::Error;
 

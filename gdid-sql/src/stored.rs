@@ -6,7 +6,7 @@
 
 use std::ops::RangeInclusive;
 
-use gdid_core::generator::StoredInt;
+use gdid_engine::backend::StoredInt;
 
 use crate::store::Dialect;
 

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use common::execute;
-use gdid_core::generator::{Pick, RangeLayout};
+use gdid_engine::{Pick, RangeLayout};
 use gdid_sql::{Dialect, SqlAuthority, SqlShardedCounter, SqlStore};
 use gdid_testkit::conformance::{Backend, Counters, GoingDown, Ranges, Setup, Windows};
 

@@ -7,8 +7,8 @@
 mod common;
 
 use common::urls_of_authority;
-use gdid_core::generator::AuthorityError;
-use gdid_core::generator::numbering::NumberConflict;
+use gdid_engine::AuthorityError;
+use gdid_engine::backend::numbering::NumberConflict;
 use gdid_sql::SqlAuthority;
 
 #[tokio::test]

@@ -13,7 +13,7 @@ mod common;
 use std::collections::HashSet;
 
 use common::{execute, fresh_scope};
-use gdid_core::generator::{Authority, IdGenerator};
+use gdid_engine::{Authority, IdGenerator};
 use gdid_sql::{Dialect, Pick, RangeLayout, SqlAuthority, SqlShardedCounter, SqlStore};
 
 /// The stores to run on: a fresh SQLite file, and a database of this test's own on PostgreSQL

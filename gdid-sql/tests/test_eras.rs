@@ -5,7 +5,7 @@
 mod common;
 
 use common::{execute, fresh_scope, urls};
-use gdid_core::generator::{Authority, AuthorityError, STORED_COUNTER_MAX};
+use gdid_engine::{Authority, AuthorityError, backend::STORED_COUNTER_MAX};
 use gdid_sql::SqlAuthority;
 
 #[tokio::test]

@@ -6,9 +6,9 @@
 mod common;
 
 use common::execute;
-use gdid_core::generator::sequences;
-use gdid_core::generator::windows::WindowShard;
-use gdid_core::generator::{Authority, CounterStore};
+use gdid_engine::sequences;
+use gdid_engine::windows::WindowShard;
+use gdid_engine::{Authority, backend::CounterStore};
 use gdid_sql::{SqlAuthority, SqlStore};
 
 #[tokio::test]
@@ -50,7 +50,7 @@ async fn an_old_counter_table_gets_the_allocation_columns() {
         assert!(
             matches!(
                 listed[0].allocations[0],
-                gdid_core::generator::StoredInt::Integer(_)
+                gdid_engine::backend::StoredInt::Integer(_)
             ),
             "{dialect}: {listed:?}"
         );

@@ -6,14 +6,14 @@
 mod common;
 
 use common::{execute, fresh_scope, urls};
-use gdid_core::generator::{Authority, Error, IdGenerator, OneAtATime};
+use gdid_engine::{Authority, Error, IdGenerator, OneAtATime};
 use gdid_sql::SqlAuthority;
 
 #[tokio::test]
 async fn a_corrupt_sibling_row_is_named_not_skipped_when_the_counter_row_is_created() {
     for (dialect, url) in urls() {
         let authority = SqlAuthority::open(&url).await.unwrap();
-        let number = gdid_core::generator::Authority::number(&authority);
+        let number = gdid_engine::Authority::number(&authority);
         let other = if number == 2 { 3 } else { 2 };
         let scope = fresh_scope("siblings");
         // A counter of before the key 0 handed out 1 to 50 from the authority's row…

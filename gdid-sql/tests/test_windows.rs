@@ -8,8 +8,8 @@ mod common;
 use std::collections::HashSet;
 
 use common::{execute, fresh_scope, urls};
-use gdid_core::generator::windows::WindowShard;
-use gdid_core::generator::{Error, IdGenerator};
+use gdid_engine::windows::WindowShard;
+use gdid_engine::{Error, IdGenerator};
 use gdid_sql::{SqlStore, SqlWindowGenerator, WindowAgent};
 
 /// A directory of its own for SQLite files of `test`.

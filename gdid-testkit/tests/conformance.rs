@@ -1,10 +1,10 @@
-//! The conformance suite on the in-memory authority (`gdid_core::generator::MemoryAuthority`):
+//! The conformance suite on the in-memory authority (`gdid_engine::MemoryAuthority`):
 //! the cases that need no stored counter written behind the authority's back.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use gdid_core::generator::MemoryAuthority;
+use gdid_engine::MemoryAuthority;
 use gdid_testkit::conformance::Backend;
 
 /// In-memory authorities, one per number, shared by every "connection".
@@ -30,7 +30,7 @@ impl Backend for Memory {
     }
 
     async fn connect(&self, place: &Arc<MemoryAuthority>, number: u8) -> Arc<MemoryAuthority> {
-        assert_eq!(gdid_core::generator::Authority::number(&**place), number);
+        assert_eq!(gdid_engine::Authority::number(&**place), number);
         Arc::clone(place)
     }
 }

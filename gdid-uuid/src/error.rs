@@ -1,6 +1,6 @@
 //! The errors of the UUID generators.
 
-use gdid_core::generator::Error;
+use gdid_engine::Error;
 
 /// The time field of the UUID version is used up: the clock, or the sequence running ahead of
 /// it, passed the last time the version can hold (v7: 2^48 ms after 1970, in the year 10889; v1

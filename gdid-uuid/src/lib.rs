@@ -1,6 +1,6 @@
 //! # gdid-uuid
 //!
-//! UUID generators behind gdid's [`IdGenerator`](gdid_core::generator::IdGenerator) trait, so a
+//! UUID generators behind gdid's [`IdGenerator`](gdid_engine::IdGenerator) trait, so a
 //! service can swap UUIDs for GDIDs, counters or random ids without touching its code.
 //!
 //! | generator | version | order | per id |
@@ -18,15 +18,15 @@
 //! seeded `StdRng` in tests).
 //!
 //! ```
-//! use gdid_core::generator::IdGenerator;
+//! use gdid_engine::IdGenerator;
 //! use gdid_uuid::UuidV7Generator;
 //!
-//! async fn new_order_id<G: IdGenerator>(ids: &G) -> Result<G::Id, gdid_core::generator::Error> {
+//! async fn new_order_id<G: IdGenerator>(ids: &G) -> Result<G::Id, gdid_engine::Error> {
 //!     ids.next_id().await
 //! }
 //!
 //! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() -> Result<(), gdid_core::generator::Error> {
+//! # async fn main() -> Result<(), gdid_engine::Error> {
 //! let ids = UuidV7Generator::new();
 //! let id = new_order_id(&ids).await?;
 //! let batch = ids.next_ids(100).await?;              // taken from the sequence in one step

@@ -1,6 +1,6 @@
 //! [`UuidV7Generator`]: time-ordered UUIDs (RFC 9562 version 7), strictly increasing, lock-free.
 
-use gdid_core::generator::{Error, IdBatch, IdGenerator, RandomSource};
+use gdid_engine::{Error, IdBatch, IdGenerator, backend::RandomSource};
 use rand::RngCore;
 use uuid::Uuid;
 

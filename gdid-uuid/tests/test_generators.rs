@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use gdid_core::generator::{Error, IdGenerator, SharedIdGenerator};
+use gdid_engine::{Error, IdGenerator, SharedIdGenerator};
 use gdid_uuid::{
     MAX_BATCH, ManualClock, NodeId, UuidV1Generator, UuidV4Generator, UuidV6Generator,
     UuidV7Generator,

@@ -5,15 +5,15 @@
 use std::fmt;
 use std::sync::Arc;
 
-use gdid_core::generator::durability::Durability;
-use gdid_core::generator::numbering::NumberRecord;
-use gdid_core::generator::sequences::Sequence;
-use gdid_core::generator::{
-    AuthorityError, BoxFuture, CounterKey, CounterState, DynAuthority, Pick, RangeLayout,
-    SharedIdGenerator,
+use gdid_engine::backend::numbering::NumberRecord;
+use gdid_engine::durability::Durability;
+use gdid_engine::sequences::Sequence;
+use gdid_engine::{
+    AuthorityError, DynAuthority, Pick, RangeLayout, SharedIdGenerator, backend::BoxFuture,
+    backend::CounterKey, backend::CounterState,
 };
 
-use crate::error::Source;
+use crate::error::DriverError;
 use crate::shard::StoreShard;
 
 /// A store connected (or, for a failover store that is down, set up to connect on first use),
@@ -37,7 +37,7 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug {
         sequence: &'a str,
         layout: RangeLayout,
         pick: Pick,
-    ) -> Option<BoxFuture<'a, Result<SharedIdGenerator<u64>, Source>>> {
+    ) -> Option<BoxFuture<'a, Result<SharedIdGenerator<u64>, DriverError>>> {
         let _ = (sequence, layout, pick);
         None
     }
@@ -49,7 +49,7 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug {
         &'a self,
         sequence: &'a str,
         by: u64,
-    ) -> Option<BoxFuture<'a, Result<u64, Source>>> {
+    ) -> Option<BoxFuture<'a, Result<u64, DriverError>>> {
         let _ = (sequence, by);
         None
     }
@@ -61,19 +61,19 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug {
 
     /// Raises the floor of the counter record `key` (keyed by an authority number, or by
     /// `COUNTER_KEY` for the one-at-a-time counter) to `floor`
-    /// (`gdid_core::generator::raise_floor`).
+    /// (`gdid_engine::backend::raise_floor`).
     fn raise_floor<'a>(
         &'a self,
         key: CounterKey<'a>,
         floor: CounterState,
     ) -> BoxFuture<'a, Result<bool, AuthorityError>>;
 
-    /// Every counter record of the store (`gdid_core::generator::sequences::list`).
+    /// Every counter record of the store (`gdid_engine::sequences::list`).
     fn sequences(&self) -> BoxFuture<'_, Result<Vec<Sequence>, AuthorityError>>;
 
     /// Whether the store's acknowledged blocks survive a crash and a failover: its server's
     /// settings, judged (`gdid check`).
-    fn durability(&self) -> BoxFuture<'_, Result<Durability, Source>>;
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, DriverError>>;
 
     /// The largest block the store's authority takes (an authority server's `--max-block`);
     /// `None`: no limit of its own.

@@ -42,7 +42,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use gdid_core::generator::{DynAuthority, SharedIdGenerator, redact};
+use gdid_engine::{DynAuthority, SharedIdGenerator, redact};
 
 pub use generator::{BlockGenerator, BlockGeneratorBuilder, Generator};
 use runtime::{InRuntime, Runtime};
@@ -140,7 +140,7 @@ impl Store {
     /// # Ok(())
     /// # }
     /// ```
-    pub fn generator<G: gdid_core::generator::IdGenerator>(&self, ids: G) -> Generator<G> {
+    pub fn generator<G: gdid_engine::IdGenerator>(&self, ids: G) -> Generator<G> {
         Generator::new(ids, self.store.runtime().clone())
     }
 

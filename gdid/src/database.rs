@@ -5,17 +5,18 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use gdid_core::generator::durability::Durability;
-use gdid_core::generator::numbering::{COUNTER_KEY, NumberRecord};
-use gdid_core::generator::sequences::{self, Sequence};
-use gdid_core::generator::windows::WindowShard;
-use gdid_core::generator::{
-    Authority, AuthorityError, BoxFuture, CounterKey, CounterRow, CounterState, CounterStore,
-    DynAuthority, IdGenerator, OneAtATime, Pick, RangeLayout, SharedIdGenerator, raise_floor,
+use gdid_engine::backend::numbering::{COUNTER_KEY, NumberRecord};
+use gdid_engine::durability::Durability;
+use gdid_engine::sequences::{self, Sequence};
+use gdid_engine::windows::WindowShard;
+use gdid_engine::{
+    Authority, AuthorityError, DynAuthority, IdGenerator, OneAtATime, Pick, RangeLayout,
+    SharedIdGenerator, backend::BoxFuture, backend::CounterKey, backend::CounterRow,
+    backend::CounterState, backend::CounterStore, backend::raise_floor,
 };
 
 use crate::backend::Backend;
-use crate::error::Source;
+use crate::error::DriverError;
 use crate::shard::StoreShard;
 
 /// What a database store (SQL or MongoDB) supplies: a [`Backend`] is made of it once, by
@@ -40,14 +41,18 @@ pub(crate) trait Store: Send + Sync + fmt::Debug + 'static {
         sequence: &str,
         layout: RangeLayout,
         pick: Pick,
-    ) -> impl Future<Output = Result<Self::Sharded, Source>> + Send;
+    ) -> impl Future<Output = Result<Self::Sharded, DriverError>> + Send;
 
     /// Moves every range of `sequence` forward by `by` values (`Backend::skip_ranges`), or says
     /// why the store does not.
-    fn skip_ranges<'a>(&'a self, sequence: &'a str, by: u64) -> BoxFuture<'a, Result<u64, Source>>;
+    fn skip_ranges<'a>(
+        &'a self,
+        sequence: &'a str,
+        by: u64,
+    ) -> BoxFuture<'a, Result<u64, DriverError>>;
 
     /// Its server's settings, judged ([`Backend::durability`]).
-    fn durability(&self) -> BoxFuture<'_, Result<Durability, Source>>;
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, DriverError>>;
 
     /// The store as a shard, and its label.
     fn shard(&self) -> (String, Self::Shard);
@@ -113,7 +118,7 @@ impl<S: Store> Backend for Database<S> {
         sequence: &'a str,
         layout: RangeLayout,
         pick: Pick,
-    ) -> Option<BoxFuture<'a, Result<SharedIdGenerator<u64>, Source>>> {
+    ) -> Option<BoxFuture<'a, Result<SharedIdGenerator<u64>, DriverError>>> {
         Some(Box::pin(async move {
             let ids = self.store.sharded(sequence, layout, pick).await?;
             Ok(Arc::new(ids) as SharedIdGenerator<u64>)
@@ -124,7 +129,7 @@ impl<S: Store> Backend for Database<S> {
         &'a self,
         sequence: &'a str,
         by: u64,
-    ) -> Option<BoxFuture<'a, Result<u64, Source>>> {
+    ) -> Option<BoxFuture<'a, Result<u64, DriverError>>> {
         Some(self.store.skip_ranges(sequence, by))
     }
 
@@ -150,7 +155,7 @@ impl<S: Store> Backend for Database<S> {
         Box::pin(async move { sequences::list(&authority_of(&self.store, COUNTER_KEY)).await })
     }
 
-    fn durability(&self) -> BoxFuture<'_, Result<Durability, Source>> {
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, DriverError>> {
         self.store.durability()
     }
 

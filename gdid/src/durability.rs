@@ -1,6 +1,6 @@
 //! [`Store::check`]: whether a store's acknowledged blocks survive a crash and a failover.
 
-use gdid_core::generator::durability::Durability;
+use gdid_engine::durability::Durability;
 
 use crate::{Store, StoreError};
 

@@ -1,16 +1,15 @@
 //! [`StoreError`]: why [`Store::open`](crate::Store::open) or one of the strategies of a store
 //! could not be set up.
 
-use gdid_core::generator::windows::AgentError;
-use gdid_core::generator::{AuthorityError, ErrorKind};
+use gdid_engine::windows::AgentError;
+use gdid_engine::{AuthorityError, ErrorKind};
 
 use crate::shard::ShardError;
 
-/// The error of a driver or of a backend crate, kept as the source of a [`StoreError`].
-pub type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
+pub(crate) use gdid_engine::backend::DriverError;
 
 /// A store could not be opened, or a strategy could not be set up on it. Every URL held here is
-/// redacted (`gdid_core::generator::redact`): no password is ever printed.
+/// redacted (`gdid_engine::redact`): no password is ever printed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
@@ -47,7 +46,7 @@ pub enum StoreError {
         url: String,
         /// The driver's error.
         #[source]
-        source: Source,
+        source: DriverError,
     },
     /// The store's tables or collections could not be created.
     #[error("cannot create the gdid schema in {url}: {source}")]
@@ -56,7 +55,7 @@ pub enum StoreError {
         url: String,
         /// The driver's error.
         #[source]
-        source: Source,
+        source: DriverError,
     },
     /// The store's authority number could not be read, settled or recorded.
     #[error("the authority number of {url}: {source}")]
@@ -128,7 +127,7 @@ pub enum StoreError {
         url: String,
         /// The driver's error.
         #[source]
-        source: Source,
+        source: DriverError,
     },
     /// A window agent could not be set up: a window size of 0, a shard that cannot be prepared,
     /// one store given twice.
@@ -146,13 +145,13 @@ pub enum StoreError {
         url: String,
         /// The backend's error.
         #[source]
-        source: Source,
+        source: DriverError,
     },
 }
 
 impl StoreError {
     /// The kind of the error, in the one vocabulary of every store
-    /// ([`ErrorKind`](gdid_core::generator::ErrorKind)): a URL, a feature, a number, a setting or
+    /// ([`ErrorKind`](gdid_engine::ErrorKind)): a URL, a feature, a number, a setting or
     /// a strategy the store cannot keep is [`ErrorKind::Config`] (a URL the driver cannot use,
     /// `postgres://h:notaport/db` say, too); a driver's or backend's error is sorted as its crate
     /// sorts it (a store that cannot be reached is [`ErrorKind::Unavailable`]).
@@ -183,7 +182,7 @@ impl StoreError {
     }
 }
 
-/// The kind of a [`Source`], as the crate it comes from sorts it (else unavailable).
+/// The kind of a [`DriverError`], as the crate it comes from sorts it (else unavailable).
 fn source_kind(source: &(dyn std::error::Error + 'static)) -> ErrorKind {
     if let Some(e) = source.downcast_ref::<Redacted>() {
         return e.kind;
@@ -191,7 +190,7 @@ fn source_kind(source: &(dyn std::error::Error + 'static)) -> ErrorKind {
     if let Some(e) = source.downcast_ref::<AuthorityError>() {
         return e.kind();
     }
-    if let Some(e) = source.downcast_ref::<gdid_core::generator::Error>() {
+    if let Some(e) = source.downcast_ref::<gdid_engine::Error>() {
         return e.kind();
     }
     #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]

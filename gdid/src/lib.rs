@@ -76,8 +76,8 @@ mod stores;
 mod url;
 pub mod verify;
 
-pub use error::{Source, StoreError};
-pub use gdid_core::generator::durability::{Durability, Setting, Verdict};
+pub use error::StoreError;
+pub use gdid_engine::durability::{Durability, Setting, Verdict};
 pub use sequences::{FenceScope, Fenced};
 pub use shard::{ShardError, StoreShard};
 pub use store::{OpenOptions, Store};
@@ -90,14 +90,14 @@ pub use gdid_core::{
     GdidSymbol, InvalidLength, InvalidParts, ParseAnyError, ParseError,
 };
 // The traits and the engine.
-pub use gdid_core::generator::{
+pub use gdid_engine::{
     Authority, AuthorityError, BlockGenerator, BlockGeneratorBuilder, DynIdGenerator, Error,
     GeneratorConfig, IdBatch, IdGenerator, IdOrder, MemoryAuthority, Pick, Preference, RangeLayout,
     SharedIdGenerator, redact,
 };
 
-/// The whole engine: authorities, blocks, providers, ranges, windows (gdid-core's `generator`).
-pub use gdid_core::generator as engine;
+/// The whole engine: authorities, blocks, providers, ranges, windows (gdid-engine).
+pub use gdid_engine as engine;
 
 /// serde helpers for [`Gdid`] (gdid-core's `serde`).
 #[cfg(feature = "serde")]

@@ -3,17 +3,17 @@
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
-use gdid_core::generator::durability::{Durability, Setting, Verdict};
-use gdid_core::generator::numbering::{COUNTER_KEY, MemoryRecord, NumberRecord};
-use gdid_core::generator::sequences::Sequence;
-use gdid_core::generator::{
-    Authority, AuthorityError, Block, BoxFuture, CounterFields, CounterKey, CounterRow,
-    CounterState, DynAuthority, MemoryAuthority, OneAtATime, SharedIdGenerator, StoredCounter,
-    StoredInt,
+use gdid_engine::backend::numbering::{COUNTER_KEY, MemoryRecord, NumberRecord};
+use gdid_engine::durability::{Durability, Setting, Verdict};
+use gdid_engine::sequences::Sequence;
+use gdid_engine::{
+    Authority, AuthorityError, Block, DynAuthority, MemoryAuthority, OneAtATime, SharedIdGenerator,
+    backend::BoxFuture, backend::CounterFields, backend::CounterKey, backend::CounterRow,
+    backend::CounterState, backend::StoredCounter, backend::StoredInt,
 };
 
 use crate::backend::Backend;
-use crate::error::Source;
+use crate::error::DriverError;
 
 /// The named memory stores of this process (`memory:NAME`): opening one name twice opens one
 /// store.
@@ -143,7 +143,7 @@ impl Backend for MemoryBackend {
     }
 
     /// Nothing of it outlives the process.
-    fn durability(&self) -> BoxFuture<'_, Result<Durability, Source>> {
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, DriverError>> {
         Box::pin(std::future::ready(Ok(Durability::new(
             "memory, in this process",
             vec![Setting::new(

@@ -4,17 +4,17 @@
 
 use std::sync::Arc;
 
-use gdid_core::generator::durability::{Durability, Setting, Verdict};
-use gdid_core::generator::numbering::NumberRecord;
-use gdid_core::generator::sequences::Sequence;
-use gdid_core::generator::{
-    AuthorityError, BoxFuture, CounterKey, CounterState, DynAuthority, Error, IdBatch, IdGenerator,
-    SharedIdGenerator,
+use gdid_engine::backend::numbering::NumberRecord;
+use gdid_engine::durability::{Durability, Setting, Verdict};
+use gdid_engine::sequences::Sequence;
+use gdid_engine::{
+    AuthorityError, DynAuthority, Error, IdBatch, IdGenerator, SharedIdGenerator,
+    backend::BoxFuture, backend::CounterKey, backend::CounterState,
 };
 use gdid_http::client::{Remote, RemoteAuthority, RemoteError, RemoteOptions};
 
 use crate::backend::Backend;
-use crate::error::{Source, StoreError};
+use crate::error::{DriverError, StoreError};
 
 /// The variable a token is read from when the options give none.
 pub(crate) const TOKEN_VARIABLE: &str = "GDID_TOKEN";
@@ -119,7 +119,7 @@ impl Backend for HttpBackend {
 
     /// The server's store decides, and it is not asked over HTTP (its settings are the
     /// operator's business, not a client's).
-    fn durability(&self) -> BoxFuture<'_, Result<Durability, Source>> {
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, DriverError>> {
         Box::pin(std::future::ready(Ok(Durability::new(
             format!("gdid serve at {}", self.remote.label()),
             vec![Setting::new(

@@ -3,15 +3,15 @@
 
 use std::time::Duration;
 
-use gdid_core::generator::durability::Durability;
-use gdid_core::generator::numbering::NumberRecord;
-use gdid_core::generator::{BoxFuture, Pick, RangeLayout, redact};
+use gdid_engine::backend::numbering::NumberRecord;
+use gdid_engine::durability::Durability;
+use gdid_engine::{Pick, RangeLayout, backend::BoxFuture, redact};
 use gdid_mongo::{MongoAuthority, MongoNumberRecord, MongoShardedCounter, MongoWindowShard};
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
 
 use crate::database::Store;
-use crate::error::{Redacted, Source, StoreError};
+use crate::error::{DriverError, Redacted, StoreError};
 
 /// The database used when the URL names none.
 pub(crate) const DEFAULT_DATABASE: &str = "gdid";
@@ -92,7 +92,7 @@ impl Store for MongoBackend {
         sequence: &str,
         layout: RangeLayout,
         pick: Pick,
-    ) -> Result<MongoShardedCounter, Source> {
+    ) -> Result<MongoShardedCounter, DriverError> {
         Ok(MongoShardedCounter::create(&self.database, RANGES, sequence, layout, pick).await?)
     }
 
@@ -101,13 +101,13 @@ impl Store for MongoBackend {
         &'a self,
         _sequence: &'a str,
         _by: u64,
-    ) -> BoxFuture<'a, Result<u64, Source>> {
+    ) -> BoxFuture<'a, Result<u64, DriverError>> {
         let why = "its writes survive a failover (w: majority, j: true), and this store does \
                    not skip ranges";
         Box::pin(std::future::ready(Err(why.into())))
     }
 
-    fn durability(&self) -> BoxFuture<'_, Result<Durability, Source>> {
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, DriverError>> {
         Box::pin(async move {
             let report = gdid_mongo::durability(&self.database).await;
             report.map_err(|error| {
@@ -116,7 +116,7 @@ impl Store for MongoBackend {
                     message: redact(&error.to_string()),
                     kind: gdid_mongo::Error::Server(error).kind(),
                 };
-                Box::new(redacted) as Source
+                Box::new(redacted) as DriverError
             })
         })
     }

@@ -1,13 +1,13 @@
 //! A MySQL/MariaDB, PostgreSQL or SQLite store (gdid-sql), a [`Store`] of the
 //! [`Database`](crate::database::Database) backend.
 
-use gdid_core::generator::durability::Durability;
-use gdid_core::generator::numbering::NumberRecord;
-use gdid_core::generator::{BoxFuture, Pick, RangeLayout};
+use gdid_engine::backend::numbering::NumberRecord;
+use gdid_engine::durability::Durability;
+use gdid_engine::{Pick, RangeLayout, backend::BoxFuture};
 use gdid_sql::{Error, SqlAuthority, SqlNumberRecord, SqlShardedCounter, SqlStore};
 
 use crate::database::Store;
-use crate::error::{Source, StoreError};
+use crate::error::{DriverError, StoreError};
 
 /// A SQL store and its number record.
 #[derive(Debug)]
@@ -68,15 +68,19 @@ impl Store for SqlBackend {
         sequence: &str,
         layout: RangeLayout,
         pick: Pick,
-    ) -> Result<SqlShardedCounter, Source> {
+    ) -> Result<SqlShardedCounter, DriverError> {
         Ok(SqlShardedCounter::create(self.store.clone(), sequence, layout, pick).await?)
     }
 
-    fn skip_ranges<'a>(&'a self, sequence: &'a str, by: u64) -> BoxFuture<'a, Result<u64, Source>> {
+    fn skip_ranges<'a>(
+        &'a self,
+        sequence: &'a str,
+        by: u64,
+    ) -> BoxFuture<'a, Result<u64, DriverError>> {
         Box::pin(async move { Ok(SqlShardedCounter::skip(&self.store, sequence, by).await?) })
     }
 
-    fn durability(&self) -> BoxFuture<'_, Result<Durability, Source>> {
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, DriverError>> {
         Box::pin(async move { Ok(self.store.durability().await?) })
     }
 

@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
-use gdid_core::generator::durability::Durability;
-use gdid_core::generator::numbering::claim;
-use gdid_core::generator::windows::{WindowAgent, WindowShard};
-use gdid_core::generator::{Pick, RangeLayout, SharedIdGenerator, redact};
+use gdid_engine::backend::numbering::claim;
+use gdid_engine::durability::Durability;
+use gdid_engine::windows::{WindowAgent, WindowShard};
+use gdid_engine::{Pick, RangeLayout, SharedIdGenerator, redact};
 
 use crate::backend::Backend;
-use crate::error::{Source, StoreError};
+use crate::error::{DriverError, StoreError};
 use crate::shard::StoreShard;
 use crate::store::{Store, sharded, window_generator};
 use crate::url::Scheme;
@@ -70,7 +70,7 @@ impl OpenOptions {
     /// Opens the store as authority `number` (0 to 15) rather than the one it settles on by
     /// itself: a fresh store records `number`; a store that has recorded another number is
     /// refused with [`StoreError::Authority`] holding
-    /// [`NumberConflict::Recorded`](gdid_core::generator::numbering::NumberConflict::Recorded),
+    /// [`NumberConflict::Recorded`](gdid_engine::backend::numbering::NumberConflict::Recorded),
     /// before any id is issued. A number above 15 is [`StoreError::AuthorityNumber`].
     ///
     /// ```no_run
@@ -194,7 +194,7 @@ impl OpenOptions {
 
     /// Opens the stores of `urls` as the authorities of one generator, in preference order
     /// ([`Stores::block_generator`](crate::Stores::block_generator)), by the rules of
-    /// `gdid::engine::numbering`: each store is the authority recorded in it, or the one
+    /// `gdid::engine::backend::numbering`: each store is the authority recorded in it, or the one
     /// [`authorities`](Self::authorities) asks for (refused when its record says otherwise); a
     /// fresh store takes the lowest number, from 1, that no store listed with it holds (fresh
     /// stores in the order of their URLs, whatever the order given, so that processes listing
@@ -269,7 +269,7 @@ impl OpenOptions {
             .iter()
             .map(|&i| (opened[i].1.record(), asked[i]))
             .collect();
-        let sorted = gdid_core::generator::numbering::assign(&records)
+        let sorted = gdid_engine::backend::numbering::assign(&records)
             .await
             .map_err(|source| StoreError::Numbers {
                 urls: opened.iter().map(|(label, _)| label.clone()).collect(),
@@ -475,9 +475,8 @@ impl OpenOptions {
         strategy: &'static str,
     ) -> Result<StoreShard, StoreError> {
         let shard = self.shard(url).await?;
-        let named =
-            gdid_core::generator::validate_name(gdid_core::generator::NameKind::Sequence, sequence);
-        let failed = |source: Source| {
+        let named = gdid_engine::backend::validate_name(gdid_engine::NameKind::Sequence, sequence);
+        let failed = |source: DriverError| {
             crate::store::strategy_error(strategy, sequence, shard.label(), source)
         };
         named.map_err(|e| failed(e.into()))?;

@@ -4,16 +4,16 @@
 use std::fmt;
 use std::sync::Arc;
 
-use gdid_core::generator::BoxFuture;
-use gdid_core::generator::windows::{Window, WindowShard};
+use gdid_engine::backend::BoxFuture;
+use gdid_engine::windows::{Window, WindowShard};
 
-use crate::error::Source;
+use crate::error::DriverError;
 
 /// The error of a [`StoreShard`]: its store's error, and whether it says that stored windows
 /// cannot be right.
 #[derive(Debug)]
 pub struct ShardError {
-    error: Source,
+    error: DriverError,
     corrupt: bool,
     switched: bool,
 }

@@ -2,13 +2,13 @@
 //! several as one generator's authorities, is [`OpenOptions`].
 use std::sync::Arc;
 
-use gdid_core::generator::windows::{WindowAgent, WindowGenerator};
-use gdid_core::generator::{
+use gdid_engine::windows::{WindowAgent, WindowGenerator};
+use gdid_engine::{
     BlockGenerator, BlockGeneratorBuilder, DynAuthority, Pick, RangeLayout, SharedIdGenerator,
 };
 
 use crate::backend::Backend;
-use crate::error::{Source, StoreError};
+use crate::error::{DriverError, StoreError};
 use crate::shard::StoreShard;
 
 pub use crate::options::OpenOptions;
@@ -145,12 +145,10 @@ impl Store {
         };
         match self.backend.record().recorded_number().await {
             Ok(Some(number)) if number == self.number => Ok(()),
-            Ok(recorded) => Err(failed(gdid_core::generator::AuthorityError::Corrupt(
-                format!(
-                    "the store records authority {recorded:?}, not {} as when it was opened",
-                    self.number
-                ),
-            ))),
+            Ok(recorded) => Err(failed(gdid_engine::AuthorityError::Corrupt(format!(
+                "the store records authority {recorded:?}, not {} as when it was opened",
+                self.number
+            )))),
             Err(error) => Err(failed(error)),
         }
     }
@@ -345,7 +343,7 @@ impl Store {
         insert: F,
     ) -> Result<(G::Id, T), gdid_random::RetryError<G::Id, E>>
     where
-        G: gdid_core::generator::IdGenerator + ?Sized,
+        G: gdid_engine::IdGenerator + ?Sized,
         G::Id: Clone + std::fmt::Debug,
         E: std::error::Error + 'static,
         F: FnMut(G::Id) -> Fut,
@@ -363,7 +361,7 @@ pub(crate) fn strategy_error(
     strategy: &'static str,
     sequence: &str,
     url: &str,
-    source: Source,
+    source: DriverError,
 ) -> StoreError {
     StoreError::Strategy {
         strategy,

@@ -1,7 +1,7 @@
 //! Which kind of store a URL names, and whether this build can open it.
 
 use crate::error::StoreError;
-use gdid_core::generator::redact;
+use gdid_engine::redact;
 
 /// The kind of store a URL names, from its scheme: what [`Store::open`](crate::Store::open)
 /// would open, found without opening it.

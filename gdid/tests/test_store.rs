@@ -311,7 +311,9 @@ fn unsupported<T>(asked: Result<T, StoreError>, what: &str) -> StoreError {
 
 /// The conflict of authority numbers `error` reports, if it is one.
 #[cfg(feature = "sqlite")]
-fn number_conflict(error: &StoreError) -> Option<&gdid::engine::numbering::NumberConflict> {
+fn number_conflict(
+    error: &StoreError,
+) -> Option<&gdid::engine::backend::numbering::NumberConflict> {
     match error {
         StoreError::Numbers {
             source: gdid::AuthorityError::Number(conflict),
@@ -451,7 +453,7 @@ async fn an_asked_number_is_recorded_and_never_contradicted(
     options: impl Fn() -> gdid::OpenOptions,
     number: u8,
 ) {
-    use gdid::engine::numbering::NumberConflict;
+    use gdid::engine::backend::numbering::NumberConflict;
 
     let store = options().authority(number).open(url).await.expect("open");
     assert_eq!(store.authority_number(), number, "{url}");
@@ -565,7 +567,7 @@ async fn memory_stores_are_in_process_and_named_ones_are_shared() {
 #[cfg(feature = "sqlite")]
 #[tokio::test]
 async fn open_all_gives_each_store_its_own_number() {
-    use gdid::engine::numbering::NumberConflict;
+    use gdid::engine::backend::numbering::NumberConflict;
 
     let a = sqlite_url("gdid_open_all_a");
     let b = sqlite_url("gdid_open_all_b");
@@ -638,7 +640,7 @@ async fn open_all_numbers_fresh_stores_in_the_order_of_their_urls() {
 #[cfg(all(feature = "sqlite", feature = "mysql"))]
 #[tokio::test]
 async fn open_all_with_a_store_that_is_down() {
-    use gdid::engine::numbering::NumberConflict;
+    use gdid::engine::backend::numbering::NumberConflict;
 
     let dead = "mysql://root:hunter2@127.0.0.1:1/test";
     let fresh_store = sqlite_url("gdid_open_all_down");

@@ -2,7 +2,7 @@
 //! takes any type, or none).
 
 use bson::{Bson, Document, doc};
-use gdid_core::generator::{Authority, IdGenerator, Pick, RangeLayout};
+use gdid_engine::{Authority, IdGenerator, Pick, RangeLayout};
 use gdid_mongo::{MongoAuthority, MongoCounter, MongoShardedCounter, MongoWindowShard};
 use gdid_testkit::fresh;
 use mongodb::{Client, Database};

@@ -5,7 +5,7 @@
 //! in a `BIGINT` either: there "the wrong type" is the nearest they can express, a value above
 //! the 60-bit counter range; SQLite stores the text as it is.
 
-use gdid_core::generator::{Authority, IdGenerator, Pick, RangeLayout};
+use gdid_engine::{Authority, IdGenerator, Pick, RangeLayout};
 use gdid_sql::{Dialect, SqlAuthority, SqlCounter, SqlShardedCounter, SqlStore, redact};
 use gdid_testkit::fresh;
 

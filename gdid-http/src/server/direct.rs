@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use gdid_core::generator::{BlockGenerator, DynAuthority, GeneratorConfig, IdBatch};
-use gdid_core::{Gdid, generator::Error};
+use gdid_core::Gdid;
+use gdid_engine::Error;
+use gdid_engine::{BlockGenerator, DynAuthority, GeneratorConfig, IdBatch};
 
 use super::ApiError;
 

@@ -4,7 +4,7 @@
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use gdid_core::generator::{AuthorityError, AuthorityFailure, Error, ErrorKind, FailureCause};
+use gdid_engine::{AuthorityError, AuthorityFailure, Error, ErrorKind, FailureCause};
 use tracing::warn;
 
 use crate::wire::{BadRequest, ErrorBody, ErrorReply};

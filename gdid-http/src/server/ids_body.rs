@@ -6,7 +6,7 @@ use axum::body::{Body, Bytes};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use gdid_core::Gdid;
-use gdid_core::generator::IdBatch;
+use gdid_engine::IdBatch;
 use http_body_util::{BodyExt, Full};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 

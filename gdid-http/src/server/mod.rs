@@ -3,7 +3,7 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use gdid_core::generator::MemoryAuthority;
+//! use gdid_engine::MemoryAuthority;
 //! use gdid_http::server::{Server, Tokens};
 //!
 //! # #[tokio::main]
@@ -31,7 +31,7 @@ use std::future::Future;
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
-use gdid_core::generator::{BoxFuture, DynAuthority, GeneratorConfig, IdOrder};
+use gdid_engine::{DynAuthority, GeneratorConfig, IdOrder, backend::BoxFuture};
 
 use crate::wire;
 

@@ -23,7 +23,7 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use gdid_core::generator::{NameKind, validate_name};
+use gdid_engine::{NameKind, backend::validate_name};
 use ring::digest::{SHA256, digest};
 
 /// A token's SHA-256: who a caller is, without the secret.

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gdid_core::generator::{DynAuthority, MemoryAuthority};
+use gdid_engine::{DynAuthority, MemoryAuthority};
 use gdid_http::server::{ConnectionLimits, Server, ServerBuilder, Tokens};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;

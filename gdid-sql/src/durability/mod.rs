@@ -1,7 +1,7 @@
 //! Whether a SQL store's acknowledged blocks survive a crash and a failover
 //! ([`SqlStore::durability`]): each server's settings read through the store's own pool (so a
 //! session setting such as PostgreSQL's `synchronous_commit` is the one its writes use) and
-//! judged by the rules of [`gdid_core::generator::durability`].
+//! judged by the rules of [`gdid_engine::durability`].
 //!
 //! The judging is pure (`judge_*`), so that every verdict is tested on its values as well as on
 //! private servers started with them.
@@ -13,12 +13,12 @@ mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
 
-use gdid_core::generator::durability::Durability;
+use gdid_engine::durability::Durability;
 
 use crate::store::SqlStore;
 
 /// What a failover that loses blocks costs, for the meanings of
-/// [`Verdict::LostOnFailover`](gdid_core::generator::durability::Verdict::LostOnFailover).
+/// [`Verdict::LostOnFailover`](gdid_engine::durability::Verdict::LostOnFailover).
 #[cfg_attr(not(any(feature = "mysql", feature = "postgres")), allow(dead_code))]
 const FAILOVER_COST: &str = "GDIDs stay unique, moved to a new era as the promoted server is \
                              another lineage; one-at-a-time counters, ranges and windows refuse \
@@ -51,7 +51,7 @@ impl SqlStore {
 
 /// The verdict of setting `name` in `report`, for the tests of each server's module.
 #[cfg(test)]
-fn verdict_of(report: &Durability, name: &str) -> gdid_core::generator::durability::Verdict {
+fn verdict_of(report: &Durability, name: &str) -> gdid_engine::durability::Verdict {
     report
         .settings
         .iter()

@@ -1,7 +1,7 @@
 //! MariaDB's and MySQL's settings: `innodb_flush_log_at_trx_commit`, `sync_binlog`,
 //! `read_only`, replication threads, replicas and semi-synchronous replication.
 
-use gdid_core::generator::durability::{Durability, Setting, Verdict};
+use gdid_engine::durability::{Durability, Setting, Verdict};
 use sqlx::{MySqlPool, Row};
 
 use super::FAILOVER_COST;

@@ -1,7 +1,7 @@
 //! PostgreSQL's settings: `fsync`, `full_page_writes`, `synchronous_commit`,
 //! `synchronous_standby_names`, the streaming standbys, and whether it is a standby itself.
 
-use gdid_core::generator::durability::{Durability, Setting, Verdict};
+use gdid_engine::durability::{Durability, Setting, Verdict};
 use sqlx::{PgPool, Row};
 
 use super::FAILOVER_COST;

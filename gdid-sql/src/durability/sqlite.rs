@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use gdid_core::generator::durability::{Durability, Setting, Verdict};
+use gdid_engine::durability::{Durability, Setting, Verdict};
 use sqlx::{Row, SqlitePool};
 
 /// What SQLite said.

@@ -1,5 +1,5 @@
 //! Distributed hi-lo windows on SQL shards: the claim protocol and the client's walk over the
-//! shards are gdid-core's ([`gdid_core::generator::windows`]); this module holds the three tables
+//! shards are gdid-engine's ([`gdid_engine::windows`]); this module holds the three tables
 //! of a shard and the statements on them ([`shard`]).
 //!
 //! ```sql
@@ -18,12 +18,12 @@
 
 pub(crate) mod shard;
 
-use gdid_core::generator::windows;
+use gdid_engine::windows;
 
 use crate::store::SqlStore;
 
 /// Keeps every SQL shard supplied with open windows that never overlap, even two agents at once
-/// (see [`gdid_core::generator::windows`] for the protocol).
+/// (see [`gdid_engine::windows`] for the protocol).
 ///
 /// ```no_run
 /// use gdid_sql::{SqlStore, WindowAgent};

@@ -6,7 +6,7 @@
 //! from it, and reading it, or finding no open window while it is there, is an error naming it
 //! (`sqlx::Error::Decode`, the shard's error type).
 
-use gdid_core::generator::windows::{VALUE_MAX, Window, WindowShard};
+use gdid_engine::windows::{VALUE_MAX, Window, WindowShard};
 use sqlx::AssertSqlSafe;
 
 use crate::error::is_duplicate_key;

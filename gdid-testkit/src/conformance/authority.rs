@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use gdid_core::Gdid;
-use gdid_core::generator::{Authority, AuthorityError, Block, BlockGenerator, Error};
+use gdid_engine::{Authority, AuthorityError, Block, BlockGenerator, Error};
 
 use super::{Backend, fresh};
 

@@ -1,6 +1,6 @@
 //! The one-at-a-time counter (`OneAtATime` over the store's authority).
 
-use gdid_core::generator::{IdGenerator, OneAtATime};
+use gdid_engine::{IdGenerator, OneAtATime};
 
 use super::{Counters, fresh};
 

@@ -2,7 +2,7 @@
 //! counter no authority writes is a typed error naming it, never a block.
 
 use gdid_core::COUNTER_MAX;
-use gdid_core::generator::{Authority, AuthorityError};
+use gdid_engine::{Authority, AuthorityError};
 
 use super::{Counters, assert_fails_naming, fresh};
 

@@ -32,8 +32,8 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use gdid_core::generator::windows::WindowShard;
-use gdid_core::generator::{Authority, CounterRow, IdGenerator, Pick, RangeLayout};
+use gdid_engine::windows::WindowShard;
+use gdid_engine::{Authority, IdGenerator, Pick, RangeLayout, backend::CounterRow};
 
 pub mod authority;
 pub mod counter;

@@ -1,7 +1,7 @@
 //! Authority numbers belong to the store (hole 1 of the uniqueness issue).
 
-use gdid_core::generator::numbering::NumberConflict;
-use gdid_core::generator::{Authority, AuthorityError};
+use gdid_engine::backend::numbering::NumberConflict;
+use gdid_engine::{Authority, AuthorityError};
 
 use super::{Counters, fresh};
 

@@ -2,7 +2,7 @@
 //! restarted (the harness is [`crate::processes`]).
 
 use gdid_core::Gdid;
-use gdid_core::generator::BlockGenerator;
+use gdid_engine::BlockGenerator;
 
 use super::{Backend, fresh};
 use crate::processes::{self, PER_PROCESS, Worker};

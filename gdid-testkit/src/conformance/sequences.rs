@@ -7,10 +7,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use gdid_core::generator::numbering::COUNTER_KEY;
-use gdid_core::generator::sequences::{self, Sequence};
-use gdid_core::generator::{
-    Authority, AuthorityError, CounterKey, CounterRow, CounterState, CounterStore, raise_floor,
+use gdid_engine::backend::numbering::COUNTER_KEY;
+use gdid_engine::sequences::{self, Sequence};
+use gdid_engine::{
+    Authority, AuthorityError, backend::CounterKey, backend::CounterRow, backend::CounterState,
+    backend::CounterStore, backend::raise_floor,
 };
 
 use super::{Counters, fresh};

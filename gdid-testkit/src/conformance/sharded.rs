@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use gdid_core::generator::{Error, IdGenerator, Pick, RangeLayout};
+use gdid_engine::{Error, IdGenerator, Pick, RangeLayout};
 
 use super::{Ranges, Setup, assert_fails_naming, fresh};
 

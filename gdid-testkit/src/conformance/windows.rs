@@ -4,10 +4,8 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use gdid_core::generator::windows::{
-    AgentError, Window, WindowAgent, WindowGenerator, WindowShard,
-};
-use gdid_core::generator::{Error, IdGenerator};
+use gdid_engine::windows::{AgentError, Window, WindowAgent, WindowGenerator, WindowShard};
+use gdid_engine::{Error, IdGenerator};
 
 use super::{Windows, assert_fails_naming, fresh};
 

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use gdid_core::generator::{Error, IdBatch, IdGenerator};
+use gdid_engine::{Error, IdBatch, IdGenerator};
 
 use super::runtime::{InRuntime, Runtime};
 

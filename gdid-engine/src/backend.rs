@@ -1,0 +1,32 @@
+//! Writing a backend: what a store's dialect implements, and the rules it gets from the engine.
+//!
+//! A backend (gdid-sql, gdid-mongo, or one of your own) speaks a store's language; the engine keeps
+//! every rule that keeps ids unique, once. A backend implements a handful of store operations, each
+//! a single statement of its dialect, and is handed the rest:
+//!
+//! | strategy | the backend implements | the engine gives it |
+//! |---|---|---|
+//! | blocks of GDIDs | [`CounterStore`] (a conditional write, a read, an insert-if-absent) | [`Authority`](crate::Authority) for any counter store: names checked, the authority number claimed ([`numbering`]), sizes checked, lost races retried ([`retry`]), stored values validated ([`counter_values`]), failovers fenced ([`lineage`]) |
+//! | one-at-a-time counters | [`CounterRow`] | [`OneAtATime`](crate::OneAtATime) |
+//! | sharded counter ranges | [`RangeStore`] | [`ShardedCounter`](crate::ShardedCounter) |
+//! | hi-lo windows | [`WindowShard`](crate::windows::WindowShard) | [`WindowGenerator`](crate::windows::WindowGenerator) and [`WindowAgent`](crate::windows::WindowAgent) |
+//! | random ids | an insert that reports a duplicate key | [`RandomSource`] |
+//!
+//! The conformance suite (gdid-testkit) runs every rule against a backend's real store; a backend
+//! is done when it passes.
+
+pub mod lineage;
+pub mod numbering;
+pub mod retry;
+
+pub use crate::authority::{BoxFuture, CounterState, validate_name};
+pub use crate::counter::CounterRow;
+pub use crate::counter_store::{
+    ADVANCED_ERA, Allocations, CounterFields, CounterKey, CounterStart, CounterStore, FieldError,
+    Numbering, STORED_COUNTER_MAX, STORED_ERA, STORED_NEXT, StoredCounter, StoredInt,
+    check_spelling, counter_values, floor_of, give_back, in_record, raise_floor, reserve,
+    stored_size,
+};
+pub use crate::error::DriverError;
+pub use crate::random::RandomSource;
+pub use crate::ranges::{LAYOUT_FIELDS, RangeFields, RangeState, RangeStore};

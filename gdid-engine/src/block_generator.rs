@@ -1,0 +1,330 @@
+//! [`BlockGenerator`]: serves GDIDs from blocks reserved at authorities, without making callers
+//! wait on the store.
+//!
+//! - **Fast path**: a thread serves ids from its slice of the current block ([`Slot`]).
+//! - **Slice refill**: one compare-and-swap on the shared [`Segment`]; the claim that passes the
+//!   low-water mark starts a background prefetch.
+//! - **Block refill**: single flight. At most one allocation is in flight per generator, run as a
+//!   spawned task so that a caller giving up cannot cancel it (and waste its block); callers that
+//!   need a block wait for that one. A prefetched block waits in `pending` until the current one
+//!   is used up, so no block is dropped.
+//! - **Failover**: authorities are tried in order; a failing one is skipped for a back-off that
+//!   doubles with each failure, and probed again after it. A failed prefetch is retried with
+//!   back-off for as long as the generator still serves ids.
+
+use std::sync::{Arc, PoisonError};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use tracing::{Instrument, info_span};
+
+use super::authority::{Block, DynAuthority};
+use super::config::{BlockGeneratorBuilder, GeneratorConfig, IdOrder};
+use super::error::{Error, FailureCause};
+use super::id_generator::{IdBatch, IdGenerator};
+use super::segment::{Segment, Slot};
+use super::sizing::RateEstimator;
+use super::sync::{Current, Mutex, MutexGuard, PerThread};
+use gdid_core::{COUNTER_MAX, Gdid};
+
+mod close;
+mod failover;
+mod handoff;
+mod refill;
+mod runway;
+mod stats;
+
+pub use stats::{AuthorityStats, Stats};
+
+/// Serves GDIDs of one (scope, sequence) from blocks reserved at up to 16 authorities.
+///
+/// Cheap to clone: clones share the blocks. Needs a tokio runtime (allocations run as tasks).
+///
+/// ```
+/// use gdid_engine::{BlockGenerator, MemoryAuthority};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), gdid_engine::Error> {
+/// let ids = BlockGenerator::builder("shop", "order")
+///     .authority(MemoryAuthority::new(1))
+///     .authority(MemoryAuthority::new(2)) // used when authority 1 fails
+///     .build()?;
+/// let a = ids.next_id().await?;
+/// let b = ids.next_id().await?;
+/// assert!(a < b);
+/// let batch = ids.next_ids(1000).await?;
+/// assert_eq!(batch.len(), 1000);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct BlockGenerator {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    scope: String,
+    sequence: String,
+    authorities: Vec<Arc<dyn DynAuthority>>,
+    config: GeneratorConfig,
+    current: Current<Segment>,
+    slots: PerThread<Slot>,
+    state: Mutex<State>,
+    /// A block was installed or an allocation round failed.
+    changed: Notify,
+    /// A caller needs a block now: cut the allocator's back-off short.
+    wake_allocator: Notify,
+    /// Metrics and warnings.
+    runway: runway::Runway,
+}
+
+/// Everything the slow paths share, behind one short-held lock.
+struct State {
+    pending: Option<Block>,
+    in_flight: bool,
+    /// [`BlockGenerator::close`] was called: no more allocations.
+    closed: bool,
+    /// Until when callers wait for a block: the allocator keeps retrying until then.
+    demand_until: Option<Instant>,
+    /// When the latest allocation round started.
+    last_round_started: Option<Instant>,
+    /// The latest failed round, and when it ended.
+    last_failure: Option<(Instant, Error)>,
+    health: Vec<Health>,
+    rate: RateEstimator,
+    /// Counters of the segments that were used up and replaced.
+    consumed_before_current: u64,
+    block_size: u64,
+    /// Allocation rounds started (`Preference::Fastest` probes every `PROBE_EVERY`th).
+    rounds: u64,
+    allocations: u64,
+    dedicated_allocations: u64,
+}
+
+/// What the generator knows of one authority.
+#[derive(Default)]
+struct Health {
+    failures: u64,
+    consecutive_failures: u32,
+    backoff_until: Option<Instant>,
+    last_cause: Option<FailureCause>,
+    /// The id after the last block it gave: a new block must not start before it.
+    next_expected: Option<(u32, u64)>,
+    /// How long its allocations take, smoothed (`Preference::Fastest`); `None` before the first.
+    latency: Option<Duration>,
+    /// When it was last asked for a block.
+    last_asked: Option<Instant>,
+}
+
+impl BlockGenerator {
+    /// Starts building a generator of (scope, sequence) ids.
+    pub fn builder(scope: &str, sequence: &str) -> BlockGeneratorBuilder {
+        BlockGeneratorBuilder::new(scope, sequence)
+    }
+
+    pub(crate) fn from_builder(builder: BlockGeneratorBuilder) -> Self {
+        let health = builder
+            .authorities
+            .iter()
+            .map(|_| Health::default())
+            .collect();
+        let min_block = builder.config.min_block;
+        let numbers: Vec<u8> = builder.authorities.iter().map(|a| a.number()).collect();
+        let runway = runway::Runway::new(&builder.scope, &builder.sequence, &numbers);
+        BlockGenerator {
+            inner: Arc::new(Inner {
+                scope: builder.scope,
+                sequence: builder.sequence,
+                authorities: builder.authorities,
+                config: builder.config,
+                current: Current::new(Segment::empty()),
+                slots: PerThread::new(),
+                state: Mutex::new(State {
+                    pending: None,
+                    in_flight: false,
+                    closed: false,
+                    demand_until: None,
+                    last_round_started: None,
+                    last_failure: None,
+                    health,
+                    rate: RateEstimator::default(),
+                    consumed_before_current: 0,
+                    block_size: min_block,
+                    rounds: 0,
+                    allocations: 0,
+                    dedicated_allocations: 0,
+                }),
+                changed: Notify::new(),
+                wake_allocator: Notify::new(),
+                runway,
+            }),
+        }
+    }
+
+    /// The scope.
+    pub fn scope(&self) -> &str {
+        &self.inner.scope
+    }
+
+    /// The sequence.
+    pub fn sequence(&self) -> &str {
+        &self.inner.sequence
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &GeneratorConfig {
+        &self.inner.config
+    }
+
+    /// One new id. From memory in the steady state; waits for a block only when none is in hand.
+    ///
+    /// # Errors
+    ///
+    /// When no block is in hand and none can be had within the request timeout:
+    /// [`Error::Unavailable`] (every authority tried failed, each cause named) or
+    /// [`Error::Timeout`].
+    #[inline]
+    pub fn next_id(&self) -> impl std::future::Future<Output = Result<Gdid, Error>> + Send + '_ {
+        // A future of its own (handoff.rs): small enough to inline into the caller.
+        handoff::NextId::new(&self.inner)
+    }
+
+    /// One new id from what is in hand, synchronously: `None` when none is (the current block
+    /// is used up), when the caller should `next_id().await` instead. Never waits and never
+    /// allocates itself, but like `next_id` it starts the background prefetch at the low-water
+    /// mark (on the current tokio runtime, if there is one).
+    ///
+    /// ```
+    /// use gdid_engine::{BlockGenerator, MemoryAuthority};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), gdid_engine::Error> {
+    /// let ids = BlockGenerator::builder("shop", "order")
+    ///     .authority(MemoryAuthority::new(1))
+    ///     .build()?;
+    /// assert_eq!(ids.try_next_id(), None); // no block yet
+    /// let first = ids.next_id().await?;
+    /// let second = ids.try_next_id().expect("the block is in hand");
+    /// assert!(first < second);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[inline]
+    pub fn try_next_id(&self) -> Option<Gdid> {
+        self.inner.try_next_id()
+    }
+
+    /// `n` new ids, as runs of consecutive ids (several runs when the ids span blocks).
+    ///
+    /// # Errors
+    ///
+    /// As [`next_id`](Self::next_id); [`Error::InvalidCount`] for `n` = 0 or above 2^60. Ids
+    /// already taken for a call that fails are not used (a gap).
+    pub async fn next_ids(&self, n: u64) -> Result<IdBatch<Gdid>, Error> {
+        check_count(n)?;
+        let inner = &self.inner;
+        let mut batch = IdBatch::gdids();
+        let mut left = n;
+        if inner.config.order == IdOrder::PerThread {
+            // `get_or`, not `get`: a thread without a slot may be given one with ids left (that
+            // of a thread that exited), to serve before newer ids, or its ids would not increase.
+            if let Some(claim) = inner.slots.get_or(Slot::default).take_many(left) {
+                left -= claim.len();
+                batch.push_run(claim.first(), claim.len());
+            }
+        }
+        let deadline = Instant::now() + inner.config.request_timeout;
+        while left > 0 {
+            match inner.claim(left) {
+                Some(claim) => {
+                    left -= claim.len();
+                    batch.push_run(claim.first(), claim.len());
+                }
+                None => inner.wait_for_block(deadline).await?,
+            }
+        }
+        Ok(batch)
+    }
+
+    /// Exactly `n` consecutive ids, as one block: from the current block when it has `n` left,
+    /// otherwise from an allocation of its own (which leaves the cached blocks alone).
+    ///
+    /// # Errors
+    ///
+    /// As [`next_id`](Self::next_id); [`Error::InvalidCount`] for `n` = 0 or above 2^60.
+    pub async fn next_block(&self, n: u64) -> Result<Block, Error> {
+        check_count(n)?;
+        let inner = &self.inner;
+        if let Some(claim) = inner.current.load().claim_exact(n) {
+            return claim
+                .to_block()
+                .map_err(|e| Error::Corrupt(format!("a claim of the current block: {e}")));
+        }
+        let started = Instant::now();
+        let round = inner
+            .allocate_round(n)
+            .instrument(info_span!("gdid.dedicated_block", scope = %inner.scope, sequence = %inner.sequence, size = n));
+        match tokio::time::timeout(inner.config.request_timeout, round).await {
+            Ok(Ok(block)) => {
+                inner.lock_state().dedicated_allocations += 1;
+                Ok(block)
+            }
+            Ok(Err(causes)) => Err(inner.unavailable(causes)),
+            Err(_) => Err(inner.timeout_error(&inner.lock_state(), started.elapsed())),
+        }
+    }
+}
+
+impl std::fmt::Debug for BlockGenerator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockGenerator")
+            .field("scope", &self.inner.scope)
+            .field("sequence", &self.inner.sequence)
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IdGenerator for BlockGenerator {
+    type Id = Gdid;
+
+    #[inline]
+    fn next_id(&self) -> impl std::future::Future<Output = Result<Gdid, Error>> + Send {
+        BlockGenerator::next_id(self)
+    }
+
+    fn next_ids(
+        &self,
+        n: u64,
+    ) -> impl std::future::Future<Output = Result<IdBatch<Gdid>, Error>> + Send {
+        BlockGenerator::next_ids(self, n)
+    }
+
+    fn close(&self) -> impl std::future::Future<Output = Result<u64, Error>> + Send {
+        BlockGenerator::close(self)
+    }
+}
+
+fn check_count(n: u64) -> Result<(), Error> {
+    if n == 0 {
+        return Err(Error::InvalidCount {
+            count: n,
+            reason: "ask for at least one id",
+        });
+    }
+    if n > COUNTER_MAX + 1 {
+        return Err(Error::InvalidCount {
+            count: n,
+            reason: "at most 2^60 ids in one call",
+        });
+    }
+    Ok(())
+}
+
+impl Inner {
+    fn lock_state(&self) -> MutexGuard<'_, State> {
+        // Every critical section leaves the state consistent before anything can panic in it.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,199 @@
+//! The fast path and the hand-off between the shared block and the threads' slices.
+//!
+//! - A thread serves ids from its slice ([`Slot`]), which only that thread writes, found through a
+//!   one-entry thread-local cache ([`PerThread`](super::super::sync::PerThread)): a thread-local
+//!   read, a compare, three plain loads and a plain store; no read-modify-write, no lock. A
+//!   thread's slot outlives it: when it exits, its thread-local destructor first forgets the slot,
+//!   then gives it, with the slice left in it, to the next thread that asks the generator for a
+//!   slot, which serves that slice first. A call made on the exiting thread after that (from
+//!   another thread-local destructor) finds no slot and is given none: it takes its id straight
+//!   from the current segment. So one slot never has two writers.
+//! - A slice is replaced only once it is used up, by a new one claimed from the current
+//!   [`Segment`] with one compare-and-swap.
+//! - A block is installed as the current segment only once the current one is used up (under the
+//!   state lock), so a claim from the old segment, racing the installation, finds nothing.
+//!
+//! Tasks move between threads at every await and share their thread's slot: whoever comes to a
+//! thread serves from the slice it finds there before claiming a new one. So every claimed id is
+//! served once or is still in a slot, and [`Stats`](super::Stats) can count them.
+//! `gdid-engine/tests/loom_block_handoff.rs` checks these rules with the model checker.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tokio::time::Instant;
+use tracing::debug;
+
+use super::super::authority::Block;
+use super::super::config::IdOrder;
+use super::super::error::Error;
+use super::super::segment::{Claim, Segment, Slot};
+use super::{Inner, State};
+use gdid_core::Gdid;
+
+/// The future of [`BlockGenerator::next_id`](super::BlockGenerator::next_id): at the first poll,
+/// an id from what is in hand ([`Inner::try_next_id`], inlined into the caller); only when there
+/// is none, the wait for a block, boxed. An `async fn` kept the wait's state inline: a future of
+/// hundreds of bytes, whose poll the compiler did not inline, and whose 80-byte output was copied
+/// for every id.
+pub(super) struct NextId<'a> {
+    inner: &'a Arc<Inner>,
+    slow: Option<SlowNextId<'a>>,
+}
+
+type SlowNextId<'a> = Pin<Box<dyn Future<Output = Result<Gdid, Error>> + Send + 'a>>;
+
+impl<'a> NextId<'a> {
+    #[inline]
+    pub(super) fn new(inner: &'a Arc<Inner>) -> Self {
+        NextId { inner, slow: None }
+    }
+}
+
+impl Future for NextId<'_> {
+    type Output = Result<Gdid, Error>;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let slow = match &mut this.slow {
+            Some(slow) => slow,
+            None => match this.inner.try_next_id() {
+                Some(id) => return Poll::Ready(Ok(id)),
+                None => this.slow.insert(slow_next_id(this.inner)),
+            },
+        };
+        slow.as_mut().poll(cx)
+    }
+}
+
+/// The wait for a block of [`NextId`].
+#[cold]
+fn slow_next_id(inner: &Arc<Inner>) -> SlowNextId<'_> {
+    Box::pin(inner.next_id_slow())
+}
+
+impl Inner {
+    /// One id from what is in hand, without waiting: this thread's slice, refilled from the
+    /// current segment when it is used up (per-thread order), or the shared cursor (strict
+    /// order). `None` when the current segment is used up.
+    ///
+    /// The fast path is this thread's slot, found in the one-entry thread-local cache (a strict
+    /// generator has no slots: it never finds one there).
+    #[inline]
+    pub(super) fn try_next_id(self: &Arc<Self>) -> Option<Gdid> {
+        match self.slots.hot().and_then(|slot| slot.take()) {
+            Some(id) => Some(id),
+            None => self.try_next_id_cold(),
+        }
+    }
+
+    /// [`try_next_id`](Self::try_next_id) when this thread's slot is not in the cache or is used
+    /// up.
+    #[inline(never)]
+    fn try_next_id_cold(self: &Arc<Self>) -> Option<Gdid> {
+        match self.config.order {
+            IdOrder::PerThread => self
+                .slots
+                .get()
+                .and_then(|slot| slot.take())
+                .or_else(|| self.refill_slice()),
+            IdOrder::Strict => self.claim(1).map(|claim| claim.first()),
+        }
+    }
+
+    /// Gives this thread a new slice, whose first id it returns. Called once this thread's slice
+    /// is used up, or when `PerThread::get` found none for it, with no await since: only this
+    /// thread writes its slot.
+    ///
+    /// A thread that had no slot may be given one with ids left: the slot of a thread that
+    /// exited goes to the next thread that asks for one. The slice the exited thread left is
+    /// served first; replacing it would lose its ids. A thread whose thread-locals are being
+    /// destroyed gets no slot: its id comes straight from the current segment.
+    #[cold]
+    fn refill_slice(self: &Arc<Self>) -> Option<Gdid> {
+        let Some(slot) = self.slots.try_get_or(Slot::default) else {
+            return self.claim(1).map(|claim| claim.first());
+        };
+        if let Some(id) = slot.take() {
+            return Some(id);
+        }
+        let claim = self.claim(self.current.load().slice)?;
+        slot.fill(&claim);
+        Some(slot.take().unwrap_or_else(|| claim.first()))
+    }
+
+    /// Claims up to `want` ids from the current segment, starting a prefetch when the claim
+    /// passes the low-water mark.
+    pub(super) fn claim(self: &Arc<Self>, want: u64) -> Option<Claim> {
+        let segment = self.current.load();
+        let claim = segment.claim(want)?;
+        self.runway.taken(claim.len());
+        if segment.crossed_low_water(&claim) {
+            self.start_prefetch();
+        }
+        Some(claim)
+    }
+
+    /// Whether the current segment has ids, after installing the pending block if the current
+    /// one is used up. The caller holds the state lock.
+    pub(super) fn ready_or_install_pending(&self, st: &mut State) -> bool {
+        if !self.current.load().is_used_up() {
+            return true;
+        }
+        match st.pending.take() {
+            Some(block) => {
+                self.install(block, st);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Makes `block` the current segment. The caller holds the state lock and has checked that
+    /// the current segment is used up.
+    pub(super) fn install(&self, block: Block, st: &mut State) {
+        let old = self
+            .current
+            .swap(Arc::new(Segment::new(block, &self.config)));
+        st.consumed_before_current += old.claimed();
+        // The rate is measured while there are ids to take: from now.
+        st.rate.restart(Instant::now(), st.consumed_before_current);
+        debug!(scope = %self.scope, sequence = %self.sequence, %block, "block installed");
+    }
+}
+
+/// The synchronous steps of the hand-off, for the model checker only
+/// (`gdid-engine/tests/loom_block_handoff.rs`, built with `RUSTFLAGS="--cfg gdid_loom"`): the async
+/// API around them needs a tokio runtime, which loom cannot run.
+#[cfg(gdid_loom)]
+impl super::BlockGenerator {
+    /// What `next_id` does before waiting for a block, and again after each wait.
+    #[doc(hidden)]
+    pub fn loom_try_next_id(&self) -> Option<Gdid> {
+        self.inner.try_next_id()
+    }
+
+    /// What the allocation task does with the block it got.
+    #[doc(hidden)]
+    pub fn loom_deliver(&self, block: Block) {
+        self.inner.finish_round(Ok(block));
+    }
+
+    /// What the thread-local destructor does when the calling thread exits: its slot, with the
+    /// slice left in it, goes to the next thread that asks for a slot.
+    #[doc(hidden)]
+    pub fn loom_thread_exit(&self) {
+        self.inner.slots.release();
+    }
+
+    /// What a caller waiting for a block does first: whether ids are in hand again, installing
+    /// the pending block if the current one is used up.
+    #[doc(hidden)]
+    pub fn loom_ready(&self) -> bool {
+        self.inner
+            .ready_or_install_pending(&mut self.inner.lock_state())
+    }
+}

@@ -1,0 +1,372 @@
+//! Per-thread slices (`Slot`s, one per thread and generator, found through a thread-local of the
+//! generator engine, `sync.rs`) from plain std threads, each with a current-thread runtime of its
+//! own: no id is served twice, each thread's ids increase, and no id is lost (every
+//! claimed id is served or still in a slice: `Stats::issued` counts exactly the ids served).
+//!
+//! Threads also exit while others serve and new threads start: an exiting thread's slots go to
+//! their generators' free lists, and the next thread that asks a generator for a slot gets one,
+//! with the slice left in it, to serve first: replacing it lost its ids and fired `Slot::fill`'s
+//! debug assertion "a slice with ids left is being replaced". Calls made from thread-local
+//! destructors, after the thread's slots were handed on, never reach a slot another live thread
+//! uses: they take their ids from the shared block.
+//!
+//! Run in debug builds too (the assertion is active there):
+//! `cargo test -p gdid-engine --test test_threads_slots`.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Barrier, Mutex};
+use std::thread::Scope;
+use std::time::Duration;
+
+use gdid_core::Gdid;
+use gdid_engine::{BlockGenerator, IdOrder, MemoryAuthority};
+
+/// Threads serving ids at once.
+const THREADS: usize = 4;
+/// Ids per thread.
+const PER_THREAD: usize = 3_000;
+
+/// Small blocks (16 to 256 ids: slices of 1 to 16) over one in-memory authority: many refills.
+fn generator(order: IdOrder) -> BlockGenerator {
+    BlockGenerator::builder("app", "threads")
+        .authority(MemoryAuthority::new(1))
+        .block_size(16, 256)
+        .order(order)
+        .build()
+        .unwrap()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+}
+
+/// `n` ids from `ids` on this thread, through a current-thread runtime of its own.
+fn take(ids: &BlockGenerator, n: usize) -> Vec<Gdid> {
+    runtime().block_on(take_async(ids, n))
+}
+
+async fn take_async(ids: &BlockGenerator, n: usize) -> Vec<Gdid> {
+    let mut served = Vec::with_capacity(n);
+    for _ in 0..n {
+        served.push(ids.next_id().await.expect("next_id"));
+    }
+    served
+}
+
+/// The ids served, by thread (or by run of one thread): each run increases, no id is served
+/// twice, and the generator counts exactly these as issued (none lost in a replaced slice).
+fn check(ids: &BlockGenerator, runs: &[Vec<Gdid>]) {
+    let mut all = HashSet::new();
+    for run in runs {
+        assert!(
+            run.windows(2).all(|w| w[0] < w[1]),
+            "a thread's ids do not increase: {run:?}"
+        );
+        for id in run {
+            assert!(all.insert(*id), "{id} served twice");
+        }
+    }
+    let stats = ids.stats();
+    assert_eq!(
+        stats.issued,
+        all.len() as u64,
+        "ids lost (issued, never served): {stats:?}"
+    );
+}
+
+/// The report: `THREADS` std threads, each with a current-thread runtime of its own, call one
+/// generator at once, many times over.
+#[test]
+fn threads_with_runtimes_of_their_own() {
+    for order in [IdOrder::PerThread, IdOrder::Strict] {
+        for _ in 0..40 {
+            let ids = generator(order);
+            let runs: Vec<Vec<Gdid>> = std::thread::scope(|scope| {
+                let workers: Vec<_> = (0..THREADS)
+                    .map(|_| scope.spawn(|| take(&ids, PER_THREAD)))
+                    .collect();
+                workers.into_iter().map(|w| w.join().unwrap()).collect()
+            });
+            check(&ids, &runs);
+        }
+    }
+}
+
+/// A thread takes one id (its slice keeps the rest) and exits; the next thread started gets its
+/// `thread_local` id and so its slot, slice included. Deterministic but for other tests' threads
+/// taking the freed id first: repeated.
+#[test]
+fn a_new_thread_serves_the_slice_an_exited_thread_left() {
+    let ids = generator(IdOrder::PerThread);
+    // A first block, so that slices are of 1/16 of it.
+    let mut runs = vec![take(&ids, 1)];
+    for i in 0..300 {
+        let ids = &ids;
+        runs.push(std::thread::scope(|scope| {
+            scope.spawn(|| take(ids, 1)).join().unwrap()
+        }));
+        // The next thread takes a batch first (every third) or single ids: either way, the
+        // slice found is served before newer ids.
+        runs.push(std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    if i % 3 == 0 {
+                        let rt = runtime();
+                        let batch = rt.block_on(ids.next_ids(5)).expect("next_ids");
+                        let mut run: Vec<Gdid> = batch.iter().collect();
+                        run.extend(rt.block_on(take_async(ids, 2)));
+                        run
+                    } else {
+                        take(ids, 3)
+                    }
+                })
+                .join()
+                .unwrap()
+        }));
+    }
+    check(&ids, &runs);
+    assert!(
+        ids.stats().ids_in_hand > 0,
+        "the slices left are in hand: {:?}",
+        ids.stats()
+    );
+}
+
+/// The runs of ids the threads of a round were served.
+type Runs = Mutex<Vec<Vec<Gdid>>>;
+
+/// 20 rounds, each on a new generator: two long-lived threads take `PER_THREAD` ids each while
+/// `others` starts more threads in the same scope, each pushing the ids it was served to the
+/// runs; then the runs are checked.
+fn rounds_beside_long_lived_threads<F>(others: F)
+where
+    F: for<'scope, 'env> Fn(&'scope Scope<'scope, 'env>, &'scope BlockGenerator, &'scope Runs),
+{
+    for _ in 0..20 {
+        let ids = generator(IdOrder::PerThread);
+        let runs = Mutex::new(Vec::new());
+        std::thread::scope(|scope| {
+            for _ in 0..2 {
+                scope.spawn(|| {
+                    let run = take(&ids, PER_THREAD);
+                    runs.lock().unwrap().push(run);
+                });
+            }
+            others(scope, &ids, &runs);
+        });
+        check(&ids, &runs.into_inner().unwrap());
+    }
+}
+
+/// Long-lived threads serve ids throughout while short-lived ones come and go (each takes a few
+/// ids and exits, the next one starting at once and getting its id and slot): threads exit and
+/// start mid-run.
+#[test]
+fn threads_come_and_go() {
+    rounds_beside_long_lived_threads(|scope, ids, runs| {
+        for chain in 0..2 {
+            scope.spawn(move || {
+                for i in 0..100 {
+                    let n = 1 + (i + chain) % 7;
+                    let run = std::thread::spawn({
+                        let ids = ids.clone();
+                        move || take(&ids, n)
+                    })
+                    .join()
+                    .unwrap();
+                    runs.lock().unwrap().push(run);
+                }
+            });
+        }
+    });
+}
+
+/// What a call made from a thread-local destructor got: ids, an error, or a panic (message).
+type Late = Result<Result<Vec<Gdid>, String>, String>;
+
+/// Calls `ids` from its destructor: `n` ids, each from one poll (what is in hand), panics caught.
+struct CallsOnExit {
+    ids: BlockGenerator,
+    n: usize,
+    /// Told when the destructor starts (its thread's main function has returned).
+    entered: Sender<()>,
+    /// Waited on before the calls: the new threads, one of which may have got this thread's
+    /// `thread_local` id, are serving by then.
+    go: Option<Receiver<()>>,
+    report: Sender<Late>,
+}
+
+impl Drop for CallsOnExit {
+    fn drop(&mut self) {
+        let _ = self.entered.send(());
+        if let Some(go) = self.go.take() {
+            let _ = go.recv_timeout(Duration::from_secs(5));
+        }
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let mut served = Vec::new();
+            for _ in 0..self.n {
+                match poll_once(self.ids.next_id()) {
+                    Some(Ok(id)) => served.push(id),
+                    Some(Err(e)) => return Err(e.to_string()),
+                    None => return Err("waited for a block".to_owned()),
+                }
+            }
+            Ok(served)
+        }))
+        .map_err(|panic| {
+            panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                .unwrap_or_default()
+        });
+        let _ = self.report.send(outcome);
+    }
+}
+
+/// The output of `future` if it completes at its first poll.
+fn poll_once<F: std::future::Future>(future: F) -> Option<F::Output> {
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::pin::pin!(future).poll(&mut context) {
+        std::task::Poll::Ready(output) => Some(output),
+        std::task::Poll::Pending => None,
+    }
+}
+
+thread_local! {
+    static ON_EXIT: RefCell<Option<CallsOnExit>> = const { RefCell::new(None) };
+}
+
+/// Threads that call the generator from a thread-local destructor as they exit, registered
+/// before `thread_local`'s own (so run after it released the thread's id) or after it (run while
+/// the id is held), while new threads, one of which may have got the exiting thread's id and
+/// slot, serve ids: never an id twice, none lost.
+///
+/// With thread_local 1.1.10 on Linux, a call after the release finds no slot (`get` sees no id)
+/// and panics in `get_or` (`thread_local` takes a free id, then cannot register its guard: "cannot
+/// access a Thread Local Storage value during or after destruction"), before claiming anything;
+/// a call before it serves from the thread's own slice. Either way no slot is shared.
+#[test]
+fn calls_from_thread_local_destructors() {
+    // (ids served, calls that panicked) by calls from destructors run after / before
+    // `thread_local`'s.
+    let mut after_release = (0, 0);
+    let mut before_release = (0, 0);
+    for round in 0..40 {
+        // Blocks large enough that calls without a runtime find ids in hand.
+        let ids = BlockGenerator::builder("app", "destructors")
+            .authority(MemoryAuthority::new(1))
+            .fixed_block_size(1 << 16)
+            .build()
+            .unwrap();
+        // A block in hand, so that calls from destructors (no runtime) find ids.
+        let mut runs = vec![take(&ids, 1)];
+        let (report, reports) = channel();
+        let (go, wait_for_go) = channel();
+        let (entered, destructor_entered) = channel();
+        let before_guard = round % 2 == 0;
+        let exiting = {
+            let ids = ids.clone();
+            std::thread::spawn(move || {
+                let on_exit = CallsOnExit {
+                    ids: ids.clone(),
+                    n: 8,
+                    entered,
+                    go: Some(wait_for_go),
+                    report,
+                };
+                if before_guard {
+                    ON_EXIT.with(|slot| *slot.borrow_mut() = Some(on_exit));
+                    take(&ids, 5)
+                } else {
+                    let run = take(&ids, 5);
+                    ON_EXIT.with(|slot| *slot.borrow_mut() = Some(on_exit));
+                    run
+                }
+            })
+        };
+        // The exiting thread's destructor has started: `thread_local`'s id is released by now if
+        // its guard ran first. New threads take the lowest free id.
+        destructor_entered.recv().unwrap();
+        let barrier = Arc::new(Barrier::new(THREADS + 1));
+        let newcomers: Vec<_> = (0..THREADS)
+            .map(|_| {
+                let ids = ids.clone();
+                let barrier = Arc::clone(&barrier);
+                std::thread::spawn(move || {
+                    let first = take(&ids, 2);
+                    barrier.wait();
+                    let mut run = first;
+                    run.extend(take(&ids, 400));
+                    run
+                })
+            })
+            .collect();
+        // The newcomers serve; then the destructor calls, while they go on.
+        barrier.wait();
+        let _ = go.send(());
+        for newcomer in newcomers {
+            runs.push(newcomer.join().unwrap());
+        }
+        runs.push(exiting.join().unwrap());
+        let tally = if before_guard {
+            &mut after_release
+        } else {
+            &mut before_release
+        };
+        match reports.recv().unwrap() {
+            Ok(Ok(late)) => {
+                tally.0 += late.len();
+                runs.push(late);
+            }
+            Ok(Err(error)) => panic!("a call from a destructor failed: {error}"),
+            Err(_panic) => tally.1 += 1,
+        }
+        check(&ids, &runs);
+    }
+    eprintln!(
+        "calls from destructors after thread_local's (ids, panics): {after_release:?}; \
+         before it: {before_release:?}"
+    );
+    assert!(
+        after_release.0 + before_release.0 > 0,
+        "no call from a destructor served an id"
+    );
+}
+
+thread_local! {
+    static RUNTIME: RefCell<Option<tokio::runtime::Runtime>> = const { RefCell::new(None) };
+}
+
+/// Threads keep their runtime in a thread-local and exit with a task still waiting on it and,
+/// now and then, the allocation task running on it: the runtime is dropped in a thread-local
+/// destructor, its tasks with it. The other threads go on serving (a dropped allocation task
+/// lets the next caller start another) and never serve an id twice.
+#[test]
+fn runtimes_dropped_in_thread_local_destructors() {
+    rounds_beside_long_lived_threads(|scope, ids, runs| {
+        for i in 0..60 {
+            let ids = ids.clone();
+            scope.spawn(move || {
+                RUNTIME.with(|rt| *rt.borrow_mut() = Some(runtime()));
+                let run = RUNTIME.with(|rt| {
+                    let rt = rt.borrow();
+                    let rt = rt.as_ref().unwrap();
+                    let later = ids.clone();
+                    rt.spawn(async move {
+                        tokio::time::sleep(Duration::from_secs(3600)).await;
+                        let _ = later.next_id().await;
+                    });
+                    rt.block_on(take_async(&ids, 1 + i % 5))
+                });
+                runs.lock().unwrap().push(run);
+            });
+        }
+    });
+}
