@@ -6,7 +6,7 @@
 //! to add: it opens any store from its URL ([`Store`]) and re-exports the rest.
 //!
 //! ```rust,standalone_crate
-//! use gdid::{Gdid, IdGenerator};
+//! use gdid::Gdid;
 //!
 //! # #[cfg(feature = "sqlite")]
 //! # #[tokio::main]
@@ -42,6 +42,11 @@
 //! | `diesel`   | diesel 2.3 columns for [`Gdid`] (MySQL, PostgreSQL, SQLite)        |
 //! | `sea-orm`  | sea-orm 2.0 column and primary-key type for [`Gdid`]                |
 //! | `postgres-types` | `ToSql`/`FromSql` for [`Gdid`] (tokio-postgres, postgres)    |
+//! | `engine`   | generators and stores (gdid-engine); every store feature turns it on |
+//!
+//! With `default-features = false` and none of the store features, the crate is the value type
+//! and its codecs alone (add `serde`, `bson` or a column feature as needed): no async runtime,
+//! no driver.
 //!
 //! A URL whose store's feature is off is refused with [`StoreError::FeatureDisabled`], naming
 //! the feature. `memory:` stores (in this process only: not durable, for tests and examples)
@@ -49,6 +54,9 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs, missing_debug_implementations)]
 
+// Everything that issues ids needs the engine (feature `engine`, which every store feature
+// turns on); without it this crate is the value type and its codecs alone.
+#[cfg(feature = "engine")]
 mod backend;
 #[cfg(feature = "blocking")]
 pub mod blocking;
@@ -59,8 +67,11 @@ pub mod blocking;
     feature = "mongodb"
 ))]
 mod database;
+#[cfg(feature = "engine")]
 mod durability;
+#[cfg(feature = "engine")]
 mod error;
+#[cfg(feature = "engine")]
 mod memory;
 #[cfg(feature = "http")]
 mod open_http;
@@ -68,35 +79,52 @@ mod open_http;
 mod open_mongo;
 #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
 mod open_sql;
+#[cfg(feature = "engine")]
 mod options;
+#[cfg(feature = "engine")]
 mod sequences;
+#[cfg(feature = "engine")]
 mod shard;
+#[cfg(feature = "engine")]
 pub mod store;
+#[cfg(feature = "engine")]
 mod stores;
+#[cfg(feature = "engine")]
 mod url;
 pub mod verify;
-
-pub use error::StoreError;
-pub use gdid_engine::durability::{Durability, Setting, Verdict};
-pub use sequences::{FenceScope, Fenced};
-pub use shard::{ShardError, StoreShard};
-pub use store::{OpenOptions, Store};
-pub use stores::Stores;
-pub use url::StoreKind;
 
 // The value type and its errors.
 pub use gdid_core::{
     AUTHORITY_MAX, BufferTooSmall, COUNTER_MAX, DecodeError, ELink, ELinkError, Field, Gdid,
     GdidSymbol, InvalidLength, InvalidParts, ParseAnyError, ParseError,
 };
-// The traits and the engine.
+
+#[cfg(feature = "engine")]
+pub use error::StoreError;
+#[cfg(feature = "engine")]
+pub use gdid_engine::durability::{Durability, Setting, Verdict};
+#[cfg(feature = "engine")]
+pub use sequences::{FenceScope, Fenced};
+#[cfg(feature = "engine")]
+pub use shard::{ShardError, StoreShard};
+#[cfg(feature = "engine")]
+pub use store::{OpenOptions, Store};
+#[cfg(feature = "engine")]
+pub use stores::Stores;
+#[cfg(feature = "engine")]
+pub use url::StoreKind;
+
+// What a user of generators names most (the rest is in `engine`).
+#[cfg(feature = "engine")]
 pub use gdid_engine::{
     Authority, AuthorityError, BlockGenerator, BlockGeneratorBuilder, DynIdGenerator, Error,
     GeneratorConfig, IdBatch, IdGenerator, IdOrder, MemoryAuthority, Pick, Preference, RangeLayout,
     SharedIdGenerator, redact,
 };
 
-/// The whole engine: authorities, blocks, providers, ranges, windows (gdid-engine).
+/// The engine (gdid-engine): generators, their configuration and errors at its root; a backend
+/// author's API in `engine::backend`.
+#[cfg(feature = "engine")]
 pub use gdid_engine as engine;
 
 /// serde helpers for [`Gdid`] (gdid-core's `serde`).
