@@ -81,6 +81,30 @@ impl Store {
         Store::options().open(url)
     }
 
+    /// Opens several stores as one generator's authorities, as
+    /// [`gdid::Store::open_all`](crate::Store::open_all) does, on one runtime of their own.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let stores = gdid::blocking::Store::open_all(&["memory:", "memory:"])?;
+    /// assert_eq!(stores.numbers(), [Some(1), Some(2)]);
+    /// let orders = stores.block_generator("shop", "orders").build()?;
+    /// assert_eq!(orders.next_id()?.to_string(), "0:1:1");
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`gdid::Store::open_all`](crate::Store::open_all).
+    ///
+    /// # Panics
+    ///
+    /// On a thread of a blocking store's runtime.
+    pub fn open_all<U: AsRef<str>>(urls: &[U]) -> Result<Stores, StoreError> {
+        Store::options().open_all(urls)
+    }
+
     /// How to open a store ([`gdid::OpenOptions`](crate::OpenOptions), without async).
     ///
     /// ```
@@ -192,6 +216,51 @@ impl Store {
     }
 }
 
+/// Several stores opened together as one generator's authorities: [`gdid::Stores`](crate::Stores)
+/// on a runtime of their own ([`Store::open_all`]). Cheap to clone.
+#[derive(Clone)]
+pub struct Stores {
+    stores: InRuntime<crate::Stores>,
+}
+
+impl Stores {
+    /// A GDID generator with every store that has a number as an authority, as
+    /// [`gdid::Stores::block_generator`](crate::Stores::block_generator); tune it, then
+    /// `.build()?`.
+    pub fn block_generator(&self, scope: &str, sequence: &str) -> BlockGeneratorBuilder {
+        BlockGeneratorBuilder::new(
+            self.stores.get().block_generator(scope, sequence),
+            self.stores.runtime().clone(),
+        )
+    }
+
+    /// Each store's authority number, in the order given (`None`: left out).
+    pub fn numbers(&self) -> Vec<Option<u8>> {
+        self.stores.get().numbers()
+    }
+
+    /// Each store's label (its URL, redacted), in the order given.
+    pub fn labels(&self) -> Vec<&str> {
+        self.stores.get().labels()
+    }
+
+    /// The labels of the stores left out because they could not be read.
+    pub fn left_out(&self) -> Vec<&str> {
+        self.stores.get().left_out()
+    }
+
+    /// The stores, as async [`gdid::Stores`](crate::Stores).
+    pub fn as_async(&self) -> &crate::Stores {
+        self.stores.get()
+    }
+}
+
+impl fmt::Debug for Stores {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Stores").field(self.stores.get()).finish()
+    }
+}
+
 impl fmt::Debug for Store {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Store").field(self.store.get()).finish()
@@ -220,6 +289,12 @@ impl OpenOptions {
     /// [`gdid::OpenOptions::authority`](crate::OpenOptions::authority).
     pub fn authority(self, number: u8) -> Self {
         self.options.authority(number).into()
+    }
+
+    /// The numbers of the stores given to [`open_all`](Self::open_all), in order, as
+    /// [`gdid::OpenOptions::authorities`](crate::OpenOptions::authorities).
+    pub fn authorities(self, numbers: &[u8]) -> Self {
+        self.options.authorities(numbers).into()
     }
 
     /// The bearer token sent to `http://…` and `https://…` stores, as
@@ -252,15 +327,38 @@ impl OpenOptions {
     ///
     /// On a thread of a blocking store's runtime.
     pub fn open(&self, url: &str) -> Result<Store, StoreError> {
-        let runtime = Runtime::start().map_err(|e| StoreError::Connect {
-            url: redact(url.trim()),
-            source: format!("cannot start the gdid::blocking runtime: {e}").into(),
-        })?;
+        let runtime = start_runtime(url)?;
         let store = runtime.block_on(self.options.open(url))?;
         Ok(Store {
             store: InRuntime::new(store, runtime),
         })
     }
+
+    /// Opens several stores as one generator's authorities on one runtime of their own, as
+    /// [`Store::open_all`] does.
+    ///
+    /// # Errors
+    ///
+    /// As [`gdid::OpenOptions::open_all`](crate::OpenOptions::open_all).
+    ///
+    /// # Panics
+    ///
+    /// On a thread of a blocking store's runtime.
+    pub fn open_all<U: AsRef<str>>(&self, urls: &[U]) -> Result<Stores, StoreError> {
+        let runtime = start_runtime(urls.first().map_or("", AsRef::as_ref))?;
+        let stores = runtime.block_on(self.options.open_all(urls))?;
+        Ok(Stores {
+            stores: InRuntime::new(stores, runtime),
+        })
+    }
+}
+
+/// A runtime for the store of `url`, or the error that names it.
+fn start_runtime(url: &str) -> Result<Arc<Runtime>, StoreError> {
+    Runtime::start().map_err(|e| StoreError::Connect {
+        url: redact(url.trim()),
+        source: format!("cannot start the gdid::blocking runtime: {e}").into(),
+    })
 }
 
 impl From<crate::OpenOptions> for OpenOptions {

@@ -13,11 +13,12 @@ pub(crate) use gdid_engine::backend::DriverError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// The URL's scheme is none of `sqlite:`, `mysql://`, `mariadb://`, `postgres://`,
-    /// `postgresql://`, `mongodb://`, `mongodb+srv://`, `memory:`.
+    /// The URL's scheme is none of [`StoreKind`](crate::StoreKind)'s (`sqlite:`, `mysql://`,
+    /// `mariadb://`, `postgres://`, `postgresql://`, `mongodb://`, `mongodb+srv://`, `memory:`,
+    /// `http://`, `https://`).
     #[error(
-        "unsupported store URL {url:?}: expected sqlite:PATH, mysql://, mariadb://, postgres://, \
-         postgresql://, mongodb://, mongodb+srv:// or memory:"
+        "unsupported store URL {url:?}: expected {expected}",
+        expected = crate::url::expected_schemes()
     )]
     UnsupportedScheme {
         /// The URL, redacted.

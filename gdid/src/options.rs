@@ -12,7 +12,7 @@ use crate::backend::Backend;
 use crate::error::{DriverError, StoreError};
 use crate::shard::StoreShard;
 use crate::store::{Store, sharded, window_generator};
-use crate::url::Scheme;
+use crate::url::StoreKind;
 
 /// How [`Store::options`] opens a store, or several.
 #[derive(Clone, Default)]
@@ -504,15 +504,15 @@ impl OpenOptions {
     ) -> Result<(String, Arc<dyn Backend>), StoreError> {
         let url = url.trim();
         let label = redact(url);
-        let backend: Arc<dyn Backend> = match Scheme::of(url)? {
-            Scheme::Memory => crate::memory::MemoryBackend::open(url, &label, lazy),
+        let backend: Arc<dyn Backend> = match StoreKind::of(url)? {
+            StoreKind::Memory => crate::memory::MemoryBackend::open(url, &label, lazy),
             #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
-            Scheme::Sqlite | Scheme::MySql | Scheme::Postgres => {
+            StoreKind::Sqlite | StoreKind::MySql | StoreKind::Postgres => {
                 let store = crate::open_sql::SqlBackend::open(url, &label, lazy).await?;
                 Arc::new(crate::database::Database::new(store))
             }
             #[cfg(feature = "mongodb")]
-            Scheme::MongoDb => {
+            StoreKind::MongoDb => {
                 let database = self
                     .default_mongodb_database
                     .as_deref()
@@ -527,7 +527,7 @@ impl OpenOptions {
                 Arc::new(crate::database::Database::new(store))
             }
             #[cfg(feature = "http")]
-            Scheme::Http => crate::open_http::HttpBackend::open(
+            StoreKind::Http => crate::open_http::HttpBackend::open(
                 url,
                 &label,
                 self.http_token.as_deref(),

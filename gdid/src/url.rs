@@ -31,27 +31,42 @@ pub enum StoreKind {
     Http,
 }
 
-/// The scheme of a URL, as the crate calls it inside.
-pub(crate) type Scheme = StoreKind;
-
 /// Every scheme prefix and the store it names: the one scheme list of the workspace.
-const PREFIXES: [(&str, Scheme); 10] = [
-    ("sqlite:", Scheme::Sqlite),
-    ("mysql://", Scheme::MySql),
-    ("mariadb://", Scheme::MySql),
-    ("postgres://", Scheme::Postgres),
-    ("postgresql://", Scheme::Postgres),
-    ("mongodb://", Scheme::MongoDb),
-    ("mongodb+srv://", Scheme::MongoDb),
-    ("memory:", Scheme::Memory),
-    ("http://", Scheme::Http),
-    ("https://", Scheme::Http),
+const PREFIXES: [(&str, StoreKind); 10] = [
+    ("sqlite:", StoreKind::Sqlite),
+    ("mysql://", StoreKind::MySql),
+    ("mariadb://", StoreKind::MySql),
+    ("postgres://", StoreKind::Postgres),
+    ("postgresql://", StoreKind::Postgres),
+    ("mongodb://", StoreKind::MongoDb),
+    ("mongodb+srv://", StoreKind::MongoDb),
+    ("memory:", StoreKind::Memory),
+    ("http://", StoreKind::Http),
+    ("https://", StoreKind::Http),
 ];
+
+/// The schemes [`StoreError::UnsupportedScheme`] lists: every prefix of [`PREFIXES`], in order.
+pub(crate) fn expected_schemes() -> String {
+    let spelled: Vec<&str> = PREFIXES
+        .iter()
+        .map(|(prefix, _)| {
+            if *prefix == "sqlite:" {
+                "sqlite:PATH"
+            } else {
+                prefix
+            }
+        })
+        .collect();
+    match spelled.split_last() {
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
 
 /// `memory` alone: the same as `memory:` (the `gdid` command's spelling).
 const MEMORY: &str = "memory";
 
-impl Scheme {
+impl StoreKind {
     /// The scheme of `url`, checked against the features of this build.
     ///
     /// # Errors
@@ -74,7 +89,7 @@ impl Scheme {
                 feature: scheme.feature(),
             });
         }
-        if scheme == Scheme::Sqlite && url[prefix.len()..].trim().is_empty() {
+        if scheme == StoreKind::Sqlite && url[prefix.len()..].trim().is_empty() {
             return Err(StoreError::InvalidUrl {
                 url: redact(url),
                 reason: "sqlite: needs a file path (sqlite:ids.sqlite)",
@@ -94,24 +109,24 @@ impl Scheme {
     /// The `gdid` feature that opens this kind of store (none for `memory:`).
     pub(crate) fn feature(self) -> &'static str {
         match self {
-            Scheme::Memory => "",
-            Scheme::Sqlite => "sqlite",
-            Scheme::MySql => "mysql",
-            Scheme::Postgres => "postgres",
-            Scheme::MongoDb => "mongodb",
-            Scheme::Http => "http",
+            StoreKind::Memory => "",
+            StoreKind::Sqlite => "sqlite",
+            StoreKind::MySql => "mysql",
+            StoreKind::Postgres => "postgres",
+            StoreKind::MongoDb => "mongodb",
+            StoreKind::Http => "http",
         }
     }
 
     /// Whether this build has that feature.
     fn enabled(self) -> bool {
         match self {
-            Scheme::Sqlite => cfg!(feature = "sqlite"),
-            Scheme::MySql => cfg!(feature = "mysql"),
-            Scheme::Postgres => cfg!(feature = "postgres"),
-            Scheme::MongoDb => cfg!(feature = "mongodb"),
-            Scheme::Http => cfg!(feature = "http"),
-            Scheme::Memory => true,
+            StoreKind::Sqlite => cfg!(feature = "sqlite"),
+            StoreKind::MySql => cfg!(feature = "mysql"),
+            StoreKind::Postgres => cfg!(feature = "postgres"),
+            StoreKind::MongoDb => cfg!(feature = "mongodb"),
+            StoreKind::Http => cfg!(feature = "http"),
+            StoreKind::Memory => true,
         }
     }
 }
@@ -129,7 +144,7 @@ mod tests {
             "",
             "memoryx",
         ] {
-            let error = Scheme::of(url).unwrap_err();
+            let error = StoreKind::of(url).unwrap_err();
             assert!(
                 matches!(error, StoreError::UnsupportedScheme { .. }),
                 "{url}: {error:?}"
@@ -142,12 +157,12 @@ mod tests {
     fn every_scheme_is_known_and_needs_its_feature() {
         for (prefix, scheme) in PREFIXES {
             let url = format!("{prefix}u:hunter2@h/db");
-            match Scheme::of(&url) {
+            match StoreKind::of(&url) {
                 Ok(found) => assert_eq!(found, scheme),
                 Err(StoreError::FeatureDisabled { feature, url }) => {
                     assert_eq!(feature, scheme.feature());
                     // A file path has no password to hide.
-                    if scheme != Scheme::Sqlite {
+                    if scheme != StoreKind::Sqlite {
                         assert!(!url.contains("hunter2"), "{url}");
                     }
                 }
@@ -155,7 +170,22 @@ mod tests {
             }
         }
         for memory in ["memory", "memory:", "memory:tests", " memory "] {
-            assert_eq!(Scheme::of(memory).unwrap(), Scheme::Memory, "{memory:?}");
+            assert_eq!(
+                StoreKind::of(memory).unwrap(),
+                StoreKind::Memory,
+                "{memory:?}"
+            );
         }
+    }
+
+    #[test]
+    fn the_refusal_lists_every_scheme_of_the_one_list() {
+        let message = StoreKind::of("redis://127.0.0.1").unwrap_err().to_string();
+        assert_eq!(
+            message,
+            "unsupported store URL \"redis://127.0.0.1\": expected sqlite:PATH, mysql://, \
+             mariadb://, postgres://, postgresql://, mongodb://, mongodb+srv://, memory:, http:// \
+             or https://"
+        );
     }
 }

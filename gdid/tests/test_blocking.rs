@@ -321,3 +321,31 @@ fn options_and_errors() {
         "{refused:?}"
     );
 }
+
+/// Several SQLite stores opened together without async: numbered as the async `open_all`
+/// numbers them (the numbers asked for, recorded in each file), one generator failing over
+/// between them, and the numbers kept when the files are opened again in another order.
+#[cfg(feature = "sqlite")]
+#[test]
+fn open_all_numbers_the_stores_and_keeps_their_numbers() {
+    let urls = [
+        sqlite_url("gdid_blocking_all_a"),
+        sqlite_url("gdid_blocking_all_b"),
+    ];
+    let stores = Store::options()
+        .authorities(&[4, 9])
+        .open_all(&urls)
+        .expect("open_all");
+    assert_eq!(stores.numbers(), [Some(4), Some(9)]);
+    assert!(stores.left_out().is_empty());
+    let ids = stores
+        .block_generator("shop", &fresh("all"))
+        .build()
+        .expect("build");
+    assert_eq!(ids.next_id().expect("next").authority(), 4);
+    drop((ids, stores));
+
+    let reversed = [urls[1].clone(), urls[0].clone()];
+    let again = Store::open_all(&reversed).expect("open_all again");
+    assert_eq!(again.numbers(), [Some(9), Some(4)]);
+}
