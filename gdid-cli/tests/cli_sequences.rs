@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::gdid;
-use gdid_testkit::{fresh, server, sqlite_url};
+use gdid_testkit::{fresh, mongodb_database, server, sqlite_url};
 
 mod common;
 
@@ -44,16 +44,6 @@ fn stores() -> Vec<String> {
     }
     stores.extend(server("GDID_MONGODB_URI").map(|uri| mongodb_database(&uri, DATABASE)));
     stores
-}
-
-/// `uri` with its database set to `name`, in place of the one it names if any.
-fn mongodb_database(uri: &str, name: &str) -> String {
-    let (base, query) = uri.split_once('?').unwrap_or((uri, ""));
-    let hosts = base.find("://").map_or(0, |scheme| scheme + 3);
-    let server = base[hosts..]
-        .find('/')
-        .map_or(base, |path| &base[..hosts + path]);
-    format!("{server}/{name}?{query}")
 }
 
 fn show(store: &str, scope: &str, sequence: &str) -> serde_json::Value {

@@ -114,7 +114,7 @@ pub enum AuthorityError {
     #[error(transparent)]
     Number(#[from] crate::backend::numbering::NumberConflict),
     /// A floor below where the counter already is: a floor only ever moves a counter forward
-    /// ([`raise_floor`](super::raise_floor)), and the ids below the stored counter may have been
+    /// ([`raise_floor`](crate::backend::raise_floor)), and the ids below the stored counter may have been
     /// issued.
     #[error(
         "{record} is at era {era}, next counter {next}, past the floor asked for (era \

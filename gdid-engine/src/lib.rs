@@ -38,7 +38,7 @@
 //!   before the end of the previous block the same authority gave it (a counter restored from an
 //!   old backup), and never issues [`Gdid::ZERO`](gdid_core::Gdid::ZERO). An authority number
 //!   belongs to its store: recorded there on first use and checked before an authority's first
-//!   block ([`numbering`]).
+//!   block ([`backend::numbering`]).
 //! - **Callers do not wait on the store in the steady state**: the next block is fetched in the
 //!   background when the current one passes its low-water mark.
 //! - **An outage shorter than the cover time is invisible** (default 60 s; see [`sizing`] for the

@@ -64,7 +64,7 @@ impl MemoryAuthority {
     }
 
     /// Raises the floor of (scope, sequence) to `floor`, as
-    /// [`raise_floor`](super::raise_floor) does on a store (the same rule, [`floor_of`]): a
+    /// [`raise_floor`](crate::backend::raise_floor) does on a store (the same rule, [`floor_of`]): a
     /// missing counter is made at the floor; whether the counter moved or was made.
     ///
     /// ```
@@ -81,7 +81,7 @@ impl MemoryAuthority {
     ///
     /// # Errors
     ///
-    /// As [`raise_floor`](super::raise_floor): a bad name, a floor outside the counter space,
+    /// As [`raise_floor`](crate::backend::raise_floor): a bad name, a floor outside the counter space,
     /// [`AuthorityError::FloorBelow`].
     pub fn raise_floor(
         &self,

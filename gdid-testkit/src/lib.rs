@@ -61,6 +61,25 @@ pub fn sqlite_url(test: &str) -> String {
     format!("sqlite:{}", dir.join("ids.sqlite").display())
 }
 
+/// `uri` with its database set to `name`, in place of the one it names if any; its options
+/// kept.
+///
+/// ```
+/// use gdid_testkit::mongodb_database;
+///
+/// let uri = "mongodb://127.0.0.1:27018/?directConnection=true";
+/// assert_eq!(mongodb_database(uri, "t1"), "mongodb://127.0.0.1:27018/t1?directConnection=true");
+/// assert_eq!(mongodb_database("mongodb://h:1/old", "t2"), "mongodb://h:1/t2?");
+/// ```
+pub fn mongodb_database(uri: &str, name: &str) -> String {
+    let (base, query) = uri.split_once('?').unwrap_or((uri, ""));
+    let hosts = base.find("://").map_or(0, |scheme| scheme + 3);
+    let server = base[hosts..]
+        .find('/')
+        .map_or(base, |path| &base[..hosts + path]);
+    format!("{server}/{name}?{query}")
+}
+
 /// Notes that the running test runs against `store` (`SQLite`, `MariaDB`, `PostgreSQL`,
 /// `MongoDB`): a line in the file `GDID_TEST_TALLY` names, when it is set. [`server`] and
 /// [`sqlite_url`] call it; a test that finds its store another way calls it itself.

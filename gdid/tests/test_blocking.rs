@@ -125,14 +125,6 @@ fn prefetch_between_calls(url: &str) {
     assert!(ids.get_ref().stats().ids_in_hand > 100, "{url}");
 }
 
-/// `uri` with its database set to `name` (the test server's URI names none).
-#[cfg(feature = "mongodb")]
-fn mongo_database(uri: &str, name: &str) -> String {
-    let (base, query) = uri.split_once('?').unwrap_or((uri, ""));
-    let server = base.trim_end_matches('/');
-    format!("{server}/{name}?{query}")
-}
-
 /// The database `name` on the server of `url` (made with a runtime of the test's own, gone
 /// before the blocking store opens).
 #[cfg(any(feature = "mysql", feature = "postgres"))]
@@ -172,7 +164,7 @@ macro_rules! on_every_store {
         #[test]
         fn $mongodb() {
             if let Some(uri) = server("GDID_MONGODB_URI") {
-                $check(&mongo_database(&uri, $name));
+                $check(&gdid_testkit::mongodb_database(&uri, $name));
             }
         }
     };

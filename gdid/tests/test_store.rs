@@ -40,14 +40,6 @@ async fn two_runs_differ(url: &str) {
     assert!(second > first, "{url}: {second} after {first}");
 }
 
-/// `uri` with its database set to `name` (the test server's URI names none).
-#[cfg(feature = "mongodb")]
-fn mongo_database(uri: &str, name: &str) -> String {
-    let (base, query) = uri.split_once('?').unwrap_or((uri, ""));
-    let server = base.trim_end_matches('/');
-    format!("{server}/{name}?{query}")
-}
-
 /// One test of `$check` per store: a SQLite file, the database `$name` on the MariaDB and the
 /// PostgreSQL servers, and on the MongoDB server (a server that is not configured: skipped).
 macro_rules! on_every_store {
@@ -78,7 +70,7 @@ macro_rules! on_every_store {
         #[tokio::test]
         async fn $mongodb() {
             if let Some(uri) = server("GDID_MONGODB_URI") {
-                $check(&mongo_database(&uri, $name)).await;
+                $check(&gdid_testkit::mongodb_database(&uri, $name)).await;
             }
         }
     };
@@ -418,7 +410,7 @@ async fn the_default_mongodb_database_is_the_options_one() {
     let Some(uri) = server("GDID_MONGODB_URI") else {
         return;
     };
-    let named = Store::open(&mongo_database(&uri, "gdid_front_door"))
+    let named = Store::open(&gdid_testkit::mongodb_database(&uri, "gdid_front_door"))
         .await
         .expect("named");
     let by_default = Store::options()
@@ -508,7 +500,7 @@ async fn an_asked_number_on_mongodb_in_a_counter_collection_of_its_own() {
     let Some(uri) = server("GDID_MONGODB_URI") else {
         return;
     };
-    let url = mongo_database(&uri, "gdid_front_door");
+    let url = gdid_testkit::mongodb_database(&uri, "gdid_front_door");
     let collection = fresh("counters");
     let options = || Store::options().mongodb_collection(&collection);
     an_asked_number_is_recorded_and_never_contradicted(&url, options, 12).await;
