@@ -12,7 +12,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gdid_engine::{BlockGenerator, MemoryAuthority, testing::FaultyAuthority, testing::Latency};
+use gdid_engine::{
+    BlockGenerator, MemoryAuthority,
+    testing::{FaultyAuthority, Latency},
+};
 use hdrhistogram::Histogram;
 use tokio::time::MissedTickBehavior;
 

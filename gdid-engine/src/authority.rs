@@ -293,7 +293,7 @@ impl CounterState {
 /// [`InvalidName`] saying which rule the name breaks.
 ///
 /// ```
-/// use gdid_engine::{backend::validate_name, NameKind};
+/// use gdid_engine::{NameKind, backend::validate_name};
 ///
 /// assert!(validate_name(NameKind::Scope, "billing.v2").is_ok());
 /// assert_eq!(

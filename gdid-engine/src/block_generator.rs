@@ -21,11 +21,12 @@ use tracing::{Instrument, info_span};
 
 use super::authority::{Block, DynAuthority};
 use super::config::{BlockGeneratorBuilder, GeneratorConfig, IdOrder};
-use super::error::{Error, FailureCause};
+use super::generator_error::{Error, FailureCause};
 use super::id_generator::{IdBatch, IdGenerator};
+use super::per_thread::{Current, PerThread};
 use super::segment::{Segment, Slot};
 use super::sizing::RateEstimator;
-use super::sync::{Current, Mutex, MutexGuard, PerThread};
+use super::sync::{Mutex, MutexGuard};
 use gdid_core::{COUNTER_MAX, Gdid};
 
 mod close;

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::authority::{Authority, DynAuthority};
-use super::error::Error;
+use super::generator_error::Error;
 
 /// Which order ids come out in across threads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -5,7 +5,8 @@
 use std::future::Future;
 
 use super::authority::Block;
-use super::error::{AuthorityError, Error};
+use super::error::AuthorityError;
+use super::generator_error::Error;
 use super::id_generator::{IdBatch, IdGenerator};
 
 /// The store operation behind a [`OneAtATime`] counter.

@@ -202,7 +202,7 @@ impl StoredInt {
 /// checked: what an authority writes ([`STORED_ERA`], [`STORED_NEXT`]).
 ///
 /// ```
-/// use gdid_engine::{backend::CounterFields, backend::StoredInt, backend::counter_values};
+/// use gdid_engine::backend::{CounterFields, StoredInt, counter_values};
 ///
 /// let fields = CounterFields { era: "era", next: "next" };
 /// let ok = counter_values("the row", &fields, [StoredInt::Integer(0), StoredInt::Integer(7)]);
@@ -500,7 +500,7 @@ async fn create<S: CounterStore>(
 /// the store's records equal to `key`'s when case is ignored ([`CounterStore::spellings`]).
 ///
 /// ```
-/// use gdid_engine::{backend::CounterKey, backend::check_spelling};
+/// use gdid_engine::backend::{CounterKey, check_spelling};
 ///
 /// let key = CounterKey { key: 1, scope: "shop", sequence: "Orders" };
 /// assert!(check_spelling(&key, vec![("shop".into(), "Orders".into())]).is_ok());
@@ -539,7 +539,7 @@ pub fn check_spelling(
 /// up to `floor` (`Some`), or left as it is (`None`: it is at the floor already).
 ///
 /// ```
-/// use gdid_engine::{backend::CounterState, backend::floor_of};
+/// use gdid_engine::backend::{CounterState, floor_of};
 ///
 /// let floor = CounterState { era: 0, next: 1_000 };
 /// assert_eq!(floor_of(Some(CounterState { era: 0, next: 7 }), floor), Ok(Some(floor)));

@@ -1,8 +1,7 @@
-//! Errors of authorities and generators.
+//! Errors of authorities and stores: what an [`Authority`](crate::Authority) answers with, and
+//! the kinds every error falls in.
 
 use std::fmt;
-use std::sync::Arc;
-use std::time::Duration;
 
 /// Boxed error of a store (a driver error, an I/O error).
 pub type DriverError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -112,7 +111,7 @@ pub enum AuthorityError {
     /// The store is another authority than the one asked for, or cannot be given a number (see
     /// [`numbering`](crate::backend::numbering)).
     #[error(transparent)]
-    Number(#[from] crate::backend::numbering::NumberConflict),
+    Number(#[from] NumberConflict),
     /// A floor below where the counter already is: a floor only ever moves a counter forward
     /// ([`raise_floor`](crate::backend::raise_floor)), and the ids below the stored counter may have been
     /// issued.
@@ -210,277 +209,77 @@ impl AuthorityError {
     }
 }
 
-/// What went wrong at one authority during the latest attempt to get a block.
-#[derive(Debug, Clone)]
-pub struct AuthorityFailure {
-    /// The authority number.
-    pub authority: u8,
-    /// Its label.
-    pub label: String,
-    /// What happened.
-    pub cause: FailureCause,
-}
-
-impl fmt::Display for AuthorityFailure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "authority {} ({}): {}",
-            self.authority, self.label, self.cause
-        )
-    }
-}
-
-/// The cause in an [`AuthorityFailure`].
-#[derive(Debug, Clone)]
+/// Why a store cannot be the authority asked for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum FailureCause {
-    /// The authority answered with an error.
-    Error(Arc<AuthorityError>),
-    /// The authority did not answer within the allocation timeout.
-    TimedOut(Duration),
-    /// The authority answered with a block that overlaps or precedes one it gave before in this
-    /// process: its counter went backwards (a restored backup?). The block was not used.
-    WentBackwards {
-        /// The block it answered with.
-        block: super::Block,
-        /// The end of the last block it gave.
-        previous_end: gdid_core::Gdid,
-    },
-}
-
-impl fmt::Display for FailureCause {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            FailureCause::Error(e) => write!(f, "{e}"),
-            FailureCause::TimedOut(d) => write!(f, "no answer within {d:?}"),
-            FailureCause::WentBackwards {
-                block,
-                previous_end,
-            } => write!(
-                f,
-                "counter went backwards: block {block} is not after {previous_end}, refused"
-            ),
-        }
-    }
-}
-
-/// Why a generator could not serve ids.
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum Error {
-    /// No authority could hand out a block: the latest cause at each authority tried.
-    #[error("no id for {scope}/{sequence}: {}", Causes(.causes))]
-    Unavailable {
-        /// The scope.
-        scope: String,
-        /// The sequence.
-        sequence: String,
-        /// One entry per authority tried.
-        causes: Vec<AuthorityFailure>,
-    },
-    /// The caller waited the whole request timeout for a block.
-    #[error("no id for {scope}/{sequence} within {waited:?}: {}", Causes(.causes))]
-    Timeout {
-        /// The scope.
-        scope: String,
-        /// The sequence.
-        sequence: String,
-        /// How long the caller waited.
-        waited: Duration,
-        /// The latest cause at each authority tried so far (may be empty if none answered).
-        causes: Vec<AuthorityFailure>,
-    },
-    /// The scope or sequence name is invalid.
-    #[error(transparent)]
-    InvalidName(#[from] InvalidName),
-    /// A request for more ids than one call can serve.
-    #[error("invalid count {count}: {reason}")]
-    InvalidCount {
-        /// The count asked for.
-        count: u64,
-        /// Why it cannot be served.
-        reason: &'static str,
-    },
-    /// The generator is configured in a way that cannot work.
-    #[error("invalid generator configuration: {reason}")]
-    InvalidConfig {
-        /// What is wrong.
-        reason: String,
-    },
-    /// A store failed (strategies without a block cache report their store's error here).
-    #[error("store error: {0}")]
-    Store(Arc<DriverError>),
-    /// The id space of the strategy is used up.
-    #[error("exhausted: {0}")]
-    Exhausted(String),
-    /// Too many writers raced for the same record: every attempt of the retry policy lost
-    /// (see [`AuthorityError::Contention`]). Nothing is corrupt; trying again may succeed.
-    #[error("contention: {0}")]
-    Contention(String),
-    /// The stored state cannot be right (a counter of the wrong type, negative or missing, a
-    /// range past its end, a window whose start is after its end): no id was issued from it, and
-    /// none will be until it is repaired. The message names the row or document and the field.
-    #[error("corrupt stored state: {0}")]
-    Corrupt(String),
-    /// The record or row values are taken from was last written on another database server (a
-    /// failover to a replica, a restore onto another server), and a `u64` strategy has no era
-    /// to move to: nothing is issued from it until an operator acts, as `remedy` says (see
-    /// [`lineage`](crate::backend::lineage)).
+pub enum NumberConflict {
+    /// The store is recorded as another authority.
     #[error(
-        "{record} was last written on another database server (a failover or a restore): {remedy}"
+        "{store} is authority {recorded} (recorded in it), not {asked}: \
+         drop the number or give {recorded}"
     )]
-    Switched {
-        /// The record or row.
-        record: String,
-        /// What the operator runs to issue from it again.
-        remedy: String,
+    Recorded {
+        /// The store.
+        store: String,
+        /// Its recorded number.
+        recorded: u8,
+        /// The number asked for.
+        asked: u8,
     },
-    /// The generator was closed ([`BlockGenerator::close`](super::BlockGenerator::close)): it
-    /// serves no more blocks (a thread may still serve the slice it holds).
-    #[error("the generator of {scope}/{sequence} is closed")]
-    Closed {
-        /// The scope.
-        scope: String,
-        /// The sequence.
-        sequence: String,
+    /// The store has no record and counters of several authority numbers, so which one it is
+    /// must be said.
+    #[error(
+        "{store} has no recorded authority number and holds counters of authorities {found:?}: \
+         give the number it is to keep"
+    )]
+    Ambiguous {
+        /// The store.
+        store: String,
+        /// The numbers its counters use.
+        found: Vec<u8>,
     },
-}
-
-impl Error {
-    /// Wraps any store error.
-    pub fn store(error: impl Into<DriverError>) -> Self {
-        Error::Store(Arc::new(error.into()))
-    }
-
-    /// The kind of the error.
-    pub fn kind(&self) -> ErrorKind {
-        match self {
-            Error::Unavailable { .. } | Error::Timeout { .. } | Error::Store(_) => {
-                ErrorKind::Unavailable
-            }
-            Error::InvalidName(_)
-            | Error::InvalidCount { .. }
-            | Error::InvalidConfig { .. }
-            | Error::Closed { .. }
-            | Error::Switched { .. } => ErrorKind::Config,
-            Error::Exhausted(_) => ErrorKind::Exhausted,
-            Error::Contention(_) => ErrorKind::Conflict,
-            Error::Corrupt(_) => ErrorKind::Corrupt,
-        }
-    }
-}
-
-impl From<AuthorityError> for Error {
-    /// For strategies that ask an authority directly, without a block cache: every error keeps
-    /// its [`kind`](AuthorityError::kind): a corrupt counter or block, an exhausted sequence, an
-    /// invalid name or size (the count asked for), a lost race; a store that is another
-    /// authority is a configuration error; a store that failed is a store error.
-    fn from(error: AuthorityError) -> Self {
-        match error {
-            AuthorityError::InvalidName(name) => Error::InvalidName(name),
-            AuthorityError::InvalidSize(count) => Error::InvalidCount {
-                count,
-                reason: "a store reserves 1 to 2^60 - 1 values at once",
-            },
-            AuthorityError::Corrupt(reason) | AuthorityError::InvalidBlock(reason) => {
-                Error::Corrupt(reason)
-            }
-            conflict @ AuthorityError::Conflict(_) => Error::Contention(conflict.to_string()),
-            AuthorityError::Exhausted => Error::Exhausted(AuthorityError::Exhausted.to_string()),
-            contention @ AuthorityError::Contention { .. } => {
-                Error::Contention(contention.to_string())
-            }
-            AuthorityError::Number(conflict) => Error::InvalidConfig {
-                reason: conflict.to_string(),
-            },
-            AuthorityError::Switched { record, remedy } => Error::Switched { record, remedy },
-            other => Error::store(other),
-        }
-    }
-}
-
-/// Formats the causes as `authority 1 (x): cause; authority 2 (y): cause`.
-struct Causes<'a>(&'a [AuthorityFailure]);
-
-impl fmt::Display for Causes<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0.is_empty() {
-            return f.write_str("no authority answered");
-        }
-        for (i, failure) in self.0.iter().enumerate() {
-            if i > 0 {
-                f.write_str("; ")?;
-            }
-            write!(f, "{failure}")?;
-        }
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_authority_error_keeps_its_kind_where_a_generator_has_one() {
-        let corrupt = Error::from(AuthorityError::Corrupt("next is -1".into()));
-        assert!(matches!(&corrupt, Error::Corrupt(reason) if reason == "next is -1"));
-        let name = InvalidName {
-            kind: NameKind::Scope,
-            name: "a b".into(),
-            reason: "a space".into(),
-        };
-        let invalid = Error::from(AuthorityError::InvalidName(name.clone()));
-        assert!(matches!(invalid, Error::InvalidName(n) if n == name));
-        let exhausted = Error::from(AuthorityError::Exhausted);
-        assert!(matches!(&exhausted, Error::Exhausted(_)), "{exhausted}");
-        let lost = Error::from(AuthorityError::Contention {
-            record: "the row".into(),
-            attempts: 5,
-            last: None,
-        });
-        assert!(matches!(&lost, Error::Contention(m) if m.starts_with("the row: lost 5")));
-        assert_eq!(lost.kind(), ErrorKind::Conflict);
-        assert_eq!(corrupt.kind(), ErrorKind::Corrupt);
-        let failed = Error::from(AuthorityError::store("connection refused"));
-        assert!(matches!(&failed, Error::Store(_)), "{failed}");
-    }
-
-    /// Every authority error is of the same kind once a strategy without a block cache (the
-    /// one-at-a-time counter) passes it on: a size no store takes is not a store that failed
-    /// (transient: tried again for ever), a bad block is corrupt, a lost race a conflict.
-    #[test]
-    fn an_authority_error_keeps_its_kind_through_a_generator_error() {
-        let name = InvalidName {
-            kind: NameKind::Sequence,
-            name: String::new(),
-            reason: "empty".into(),
-        };
-        let conflict = crate::backend::numbering::NumberConflict::NoneLeft { store: "s".into() };
-        for error in [
-            AuthorityError::InvalidName(name),
-            AuthorityError::InvalidSize(0),
-            AuthorityError::Number(conflict),
-            AuthorityError::Exhausted,
-            AuthorityError::InvalidBlock("start past the end".into()),
-            AuthorityError::Corrupt("next is -1".into()),
-            AuthorityError::store("connection refused"),
-            AuthorityError::Conflict("deadlock".into()),
-            AuthorityError::Contention {
-                record: "the row".into(),
-                attempts: 5,
-                last: None,
-            },
-        ] {
-            let (kind, message) = (error.kind(), error.to_string());
-            let converted = Error::from(error);
-            assert_eq!(converted.kind(), kind, "{message} became {converted}");
-            assert_eq!(
-                converted.kind().is_transient(),
-                kind.is_transient(),
-                "{message}"
-            );
-        }
-    }
+    /// Two stores listed together would be one authority.
+    #[error(
+        "{store} and {other} would both be authority {number}: \
+         two stores of one sequence would issue the same ids"
+    )]
+    Shared {
+        /// One store.
+        store: String,
+        /// The other.
+        other: String,
+        /// The number both hold or ask for.
+        number: u8,
+    },
+    /// The store has no record, but its server was promoted from a replica (or restored onto
+    /// another server): the record may be one the copy never received, and the number it would
+    /// take may be the one another store's copy holds.
+    #[error(
+        "{store} has no recorded authority number, and its server was promoted from a replica \
+         or restored (its history shows another server): the record may have been lost with \
+         the old primary; give the number it had with --authority"
+    )]
+    RecordLost {
+        /// The store.
+        store: String,
+    },
+    /// The stores listed together hold every number.
+    #[error("no authority number is left for {store}: the other stores hold all 16")]
+    NoneLeft {
+        /// The store.
+        store: String,
+    },
+    /// A store with no record cannot be given a number while a store listed with it cannot be
+    /// read: the number it would take may be the unread store's.
+    #[error(
+        "{store} has no recorded authority number and {unread} cannot be read now, so the \
+         number it would take may be {unread}'s: give it --authority, or try again when \
+         {unread} answers"
+    )]
+    Unseen {
+        /// The store with no record.
+        store: String,
+        /// The store that cannot be read.
+        unread: String,
+    },
 }

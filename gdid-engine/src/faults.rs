@@ -65,7 +65,7 @@ pub struct InjectedFault(pub &'static str);
 /// paused clock run an hour-long outage in milliseconds.
 ///
 /// ```
-/// use gdid_engine::{Authority, testing::FaultyAuthority, testing::Latency, MemoryAuthority};
+/// use gdid_engine::{Authority, MemoryAuthority, testing::{FaultyAuthority, Latency}};
 /// use std::time::Duration;
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]

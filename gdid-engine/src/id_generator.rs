@@ -5,7 +5,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use super::authority::BoxFuture;
-use super::error::Error;
+use super::generator_error::Error;
 use gdid_core::Gdid;
 
 /// A source of unique ids: GDID blocks, ObjectIds, counters, random ids, UUIDs...

@@ -68,8 +68,10 @@ pub mod durability;
 mod error;
 #[cfg(any(test, feature = "testing"))]
 mod faults;
+mod generator_error;
 mod id_generator;
 mod memory;
+mod per_thread;
 mod provider;
 mod random;
 mod ranges;
@@ -87,9 +89,8 @@ pub use authority::{Authority, Block, DynAuthority};
 pub use block_generator::{AuthorityStats, BlockGenerator, Stats};
 pub use config::{BlockGeneratorBuilder, GeneratorConfig, IdOrder, PROBE_EVERY, Preference};
 pub use counter::OneAtATime;
-pub use error::{
-    AuthorityError, AuthorityFailure, Error, ErrorKind, FailureCause, InvalidName, NameKind,
-};
+pub use error::{AuthorityError, ErrorKind, InvalidName, NameKind};
+pub use generator_error::{AuthorityFailure, Error, FailureCause};
 pub use id_generator::{DynIdGenerator, IdBatch, IdGenerator, IdRun, SharedIdGenerator};
 pub use memory::MemoryAuthority;
 pub use provider::{GdidProvider, GdidProviderBuilder, Sequenced};

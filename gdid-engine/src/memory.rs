@@ -68,7 +68,7 @@ impl MemoryAuthority {
     /// missing counter is made at the floor; whether the counter moved or was made.
     ///
     /// ```
-    /// use gdid_engine::{Authority, backend::CounterState, MemoryAuthority};
+    /// use gdid_engine::{Authority, MemoryAuthority, backend::CounterState};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -6,7 +6,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 use super::authority::DynAuthority;
 use super::block_generator::BlockGenerator;
 use super::config::{BlockGeneratorBuilder, GeneratorConfig};
-use super::error::Error;
+use super::generator_error::Error;
 use gdid_core::Gdid;
 
 /// A domain type that declares the sequence its ids come from, once: the Rust form of NFX's

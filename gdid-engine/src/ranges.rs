@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::error::Error;
+use super::generator_error::Error;
 use super::id_generator::{IdBatch, IdGenerator};
 
 /// How the value space is cut: range k is `base + k·size .. base + (k+1)·size`.

@@ -60,7 +60,7 @@ impl Sequence {
     /// The record `stored` (named `record` in errors), checked, with its rate and runway.
     ///
     /// ```
-    /// use gdid_engine::{backend::CounterFields, backend::StoredCounter, backend::StoredInt};
+    /// use gdid_engine::backend::{CounterFields, StoredCounter, StoredInt};
     /// use gdid_engine::sequences::Sequence;
     ///
     /// let fields = CounterFields { era: "era", next: "next" };

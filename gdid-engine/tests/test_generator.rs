@@ -9,7 +9,8 @@ use gdid_core::{COUNTER_MAX, Gdid};
 use gdid_engine::{
     Authority, AuthorityError, Block, BlockGenerator, BlockGeneratorBuilder, Error, FailureCause,
     GdidProvider, IdGenerator, IdOrder, MemoryAuthority, Sequenced, SharedIdGenerator,
-    backend::CounterState, testing::FaultyAuthority, testing::Latency,
+    backend::CounterState,
+    testing::{FaultyAuthority, Latency},
 };
 use tokio::time::Instant;
 

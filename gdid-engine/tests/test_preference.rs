@@ -6,7 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gdid_engine::{
-    BlockGenerator, MemoryAuthority, PROBE_EVERY, testing::FaultyAuthority, testing::Latency,
+    BlockGenerator, MemoryAuthority, PROBE_EVERY,
+    testing::{FaultyAuthority, Latency},
 };
 
 fn at(millis: u64) -> Arc<FaultyAuthority<MemoryAuthority>> {

@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use gdid_core::Gdid;
 use gdid_engine::{
-    BlockGenerator, Error, MemoryAuthority, backend::CounterState, testing::FaultyAuthority,
-    testing::Latency,
+    BlockGenerator, Error, MemoryAuthority,
+    backend::CounterState,
+    testing::{FaultyAuthority, Latency},
 };
 
 type Faulty = Arc<FaultyAuthority<MemoryAuthority>>;

@@ -28,7 +28,9 @@ use std::time::Duration;
 
 use gdid_engine::backend::numbering::NumberRecord;
 use gdid_engine::{
-    Authority, AuthorityError, Block, NameKind, backend::BoxFuture, backend::validate_name, redact,
+    Authority, AuthorityError, Block, NameKind,
+    backend::{BoxFuture, validate_name},
+    redact,
 };
 use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, HeaderValue};

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use gdid_engine::MemoryAuthority;
 use gdid_http::client::{RemoteAuthority, RemoteOptions};
 use gdid_http::server::{Server, Tokens};
-use gdid_testkit::conformance::Backend;
+use gdid_testkit::conformance::StoreUnderTest;
 use tokio::net::TcpListener;
 
 const TOKEN: &str = "conformance-token-0123456789";
@@ -19,7 +19,7 @@ struct Served {
     urls: Mutex<HashMap<u8, String>>,
 }
 
-impl Backend for Served {
+impl StoreUnderTest for Served {
     type Authority = Arc<RemoteAuthority>;
     type Place = String;
 

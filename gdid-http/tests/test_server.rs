@@ -410,7 +410,7 @@ async fn a_store_failure_is_503_without_the_stores_words() {
 
 #[tokio::test]
 async fn sigterm_lets_an_allocation_in_flight_finish() {
-    use gdid_engine::{testing::FaultyAuthority, testing::Latency};
+    use gdid_engine::testing::{FaultyAuthority, Latency};
     let authority = Arc::new(
         FaultyAuthority::new(MemoryAuthority::new(1))
             .latency(Latency::Fixed(Duration::from_millis(300))),

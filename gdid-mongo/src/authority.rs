@@ -6,10 +6,11 @@ use gdid_core::AUTHORITY_MAX;
 use gdid_engine::Authority;
 use gdid_engine::backend::numbering::{COUNTER_KEY, NumberCheck, claim};
 use gdid_engine::{
-    AuthorityError, backend::ADVANCED_ERA, backend::Allocations, backend::CounterFields,
-    backend::CounterKey, backend::CounterStart, backend::CounterStore, backend::Numbering,
-    backend::STORED_COUNTER_MAX, backend::STORED_NEXT, backend::StoredCounter, backend::StoredInt,
-    backend::counter_values,
+    AuthorityError,
+    backend::{
+        ADVANCED_ERA, Allocations, CounterFields, CounterKey, CounterStart, CounterStore,
+        Numbering, STORED_COUNTER_MAX, STORED_NEXT, StoredCounter, StoredInt, counter_values,
+    },
 };
 use mongodb::options::{ReturnDocument, WriteConcern};
 use mongodb::{Collection, Database};

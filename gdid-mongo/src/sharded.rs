@@ -15,8 +15,8 @@ use std::ops::Range;
 
 use bson::{Bson, Document, doc};
 use gdid_engine::{
-    Error, NameKind, Pick, RangeLayout, ShardedCounter, backend::LAYOUT_FIELDS,
-    backend::RangeFields, backend::RangeState, backend::RangeStore, backend::validate_name,
+    Error, NameKind, Pick, RangeLayout, ShardedCounter,
+    backend::{LAYOUT_FIELDS, RangeFields, RangeState, RangeStore, validate_name},
 };
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database};

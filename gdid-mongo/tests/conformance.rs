@@ -11,7 +11,7 @@ use bson::{Bson, Document, doc};
 use common::{Relay, client, fresh, uri};
 use gdid_engine::{Error, Pick, RangeLayout};
 use gdid_mongo::{MongoAuthority, MongoShardedCounter, MongoWindowShard};
-use gdid_testkit::conformance::{Backend, Counters, GoingDown, Ranges, Setup, Windows};
+use gdid_testkit::conformance::{Counters, GoingDown, Ranges, Setup, StoreUnderTest, Windows};
 use mongodb::{Collection, Cursor, Database};
 
 /// The database the authorities and sharded counters are in.
@@ -48,7 +48,7 @@ impl Mongo {
     }
 }
 
-impl Backend for Mongo {
+impl StoreUnderTest for Mongo {
     type Authority = MongoAuthority;
     type Place = String;
 

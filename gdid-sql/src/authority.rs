@@ -5,9 +5,12 @@ use gdid_core::AUTHORITY_MAX;
 use gdid_engine::Authority;
 use gdid_engine::backend::numbering::{NumberCheck, claim};
 use gdid_engine::{
-    AuthorityError, backend::Allocations, backend::CounterFields, backend::CounterKey,
-    backend::CounterStart, backend::CounterStore, backend::Numbering, backend::StoredCounter,
-    backend::StoredInt, redact,
+    AuthorityError,
+    backend::{
+        Allocations, CounterFields, CounterKey, CounterStart, CounterStore, Numbering,
+        StoredCounter, StoredInt,
+    },
+    redact,
 };
 
 use std::sync::Arc;
@@ -159,10 +162,7 @@ type Counters<T> = Result<T, AuthorityError>;
 /// ([`reserve`](gdid_engine::backend::reserve)), which make it an [`Authority`] and a
 /// [`CounterRow`](gdid_engine::backend::CounterRow).
 impl CounterStore for SqlAuthority {
-    const FIELDS: CounterFields = CounterFields {
-        era: "era",
-        next: "next_counter",
-    };
+    const FIELDS: CounterFields = counters::FIELDS;
 
     type Record = SqlNumberRecord;
 

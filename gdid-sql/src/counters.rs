@@ -30,13 +30,14 @@
 use gdid_engine::backend::lineage::Lineage;
 use gdid_engine::backend::numbering::COUNTER_KEY;
 use gdid_engine::{
-    AuthorityError, backend::ADVANCED_ERA, backend::Allocations, backend::CounterKey,
-    backend::CounterStart, backend::CounterStore, backend::STORED_COUNTER_MAX,
-    backend::STORED_NEXT, backend::StoredCounter, backend::StoredInt, backend::counter_values,
+    AuthorityError,
+    backend::{
+        ADVANCED_ERA, Allocations, CounterFields, CounterKey, CounterStart, STORED_COUNTER_MAX,
+        STORED_NEXT, StoredCounter, StoredInt, counter_values,
+    },
 };
 use sqlx::AssertSqlSafe;
 
-use crate::authority::SqlAuthority;
 use crate::error::driver_kind;
 use crate::lineage::LineageSql;
 use crate::statement::{add_columns, create_table, sql, with_live_pool};
@@ -542,7 +543,7 @@ async fn check_siblings(store: &SqlStore, key: &CounterKey<'_>) -> Result<(), Au
         };
         let row = named_row(&authority, key.scope, key.sequence);
         let values = [stored_int(era.as_deref()), stored_int(next.as_deref())];
-        counter_values(&row, &SqlAuthority::FIELDS, values)?;
+        counter_values(&row, &FIELDS, values)?;
     }
     Ok(())
 }
@@ -575,6 +576,12 @@ fn out_of_range(message: &str) -> AuthorityError {
         "{field} is out of range when moved forward: {message}"
     ))
 }
+
+/// The columns of a counter row, as the engine names them in a corrupt row's error.
+pub(crate) const FIELDS: CounterFields = CounterFields {
+    era: "era",
+    next: "next_counter",
+};
 
 /// Sorts a driver error into the engine's kinds ([`driver_kind`]): a corrupt row, a lost race
 /// ([`AuthorityError::Conflict`], tried again by the engine's retry policy), or the store failing.

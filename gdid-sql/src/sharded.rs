@@ -6,8 +6,8 @@
 use std::ops::Range;
 
 use gdid_engine::{
-    Error as IdError, NameKind, Pick, RangeLayout, ShardedCounter, backend::LAYOUT_FIELDS,
-    backend::RangeFields, backend::RangeState, backend::RangeStore, backend::validate_name,
+    Error as IdError, NameKind, Pick, RangeLayout, ShardedCounter,
+    backend::{LAYOUT_FIELDS, RangeFields, RangeState, RangeStore, validate_name},
 };
 
 use crate::error::Error;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use common::execute;
 use gdid_engine::{Pick, RangeLayout};
 use gdid_sql::{Dialect, SqlAuthority, SqlShardedCounter, SqlStore};
-use gdid_testkit::conformance::{Backend, Counters, GoingDown, Ranges, Setup, Windows};
+use gdid_testkit::conformance::{Counters, GoingDown, Ranges, Setup, StoreUnderTest, Windows};
 
 /// The server of `store` (`SQLite`: a file in a new folder), or `None`: skipped.
 fn server(store: &str) -> Option<String> {
@@ -58,7 +58,7 @@ impl Sql {
     }
 }
 
-impl Backend for Sql {
+impl StoreUnderTest for Sql {
     type Authority = SqlAuthority;
     type Place = String;
 

@@ -10,15 +10,13 @@ mod common;
 
 use common::{execute, fresh_scope};
 use gdid_engine::backend::lineage::{FENCE_EPOCH_UNIX, seconds_now};
+use gdid_engine::backend::{CounterKey, CounterStore, StoredInt, numbering::COUNTER_KEY};
 use gdid_engine::windows::{WindowGenerator, WindowShard};
 use gdid_engine::{
-    Authority, AuthorityError, Block, backend::CounterRow, backend::CounterState,
-    backend::raise_floor,
+    Authority, AuthorityError, Block,
+    backend::{CounterRow, CounterState, raise_floor},
 };
 use gdid_engine::{Error as IdError, IdGenerator, Pick, RangeLayout};
-use gdid_engine::{
-    backend::CounterKey, backend::CounterStore, backend::StoredInt, backend::numbering::COUNTER_KEY,
-};
 use gdid_sql::{SqlAuthority, SqlShardedCounter, SqlStore};
 
 /// The servers that keep lineages (SQLite keeps none).

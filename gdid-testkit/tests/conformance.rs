@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use gdid_engine::MemoryAuthority;
-use gdid_testkit::conformance::Backend;
+use gdid_testkit::conformance::StoreUnderTest;
 
 /// In-memory authorities, one per number, shared by every "connection".
 #[derive(Debug, Default)]
@@ -13,7 +13,7 @@ struct Memory {
     authorities: Mutex<HashMap<u8, Arc<MemoryAuthority>>>,
 }
 
-impl Backend for Memory {
+impl StoreUnderTest for Memory {
     type Authority = Arc<MemoryAuthority>;
     type Place = Arc<MemoryAuthority>;
 

@@ -9,8 +9,8 @@ use gdid_engine::backend::numbering::NumberRecord;
 use gdid_engine::durability::Durability;
 use gdid_engine::sequences::Sequence;
 use gdid_engine::{
-    AuthorityError, DynAuthority, Pick, RangeLayout, SharedIdGenerator, backend::BoxFuture,
-    backend::CounterKey, backend::CounterState,
+    AuthorityError, DynAuthority, Pick, RangeLayout, SharedIdGenerator,
+    backend::{BoxFuture, CounterKey, CounterState},
 };
 
 use crate::error::DriverError;

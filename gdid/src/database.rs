@@ -1,5 +1,5 @@
 //! [`Database`]: the one [`Backend`] of every database store (SQL or MongoDB), made of what each
-//! supplies ([`Store`]).
+//! supplies ([`Driver`]).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -11,8 +11,8 @@ use gdid_engine::sequences::{self, Sequence};
 use gdid_engine::windows::WindowShard;
 use gdid_engine::{
     Authority, AuthorityError, DynAuthority, IdGenerator, OneAtATime, Pick, RangeLayout,
-    SharedIdGenerator, backend::BoxFuture, backend::CounterKey, backend::CounterRow,
-    backend::CounterState, backend::CounterStore, backend::raise_floor,
+    SharedIdGenerator,
+    backend::{BoxFuture, CounterKey, CounterRow, CounterState, CounterStore, raise_floor},
 };
 
 use crate::backend::Backend;
@@ -21,7 +21,7 @@ use crate::shard::StoreShard;
 
 /// What a database store (SQL or MongoDB) supplies: a [`Backend`] is made of it once, by
 /// [`Database`].
-pub(crate) trait Store: Send + Sync + fmt::Debug + 'static {
+pub(crate) trait Driver: Send + Sync + fmt::Debug + 'static {
     /// The store's authority, which is also its one-at-a-time counters' row.
     type Authority: Authority + CounterRow + CounterStore + Clone + fmt::Debug + 'static;
     /// The sharded counter.
@@ -64,20 +64,20 @@ pub(crate) trait Store: Send + Sync + fmt::Debug + 'static {
 /// A database store as a [`Backend`], with its authority of each number asked for: one
 /// authority (and its clones) claims its number in the store once, before its first block.
 #[derive(Debug)]
-pub(crate) struct Database<S: Store> {
+pub(crate) struct Database<S: Driver> {
     store: S,
     authorities: Mutex<HashMap<u8, S::Authority>>,
 }
 
 /// `store` as authority `number`, checked against its record before the first block. Numbers
 /// are checked before a backend is asked for an authority.
-fn authority_of<S: Store>(store: &S, number: u8) -> S::Authority {
+fn authority_of<S: Driver>(store: &S, number: u8) -> S::Authority {
     store
         .numbered(number)
         .unwrap_or_else(|_| unreachable!("authority number {number} was checked"))
 }
 
-impl<S: Store> Database<S> {
+impl<S: Driver> Database<S> {
     /// `store` as a backend.
     pub(crate) fn new(store: S) -> Self {
         Database {
@@ -97,7 +97,7 @@ impl<S: Store> Database<S> {
     }
 }
 
-impl<S: Store> Backend for Database<S> {
+impl<S: Driver> Backend for Database<S> {
     fn record(&self) -> &dyn NumberRecord {
         self.store.record()
     }

@@ -18,7 +18,7 @@ pub enum StoreError {
     /// `http://`, `https://`).
     #[error(
         "unsupported store URL {url:?}: expected {expected}",
-        expected = crate::url::expected_schemes()
+        expected = crate::scheme::expected_schemes()
     )]
     UnsupportedScheme {
         /// The URL, redacted.

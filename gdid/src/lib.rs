@@ -82,11 +82,13 @@ mod open_sql;
 #[cfg(feature = "engine")]
 mod options;
 #[cfg(feature = "engine")]
+mod scheme;
+#[cfg(feature = "engine")]
 mod sequences;
 #[cfg(feature = "engine")]
 mod shard;
 #[cfg(feature = "engine")]
-pub mod store;
+mod store;
 #[cfg(feature = "engine")]
 mod stores;
 #[cfg(feature = "engine")]
@@ -104,15 +106,17 @@ pub use error::StoreError;
 #[cfg(feature = "engine")]
 pub use gdid_engine::durability::{Durability, Setting, Verdict};
 #[cfg(feature = "engine")]
+pub use options::OpenOptions;
+#[cfg(feature = "engine")]
+pub use scheme::StoreKind;
+#[cfg(feature = "engine")]
 pub use sequences::{FenceScope, Fenced};
 #[cfg(feature = "engine")]
 pub use shard::{ShardError, StoreShard};
 #[cfg(feature = "engine")]
-pub use store::{OpenOptions, Store};
+pub use store::Store;
 #[cfg(feature = "engine")]
 pub use stores::Stores;
-#[cfg(feature = "engine")]
-pub use url::StoreKind;
 
 // What a user of generators names most (the rest is in `engine`).
 #[cfg(feature = "engine")]

@@ -8,8 +8,9 @@ use gdid_engine::durability::{Durability, Setting, Verdict};
 use gdid_engine::sequences::Sequence;
 use gdid_engine::{
     Authority, AuthorityError, Block, DynAuthority, MemoryAuthority, OneAtATime, SharedIdGenerator,
-    backend::BoxFuture, backend::CounterFields, backend::CounterKey, backend::CounterRow,
-    backend::CounterState, backend::StoredCounter, backend::StoredInt,
+    backend::{
+        BoxFuture, CounterFields, CounterKey, CounterRow, CounterState, StoredCounter, StoredInt,
+    },
 };
 
 use crate::backend::Backend;

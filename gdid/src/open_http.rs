@@ -9,7 +9,7 @@ use gdid_engine::durability::{Durability, Setting, Verdict};
 use gdid_engine::sequences::Sequence;
 use gdid_engine::{
     AuthorityError, DynAuthority, Error, IdBatch, IdGenerator, SharedIdGenerator,
-    backend::BoxFuture, backend::CounterKey, backend::CounterState,
+    backend::{BoxFuture, CounterKey, CounterState},
 };
 use gdid_http::client::{Remote, RemoteAuthority, RemoteError, RemoteOptions};
 

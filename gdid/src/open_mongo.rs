@@ -1,4 +1,4 @@
-//! A MongoDB store (gdid-mongo), a [`Store`] of the [`Database`](crate::database::Database)
+//! A MongoDB store (gdid-mongo), a [`Driver`] of the [`Database`](crate::database::Database)
 //! backend.
 
 use std::time::Duration;
@@ -10,7 +10,7 @@ use gdid_mongo::{MongoAuthority, MongoNumberRecord, MongoShardedCounter, MongoWi
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
 
-use crate::database::Store;
+use crate::database::Driver;
 use crate::error::{DriverError, Redacted, StoreError};
 
 /// The database used when the URL names none.
@@ -73,7 +73,7 @@ impl MongoBackend {
     }
 }
 
-impl Store for MongoBackend {
+impl Driver for MongoBackend {
     type Authority = MongoAuthority;
     type Sharded = MongoShardedCounter;
     type Shard = MongoWindowShard;

@@ -1,4 +1,4 @@
-//! A MySQL/MariaDB, PostgreSQL or SQLite store (gdid-sql), a [`Store`] of the
+//! A MySQL/MariaDB, PostgreSQL or SQLite store (gdid-sql), a [`Driver`] of the
 //! [`Database`](crate::database::Database) backend.
 
 use gdid_engine::backend::numbering::NumberRecord;
@@ -6,7 +6,7 @@ use gdid_engine::durability::Durability;
 use gdid_engine::{Pick, RangeLayout, backend::BoxFuture};
 use gdid_sql::{Error, SqlAuthority, SqlNumberRecord, SqlShardedCounter, SqlStore};
 
-use crate::database::Store;
+use crate::database::Driver;
 use crate::error::{DriverError, StoreError};
 
 /// A SQL store and its number record.
@@ -49,7 +49,7 @@ impl SqlBackend {
     }
 }
 
-impl Store for SqlBackend {
+impl Driver for SqlBackend {
     type Authority = SqlAuthority;
     type Sharded = SqlShardedCounter;
     type Shard = SqlStore;

@@ -8,11 +8,83 @@ use gdid_engine::durability::Durability;
 use gdid_engine::windows::{WindowAgent, WindowShard};
 use gdid_engine::{Pick, RangeLayout, SharedIdGenerator, redact};
 
+use crate::StoreKind;
 use crate::backend::Backend;
 use crate::error::{DriverError, StoreError};
 use crate::shard::StoreShard;
 use crate::store::{Store, sharded, window_generator};
-use crate::url::StoreKind;
+
+impl Store {
+    /// Opens the store of `url`: `sqlite:PATH` (the file is created), `mysql://…` or
+    /// `mariadb://…`, `postgres://…` or `postgresql://…`, `mongodb://…` or `mongodb+srv://…`
+    /// (database `gdid` unless the URL names one; the server is pinged), or `memory:` /
+    /// `memory:NAME` (in this process only, for tests and examples: not durable, its ids start
+    /// again with every run; one `NAME` is one store within the process). Creates the schema
+    /// and settles the store's authority number: the one recorded in it, or the one its
+    /// counters already use, or 1 (recorded before this returns).
+    ///
+    /// Only GDIDs carry the number. To use a store for one-at-a-time or sharded counters or
+    /// hi-lo windows alone, open it with [`OpenOptions::one_at_a_time`],
+    /// [`OpenOptions::sharded`] or [`OpenOptions::window_generator`]: they read and record no
+    /// number, so the store stays free to become any authority later.
+    ///
+    /// ```
+    /// use gdid::IdGenerator;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = gdid::Store::open("memory:").await?;
+    /// let ids = store.block_generator("shop", "orders").build()?;
+    /// assert_eq!(ids.next_id().await?.to_string(), "0:1:1");
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::UnsupportedScheme`], [`StoreError::FeatureDisabled`] (naming the feature to
+    /// enable), [`StoreError::InvalidUrl`], [`StoreError::Connect`], [`StoreError::Schema`],
+    /// [`StoreError::Authority`]. No message holds the URL's password.
+    pub async fn open(url: &str) -> Result<Store, StoreError> {
+        Store::options().open(url).await
+    }
+
+    /// Opens the stores of `urls` as the authorities of one generator, in preference order:
+    /// [`OpenOptions::open_all`] with the default options.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let stores = gdid::Store::open_all(&["memory:", "memory:"]).await?;
+    /// assert_eq!(stores.numbers(), [Some(1), Some(2)]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`OpenOptions::open_all`].
+    pub async fn open_all<U: AsRef<str>>(urls: &[U]) -> Result<crate::Stores, StoreError> {
+        Store::options().open_all(urls).await
+    }
+
+    /// How to open a store, when the defaults of [`open`](Self::open) do not fit:
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), gdid::StoreError> {
+    /// let store = gdid::Store::options()
+    ///     .default_mongodb_database("billing") // when the URL names none; "gdid" otherwise
+    ///     .open("mongodb://127.0.0.1:27017")
+    ///     .await?;
+    /// # let _ = store;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn options() -> OpenOptions {
+        OpenOptions::default()
+    }
+}
 
 /// How [`Store::options`] opens a store, or several.
 #[derive(Clone, Default)]

@@ -6,7 +6,10 @@
 use gdid_engine::backend::lineage::{fence_era, seconds_now};
 use gdid_engine::backend::numbering::COUNTER_KEY;
 use gdid_engine::sequences::Sequence;
-use gdid_engine::{AuthorityError, backend::CounterKey, backend::CounterState};
+use gdid_engine::{
+    AuthorityError,
+    backend::{CounterKey, CounterState},
+};
 
 /// A record [`Store::fence`] moved to a new era.
 #[derive(Debug, Clone, PartialEq, Eq)]

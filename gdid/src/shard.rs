@@ -7,7 +7,7 @@ use std::sync::Arc;
 use gdid_engine::backend::BoxFuture;
 use gdid_engine::windows::{Window, WindowShard};
 
-use crate::error::DriverError;
+use gdid_engine::backend::DriverError;
 
 /// The error of a [`StoreShard`]: its store's error, and whether it says that stored windows
 /// cannot be right.

@@ -1,5 +1,6 @@
 //! [`Store`]: any store opened from its URL, and every strategy it hands out. How to open one, or
-//! several as one generator's authorities, is [`OpenOptions`].
+//! several as one generator's authorities, is [`OpenOptions`](crate::OpenOptions) (`options.rs`,
+//! with `Store::open`).
 use std::sync::Arc;
 
 use gdid_engine::windows::{WindowAgent, WindowGenerator};
@@ -10,8 +11,6 @@ use gdid_engine::{
 use crate::backend::Backend;
 use crate::error::{DriverError, StoreError};
 use crate::shard::StoreShard;
-
-pub use crate::options::OpenOptions;
 
 /// One store opened from its URL: the pool or client, its schema, and the authority number
 /// recorded in it. Cheap to clone.
@@ -37,76 +36,6 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens the store of `url`: `sqlite:PATH` (the file is created), `mysql://…` or
-    /// `mariadb://…`, `postgres://…` or `postgresql://…`, `mongodb://…` or `mongodb+srv://…`
-    /// (database `gdid` unless the URL names one; the server is pinged), or `memory:` /
-    /// `memory:NAME` (in this process only, for tests and examples: not durable, its ids start
-    /// again with every run; one `NAME` is one store within the process). Creates the schema
-    /// and settles the store's authority number: the one recorded in it, or the one its
-    /// counters already use, or 1 (recorded before this returns).
-    ///
-    /// Only GDIDs carry the number. To use a store for one-at-a-time or sharded counters or
-    /// hi-lo windows alone, open it with [`OpenOptions::one_at_a_time`],
-    /// [`OpenOptions::sharded`] or [`OpenOptions::window_generator`]: they read and record no
-    /// number, so the store stays free to become any authority later.
-    ///
-    /// ```
-    /// use gdid::IdGenerator;
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let store = gdid::Store::open("memory:").await?;
-    /// let ids = store.block_generator("shop", "orders").build()?;
-    /// assert_eq!(ids.next_id().await?.to_string(), "0:1:1");
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::UnsupportedScheme`], [`StoreError::FeatureDisabled`] (naming the feature to
-    /// enable), [`StoreError::InvalidUrl`], [`StoreError::Connect`], [`StoreError::Schema`],
-    /// [`StoreError::Authority`]. No message holds the URL's password.
-    pub async fn open(url: &str) -> Result<Store, StoreError> {
-        Store::options().open(url).await
-    }
-
-    /// Opens the stores of `urls` as the authorities of one generator, in preference order:
-    /// [`OpenOptions::open_all`] with the default options.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let stores = gdid::Store::open_all(&["memory:", "memory:"]).await?;
-    /// assert_eq!(stores.numbers(), [Some(1), Some(2)]);
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`OpenOptions::open_all`].
-    pub async fn open_all<U: AsRef<str>>(urls: &[U]) -> Result<crate::Stores, StoreError> {
-        Store::options().open_all(urls).await
-    }
-
-    /// How to open a store, when the defaults of [`open`](Self::open) do not fit:
-    ///
-    /// ```no_run
-    /// # #[tokio::main]
-    /// # async fn main() -> Result<(), gdid::StoreError> {
-    /// let store = gdid::Store::options()
-    ///     .default_mongodb_database("billing") // when the URL names none; "gdid" otherwise
-    ///     .open("mongodb://127.0.0.1:27017")
-    ///     .await?;
-    /// # let _ = store;
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn options() -> OpenOptions {
-        OpenOptions::default()
-    }
-
     /// The store's URL without its password.
     pub fn label(&self) -> &str {
         &self.label
@@ -171,14 +100,16 @@ impl Store {
 
     /// The one-at-a-time counter of (`scope`, `sequence`): `u64` ids 1, 2, 3, … with one round
     /// trip to the store each. The counter is the store's, whatever its authority number
-    /// ([`OpenOptions::one_at_a_time`] reaches the same one without settling a number).
+    /// ([`OpenOptions::one_at_a_time`](crate::OpenOptions::one_at_a_time) reaches the same one
+    /// without settling a number).
     pub fn one_at_a_time(&self, scope: &str, sequence: &str) -> SharedIdGenerator<u64> {
         self.backend.one_at_a_time(scope, sequence)
     }
 
     /// The sharded counter of `sequence`: `u64` ids from the fixed ranges of `layout`, one
     /// picked per id by `pick`. The first layout created for a sequence is its layout for good.
-    /// Its ids carry no authority number ([`OpenOptions::sharded`] opens a store for it without
+    /// Its ids carry no authority number
+    /// ([`OpenOptions::sharded`](crate::OpenOptions::sharded) opens a store for it without
     /// settling one).
     ///
     /// # Errors
@@ -249,7 +180,8 @@ impl Store {
 
     /// A window agent with this store as its one shard (prepared): each
     /// [`run_once`](WindowAgent::run_once) keeps `min_open_windows` windows of `window_size`
-    /// values open for every sequence. For several shards, see [`OpenOptions::window_agent`].
+    /// values open for every sequence. For several shards, see
+    /// [`OpenOptions::window_agent`](crate::OpenOptions::window_agent).
     ///
     /// ```no_run
     /// # #[tokio::main]

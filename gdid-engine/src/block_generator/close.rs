@@ -14,7 +14,8 @@ use tokio::time::Instant;
 use tracing::{debug, warn};
 
 use super::super::authority::{Block, DynAuthority};
-use super::super::error::{AuthorityError, Error};
+use super::super::error::AuthorityError;
+use super::super::generator_error::Error;
 use super::{BlockGenerator, Inner};
 
 impl BlockGenerator {

@@ -9,7 +9,8 @@ use tracing::{info, warn};
 
 use super::super::authority::Block;
 use super::super::config::{GeneratorConfig, PROBE_EVERY, Preference};
-use super::super::error::{AuthorityError, AuthorityFailure, Error, FailureCause};
+use super::super::error::AuthorityError;
+use super::super::generator_error::{AuthorityFailure, Error, FailureCause};
 use super::{Health, Inner, State};
 use gdid_core::{COUNTER_MAX, Gdid};
 

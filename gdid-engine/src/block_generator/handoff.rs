@@ -1,7 +1,7 @@
 //! The fast path and the hand-off between the shared block and the threads' slices.
 //!
 //! - A thread serves ids from its slice ([`Slot`]), which only that thread writes, found through a
-//!   one-entry thread-local cache ([`PerThread`](super::super::sync::PerThread)): a thread-local
+//!   one-entry thread-local cache ([`PerThread`](crate::per_thread::PerThread)): a thread-local
 //!   read, a compare, three plain loads and a plain store; no read-modify-write, no lock. A
 //!   thread's slot outlives it: when it exits, its thread-local destructor first forgets the slot,
 //!   then gives it, with the slice left in it, to the next thread that asks the generator for a
@@ -28,7 +28,7 @@ use tracing::debug;
 
 use super::super::authority::Block;
 use super::super::config::IdOrder;
-use super::super::error::Error;
+use super::super::generator_error::Error;
 use super::super::segment::{Claim, Segment, Slot};
 use super::{Inner, State};
 use gdid_core::Gdid;

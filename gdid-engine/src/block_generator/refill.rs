@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use tracing::{Instrument, debug, info_span, warn};
 
 use super::super::authority::Block;
-use super::super::error::{AuthorityFailure, Error};
+use super::super::generator_error::{AuthorityFailure, Error};
 use super::super::sizing::{RATE_PROBE, block_size};
 use super::failover::backoff;
 use super::{Inner, State};

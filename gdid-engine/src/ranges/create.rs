@@ -11,7 +11,7 @@
 //!    this layout writes identical ones), and the stored ranges are checked again.
 
 use super::{RangeLayout, RangeStore};
-use crate::error::Error;
+use crate::generator_error::Error;
 
 /// Makes `layout` the layout of the store's sequence, or finds it is already, and creates its
 /// missing range records.

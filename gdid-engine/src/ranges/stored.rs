@@ -3,7 +3,7 @@
 //! Every rule is here, once, so that it is the same on every store and can be fuzzed without one.
 
 use super::{RangeLayout, RangeState};
-use crate::error::Error;
+use crate::generator_error::Error;
 
 /// How a store names the fields of a range record, for messages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +33,7 @@ impl RangeState {
     /// `u32::MAX`, `next` and `max` from 0 to `i64::MAX`, and `next` at most one past `max`.
     ///
     /// ```
-    /// use gdid_engine::{backend::RangeFields, backend::RangeState};
+    /// use gdid_engine::backend::{RangeFields, RangeState};
     ///
     /// let fields = RangeFields::GENERIC;
     /// let state = RangeState::from_stored("range 2", &fields, [2, 11, 15]).unwrap();

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use gdid_core::Gdid;
 use gdid_engine::{Authority, AuthorityError, Block, BlockGenerator, Error};
 
-use super::{Backend, fresh};
+use super::{StoreUnderTest, fresh};
 
 /// `shape[0]` connections to authority `number` of `place`, `shape[1]` tasks on each, all at once,
 /// each task running `work` with its connection's authority, `scope`, its connection's index and
@@ -20,7 +20,7 @@ async fn at_once<B, W, F>(
     work: W,
 ) -> Vec<F::Output>
 where
-    B: Backend,
+    B: StoreUnderTest,
     W: Fn(B::Authority, String, u64, u64) -> F,
     F: Future<Output: Send + 'static> + Send + 'static,
 {
@@ -41,7 +41,7 @@ where
 
 /// A generator of `scope`/`orders` over a connection of its own to authority `number` of `place`:
 /// a process starting.
-async fn orders_process<B: Backend>(
+async fn orders_process<B: StoreUnderTest>(
     backend: &B,
     place: &B::Place,
     number: u8,
@@ -56,7 +56,7 @@ async fn orders_process<B: Backend>(
 /// 2 connections × 4 tasks allocating blocks of varied sizes: the blocks tile 1.. exactly, with
 /// no overlap and nothing lost, and the stored counter holds the exact total (the next block
 /// starts right after the last).
-pub async fn concurrent_allocation_is_disjoint_and_loses_nothing<B: Backend>(backend: &B) {
+pub async fn concurrent_allocation_is_disjoint_and_loses_nothing<B: StoreUnderTest>(backend: &B) {
     let store = backend.store().to_owned();
     let place = backend.place(3).await;
     let scope = fresh("concurrent");
@@ -96,7 +96,7 @@ pub async fn concurrent_allocation_is_disjoint_and_loses_nothing<B: Backend>(bac
 }
 
 /// Many callers on a counter that does not exist yet: all succeed, nothing overlaps.
-pub async fn the_first_use_race_on_a_missing_counter<B: Backend>(backend: &B) {
+pub async fn the_first_use_race_on_a_missing_counter<B: StoreUnderTest>(backend: &B) {
     let store = backend.store().to_owned();
     let authority = backend.connect(&backend.place(1).await, 1).await;
     let scope = fresh("first_use");
@@ -121,7 +121,7 @@ pub async fn the_first_use_race_on_a_missing_counter<B: Backend>(backend: &B) {
 
 /// A generator dropped and built again (a restart) never repeats an id; one authority, one
 /// thread: its ids increase.
-pub async fn a_restart_never_repeats_an_id<B: Backend>(backend: &B) {
+pub async fn a_restart_never_repeats_an_id<B: StoreUnderTest>(backend: &B) {
     let store = backend.store();
     let place = backend.place(1).await;
     let scope = fresh("restart");
@@ -140,7 +140,7 @@ pub async fn a_restart_never_repeats_an_id<B: Backend>(backend: &B) {
 
 /// A generator closed after a few ids gives the rest back: the next generator, on another
 /// connection (another process), goes on right after the last id served, and so twice in a row.
-pub async fn a_closed_generator_gives_its_tail_back<B: Backend>(backend: &B) {
+pub async fn a_closed_generator_gives_its_tail_back<B: StoreUnderTest>(backend: &B) {
     let store = backend.store();
     let place = backend.place(2).await;
     let scope = fresh("give_back");
@@ -167,7 +167,7 @@ pub async fn a_closed_generator_gives_its_tail_back<B: Backend>(backend: &B) {
 
 /// A tail is given back only while nothing was reserved after it: a block taken meanwhile (by
 /// another process) keeps the tail from going back, and no id is issued twice.
-pub async fn a_tail_reserved_after_is_not_given_back<B: Backend>(backend: &B) {
+pub async fn a_tail_reserved_after_is_not_given_back<B: StoreUnderTest>(backend: &B) {
     let store = backend.store();
     let place = backend.place(2).await;
     let scope = fresh("give_back_late");
@@ -191,7 +191,7 @@ pub async fn a_tail_reserved_after_is_not_given_back<B: Backend>(backend: &B) {
 
 /// 3 connections × 2 tasks, each opening a generator, taking a few ids and closing it (some by
 /// dropping it), 15 times over: every id served is served once, and closing gave ids back.
-pub async fn generators_closing_at_once_never_repeat_an_id<B: Backend>(backend: &B) {
+pub async fn generators_closing_at_once_never_repeat_an_id<B: StoreUnderTest>(backend: &B) {
     let store = backend.store().to_owned();
     let place = backend.place(2).await;
     let scope = fresh("give_back_race");
@@ -226,7 +226,7 @@ pub async fn generators_closing_at_once_never_repeat_an_id<B: Backend>(backend: 
 }
 
 /// Bad names (empty, a space, SQL) and a size of 0 are typed errors, before the store is touched.
-pub async fn bad_names_and_sizes_are_refused<B: Backend>(backend: &B) {
+pub async fn bad_names_and_sizes_are_refused<B: StoreUnderTest>(backend: &B) {
     let store = backend.store();
     let authority = backend.connect(&backend.place(1).await, 1).await;
     for (scope, sequence) in [

@@ -20,12 +20,12 @@
 //!
 //! | group | trait | cases |
 //! |---|---|---|
-//! | `authority` | [`Backend`] | [`authority`] |
+//! | `authority` | [`StoreUnderTest`] | [`authority`] |
 //! | `counters` | [`Counters`] | [`counters`]: stored counters written behind the authority |
 //! | `counter` | [`Counters`] | [`counter`] |
 //! | `numbers` | [`Counters`] | [`numbers`] |
 //! | `sequences` | [`Counters`] whose authority is a `CounterStore` ([`sequences::Sequences`]) | [`sequences`]: floors, listing, spellings |
-//! | `processes` | [`Backend`] whose places are URLs (`String`): a worker process reaches them | [`processes`] |
+//! | `processes` | [`StoreUnderTest`] whose places are URLs (`String`): a worker process reaches them | [`processes`] |
 //! | `sharded` | [`Ranges`] | [`sharded`] |
 //! | `windows` | [`Windows`] | [`windows`] |
 
@@ -45,7 +45,7 @@ pub mod sharded;
 pub mod windows;
 
 /// A store that keeps authorities: where an authority of each number lives, and how to reach it.
-pub trait Backend: Send + Sync + 'static {
+pub trait StoreUnderTest: Send + Sync + 'static {
     /// The store's authority.
     type Authority: Authority + Clone;
     /// Where a store is: a URL, a database and collection, an in-memory map.
@@ -68,7 +68,7 @@ pub trait Backend: Send + Sync + 'static {
 
 /// A store whose counters the suite can read and write behind the authority's back, whose
 /// authority number is recorded in it, and whose authority keeps one-at-a-time counters.
-pub trait Counters: Backend<Authority: CounterRow> {
+pub trait Counters: StoreUnderTest<Authority: CounterRow> {
     /// Sets the stored counter of (scope, sequence) of `authority` (its row or document exists).
     fn set_counter(
         &self,

@@ -4,7 +4,7 @@
 use gdid_core::Gdid;
 use gdid_engine::BlockGenerator;
 
-use super::{Backend, fresh};
+use super::{StoreUnderTest, fresh};
 use crate::processes::{self, PER_PROCESS, Worker};
 
 /// The authority number the workers share.
@@ -16,7 +16,7 @@ const NUMBER: u8 = 4;
 /// worker's part when it runs in one.
 pub async fn killed_and_restarted_never_repeat_an_id<B>(backend: &B, test: &str)
 where
-    B: Backend<Place = String>,
+    B: StoreUnderTest<Place = String>,
 {
     if let Some(worker) = Worker::from_env() {
         let place = worker.url.clone();

@@ -1,0 +1,285 @@
+//! The error of a generator: what a caller of [`IdGenerator`](crate::IdGenerator) gets, with each
+//! authority's cause.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::authority::Block;
+use crate::error::{AuthorityError, DriverError, ErrorKind, InvalidName};
+
+/// What went wrong at one authority during the latest attempt to get a block.
+#[derive(Debug, Clone)]
+pub struct AuthorityFailure {
+    /// The authority number.
+    pub authority: u8,
+    /// Its label.
+    pub label: String,
+    /// What happened.
+    pub cause: FailureCause,
+}
+
+impl fmt::Display for AuthorityFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "authority {} ({}): {}",
+            self.authority, self.label, self.cause
+        )
+    }
+}
+
+/// The cause in an [`AuthorityFailure`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum FailureCause {
+    /// The authority answered with an error.
+    Error(Arc<AuthorityError>),
+    /// The authority did not answer within the allocation timeout.
+    TimedOut(Duration),
+    /// The authority answered with a block that overlaps or precedes one it gave before in this
+    /// process: its counter went backwards (a restored backup?). The block was not used.
+    WentBackwards {
+        /// The block it answered with.
+        block: Block,
+        /// The end of the last block it gave.
+        previous_end: gdid_core::Gdid,
+    },
+}
+
+impl fmt::Display for FailureCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FailureCause::Error(e) => write!(f, "{e}"),
+            FailureCause::TimedOut(d) => write!(f, "no answer within {d:?}"),
+            FailureCause::WentBackwards {
+                block,
+                previous_end,
+            } => write!(
+                f,
+                "counter went backwards: block {block} is not after {previous_end}, refused"
+            ),
+        }
+    }
+}
+
+/// Why a generator could not serve ids.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No authority could hand out a block: the latest cause at each authority tried.
+    #[error("no id for {scope}/{sequence}: {}", Causes(.causes))]
+    Unavailable {
+        /// The scope.
+        scope: String,
+        /// The sequence.
+        sequence: String,
+        /// One entry per authority tried.
+        causes: Vec<AuthorityFailure>,
+    },
+    /// The caller waited the whole request timeout for a block.
+    #[error("no id for {scope}/{sequence} within {waited:?}: {}", Causes(.causes))]
+    Timeout {
+        /// The scope.
+        scope: String,
+        /// The sequence.
+        sequence: String,
+        /// How long the caller waited.
+        waited: Duration,
+        /// The latest cause at each authority tried so far (may be empty if none answered).
+        causes: Vec<AuthorityFailure>,
+    },
+    /// The scope or sequence name is invalid.
+    #[error(transparent)]
+    InvalidName(#[from] InvalidName),
+    /// A request for more ids than one call can serve.
+    #[error("invalid count {count}: {reason}")]
+    InvalidCount {
+        /// The count asked for.
+        count: u64,
+        /// Why it cannot be served.
+        reason: &'static str,
+    },
+    /// The generator is configured in a way that cannot work.
+    #[error("invalid generator configuration: {reason}")]
+    InvalidConfig {
+        /// What is wrong.
+        reason: String,
+    },
+    /// A store failed (strategies without a block cache report their store's error here).
+    #[error("store error: {0}")]
+    Store(Arc<DriverError>),
+    /// The id space of the strategy is used up.
+    #[error("exhausted: {0}")]
+    Exhausted(String),
+    /// Too many writers raced for the same record: every attempt of the retry policy lost
+    /// (see [`AuthorityError::Contention`]). Nothing is corrupt; trying again may succeed.
+    #[error("contention: {0}")]
+    Contention(String),
+    /// The stored state cannot be right (a counter of the wrong type, negative or missing, a
+    /// range past its end, a window whose start is after its end): no id was issued from it, and
+    /// none will be until it is repaired. The message names the row or document and the field.
+    #[error("corrupt stored state: {0}")]
+    Corrupt(String),
+    /// The record or row values are taken from was last written on another database server (a
+    /// failover to a replica, a restore onto another server), and a `u64` strategy has no era
+    /// to move to: nothing is issued from it until an operator acts, as `remedy` says (see
+    /// [`lineage`](crate::backend::lineage)).
+    #[error(
+        "{record} was last written on another database server (a failover or a restore): {remedy}"
+    )]
+    Switched {
+        /// The record or row.
+        record: String,
+        /// What the operator runs to issue from it again.
+        remedy: String,
+    },
+    /// The generator was closed ([`BlockGenerator::close`](super::BlockGenerator::close)): it
+    /// serves no more blocks (a thread may still serve the slice it holds).
+    #[error("the generator of {scope}/{sequence} is closed")]
+    Closed {
+        /// The scope.
+        scope: String,
+        /// The sequence.
+        sequence: String,
+    },
+}
+
+impl Error {
+    /// Wraps any store error.
+    pub fn store(error: impl Into<DriverError>) -> Self {
+        Error::Store(Arc::new(error.into()))
+    }
+
+    /// The kind of the error.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Unavailable { .. } | Error::Timeout { .. } | Error::Store(_) => {
+                ErrorKind::Unavailable
+            }
+            Error::InvalidName(_)
+            | Error::InvalidCount { .. }
+            | Error::InvalidConfig { .. }
+            | Error::Closed { .. }
+            | Error::Switched { .. } => ErrorKind::Config,
+            Error::Exhausted(_) => ErrorKind::Exhausted,
+            Error::Contention(_) => ErrorKind::Conflict,
+            Error::Corrupt(_) => ErrorKind::Corrupt,
+        }
+    }
+}
+
+impl From<AuthorityError> for Error {
+    /// For strategies that ask an authority directly, without a block cache: every error keeps
+    /// its [`kind`](AuthorityError::kind): a corrupt counter or block, an exhausted sequence, an
+    /// invalid name or size (the count asked for), a lost race; a store that is another
+    /// authority is a configuration error; a store that failed is a store error.
+    fn from(error: AuthorityError) -> Self {
+        match error {
+            AuthorityError::InvalidName(name) => Error::InvalidName(name),
+            AuthorityError::InvalidSize(count) => Error::InvalidCount {
+                count,
+                reason: "a store reserves 1 to 2^60 - 1 values at once",
+            },
+            AuthorityError::Corrupt(reason) | AuthorityError::InvalidBlock(reason) => {
+                Error::Corrupt(reason)
+            }
+            conflict @ AuthorityError::Conflict(_) => Error::Contention(conflict.to_string()),
+            AuthorityError::Exhausted => Error::Exhausted(AuthorityError::Exhausted.to_string()),
+            contention @ AuthorityError::Contention { .. } => {
+                Error::Contention(contention.to_string())
+            }
+            AuthorityError::Number(conflict) => Error::InvalidConfig {
+                reason: conflict.to_string(),
+            },
+            AuthorityError::Switched { record, remedy } => Error::Switched { record, remedy },
+            other => Error::store(other),
+        }
+    }
+}
+
+/// Formats the causes as `authority 1 (x): cause; authority 2 (y): cause`.
+struct Causes<'a>(&'a [AuthorityFailure]);
+
+impl fmt::Display for Causes<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("no authority answered");
+        }
+        for (i, failure) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{failure}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::{NameKind, NumberConflict};
+
+    #[test]
+    fn an_authority_error_keeps_its_kind_where_a_generator_has_one() {
+        let corrupt = Error::from(AuthorityError::Corrupt("next is -1".into()));
+        assert!(matches!(&corrupt, Error::Corrupt(reason) if reason == "next is -1"));
+        let name = InvalidName {
+            kind: NameKind::Scope,
+            name: "a b".into(),
+            reason: "a space".into(),
+        };
+        let invalid = Error::from(AuthorityError::InvalidName(name.clone()));
+        assert!(matches!(invalid, Error::InvalidName(n) if n == name));
+        let exhausted = Error::from(AuthorityError::Exhausted);
+        assert!(matches!(&exhausted, Error::Exhausted(_)), "{exhausted}");
+        let lost = Error::from(AuthorityError::Contention {
+            record: "the row".into(),
+            attempts: 5,
+            last: None,
+        });
+        assert!(matches!(&lost, Error::Contention(m) if m.starts_with("the row: lost 5")));
+        assert_eq!(lost.kind(), ErrorKind::Conflict);
+        assert_eq!(corrupt.kind(), ErrorKind::Corrupt);
+        let failed = Error::from(AuthorityError::store("connection refused"));
+        assert!(matches!(&failed, Error::Store(_)), "{failed}");
+    }
+
+    /// Every authority error is of the same kind once a strategy without a block cache (the
+    /// one-at-a-time counter) passes it on: a size no store takes is not a store that failed
+    /// (transient: tried again for ever), a bad block is corrupt, a lost race a conflict.
+    #[test]
+    fn an_authority_error_keeps_its_kind_through_a_generator_error() {
+        let name = InvalidName {
+            kind: NameKind::Sequence,
+            name: String::new(),
+            reason: "empty".into(),
+        };
+        let conflict = NumberConflict::NoneLeft { store: "s".into() };
+        for error in [
+            AuthorityError::InvalidName(name),
+            AuthorityError::InvalidSize(0),
+            AuthorityError::Number(conflict),
+            AuthorityError::Exhausted,
+            AuthorityError::InvalidBlock("start past the end".into()),
+            AuthorityError::Corrupt("next is -1".into()),
+            AuthorityError::store("connection refused"),
+            AuthorityError::Conflict("deadlock".into()),
+            AuthorityError::Contention {
+                record: "the row".into(),
+                attempts: 5,
+                last: None,
+            },
+        ] {
+            let (kind, message) = (error.kind(), error.to_string());
+            let converted = Error::from(error);
+            assert_eq!(converted.kind(), kind, "{message} became {converted}");
+            assert_eq!(
+                converted.kind().is_transient(),
+                kind.is_transient(),
+                "{message}"
+            );
+        }
+    }
+}
