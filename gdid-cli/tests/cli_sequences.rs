@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::gdid;
-use gdid_testkit::{fresh, mongodb_database, server, sqlite_url};
+use gdid_testkit::{fresh, sqlite_url};
 
 mod common;
 
@@ -33,17 +33,7 @@ fn counter(id: &str) -> u64 {
 /// records in the servers' shared `test` databases on purpose (the fault suite's corruption
 /// scenarios): those are theirs to find, not these tests'.
 fn stores() -> Vec<String> {
-    const DATABASE: &str = "gdid_cli_sequences";
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let mut stores = vec![sqlite_url("cli-sequences")];
-    for url in [server("GDID_MYSQL_URL"), server("GDID_POSTGRES_URL")]
-        .into_iter()
-        .flatten()
-    {
-        stores.push(runtime.block_on(gdid_testkit::database(&url, DATABASE)));
-    }
-    stores.extend(server("GDID_MONGODB_URI").map(|uri| mongodb_database(&uri, DATABASE)));
-    stores
+    gdid_testkit::every_store("gdid_cli_sequences")
 }
 
 fn show(store: &str, scope: &str, sequence: &str) -> serde_json::Value {

@@ -42,6 +42,19 @@ fn serve(args: &[&str]) -> (KillOnDrop, String) {
     (KillOnDrop(child), url.trim().to_owned())
 }
 
+/// `gdid serve --store STORE --tokens TOKENS --listen 127.0.0.1:0 MORE` started, and its URL.
+fn serve_on(store: &str, tokens: &str, more: &[&str]) -> (KillOnDrop, String) {
+    let args = [
+        "--store",
+        store,
+        "--tokens",
+        tokens,
+        "--listen",
+        "127.0.0.1:0",
+    ];
+    serve(&[&args[..], more].concat())
+}
+
 /// SIGTERM, then what the server said on stderr; it must exit 0.
 fn terminate(mut running: KillOnDrop) -> String {
     let status = running.terminate();
@@ -193,14 +206,7 @@ fn a_new_token_works_at_once_and_its_file_line_holds_only_its_digest() {
     assert!(line.starts_with("sha256:") && line.ends_with(" shop") && !line.contains(token));
     let store = gdid_testkit::sqlite_url("cli_serve_token");
     let tokens = tokens_file(&dir, line);
-    let (server, url) = serve(&[
-        "--store",
-        &store,
-        "--tokens",
-        &tokens,
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let (server, url) = serve_on(&store, &tokens, &[]);
     let next = gdid_with_env(
         &["next", "--store", &url, "--scope", "shop", "--count", "3"],
         &[("GDID_TOKEN", token)],
@@ -226,20 +232,18 @@ fn https_with_a_certificate_made_here_and_trusted_through_ssl_cert_file() {
     std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
     let store = gdid_testkit::sqlite_url("cli_serve_tls");
     let tokens = tokens_file(&dir, &format!("{TOKEN} *\n"));
-    let (server, url) = serve(&[
-        "--store",
+    let (server, url) = serve_on(
         &store,
-        "--tokens",
         &tokens,
-        "--listen",
-        "127.0.0.1:0",
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-        "--authority",
-        "7",
-    ]);
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+            "--authority",
+            "7",
+        ],
+    );
     assert!(url.starts_with("https://127.0.0.1:"), "{url}");
     let url = url.replace("127.0.0.1", "localhost");
     let trusted = gdid_with_env(
@@ -344,17 +348,7 @@ fn metrics_readiness_and_a_graceful_stop() {
     let dir = folder("cli_serve_metrics");
     let store = gdid_testkit::sqlite_url("cli_serve_metrics");
     let tokens = tokens_file(&dir, &format!("{TOKEN} *:metrics\n"));
-    let (server, url) = serve(&[
-        "--store",
-        &store,
-        "--tokens",
-        &tokens,
-        "--listen",
-        "127.0.0.1:0",
-        "--metrics",
-        "--metrics-idle",
-        "2",
-    ]);
+    let (server, url) = serve_on(&store, &tokens, &["--metrics", "--metrics-idle", "2"]);
     let (status, body) = get(&url, "/v1/ready");
     assert!(status.contains("200"), "{status}: {body}");
     let client = gdid::http::client::Remote::new(
@@ -477,14 +471,7 @@ fn a_tokens_file_read_strictly_and_exposures_warned_of() {
     )
     .unwrap();
     std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let (server, _) = serve(&[
-        "--store",
-        &store,
-        "--tokens",
-        &tokens,
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let (server, _) = serve_on(&store, &tokens, &[]);
     let said = terminate(server);
     assert!(!said.contains("warning"), "{said}");
 }
@@ -496,14 +483,7 @@ fn the_client_reaches_the_server_directly_whatever_the_proxy_variables_say() {
     let dir = folder("cli_serve_proxy");
     let store = gdid_testkit::sqlite_url("cli_serve_proxy");
     let tokens = tokens_file(&dir, &format!("{TOKEN} shop\n"));
-    let (server, url) = serve(&[
-        "--store",
-        &store,
-        "--tokens",
-        &tokens,
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let (server, url) = serve_on(&store, &tokens, &[]);
     let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     proxy.set_nonblocking(true).unwrap();
     let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
@@ -558,14 +538,7 @@ fn server_with_a_stuck_store(name: &str) -> (KillOnDrop, KillOnDrop) {
     let dir = folder(name);
     let store = gdid_testkit::sqlite_url(name);
     let tokens = tokens_file(&dir, &format!("{TOKEN} *\n"));
-    let (server, url) = serve(&[
-        "--store",
-        &store,
-        "--tokens",
-        &tokens,
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let (server, url) = serve_on(&store, &tokens, &[]);
     let client = gdid::http::client::Remote::new(
         &url,
         &gdid::http::client::RemoteOptions::default().token(TOKEN),
@@ -661,14 +634,7 @@ fn sighup_reloads_the_tokens_without_dropping_a_connection() {
     let store = gdid_testkit::sqlite_url("cli_serve_hangup");
     let (old, new) = ("hangup-old-token-0123456789", "hangup-new-token-0123456789");
     let tokens = tokens_file(&dir, &format!("{old} shop\n"));
-    let (mut server, url) = serve(&[
-        "--store",
-        &store,
-        "--tokens",
-        &tokens,
-        "--listen",
-        "127.0.0.1:0",
-    ]);
+    let (mut server, url) = serve_on(&store, &tokens, &[]);
     let mut connection = TcpStream::connect(url.trim_start_matches("http://")).unwrap();
     assert_eq!(authority_status(&mut connection, old), 200);
     assert_eq!(authority_status(&mut connection, new), 401);

@@ -18,6 +18,13 @@ fn options(token: &str) -> RemoteOptions {
         .timeout(Duration::from_millis(500))
 }
 
+/// The authority that `server` serves, reached with the token of scope `shop`.
+async fn shop_authority(server: &common::Running) -> RemoteAuthority {
+    RemoteAuthority::connect(&server.url, &options(SHOP))
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn a_generator_fails_over_between_two_servers_and_never_repeats_an_id() {
     let one = Arc::new(MemoryAuthority::new(1));
@@ -25,16 +32,8 @@ async fn a_generator_fails_over_between_two_servers_and_never_repeats_an_id() {
     let first = common::start(common::builder(one.clone()).build(), None).await;
     let second = common::start(common::builder(two.clone()).build(), None).await;
     let ids = BlockGenerator::builder("shop", "orders")
-        .authority(
-            RemoteAuthority::connect(&first.url, &options(SHOP))
-                .await
-                .unwrap(),
-        )
-        .authority(
-            RemoteAuthority::connect(&second.url, &options(SHOP))
-                .await
-                .unwrap(),
-        )
+        .authority(shop_authority(&first).await)
+        .authority(shop_authority(&second).await)
         .fixed_block_size(50)
         .no_prefetch()
         .build()
@@ -69,9 +68,7 @@ async fn connect_reads_the_number_and_refuses_a_bad_token() {
     assert!(refused.is_unauthorized(), "{refused}");
     assert!(!refused.to_string().contains("not-a-token"), "{refused}");
     // A token that may not use the scope: every allocation is refused, nothing allocated.
-    let shop_only = RemoteAuthority::connect(&server.url, &options(SHOP))
-        .await
-        .unwrap();
+    let shop_only = shop_authority(&server).await;
     let error = shop_only
         .allocate("billing", "invoices", 10)
         .await
@@ -148,9 +145,7 @@ async fn tls_with_a_certificate_made_at_test_time() {
 #[tokio::test]
 async fn a_closing_generator_gives_its_unused_ids_back_through_the_server() {
     let (server, authority) = common::memory_server().await;
-    let remote = RemoteAuthority::connect(&server.url, &options(SHOP))
-        .await
-        .unwrap();
+    let remote = shop_authority(&server).await;
     let ids = BlockGenerator::builder("shop", "orders")
         .authority(remote.clone())
         .fixed_block_size(100)
@@ -175,9 +170,7 @@ async fn a_closing_generator_gives_its_unused_ids_back_through_the_server() {
 #[tokio::test]
 async fn a_closing_generator_gives_back_its_prefetched_block_and_its_rest() {
     let (server, authority) = common::memory_server().await;
-    let remote = RemoteAuthority::connect(&server.url, &options(SHOP))
-        .await
-        .unwrap();
+    let remote = shop_authority(&server).await;
     let ids = BlockGenerator::builder("shop", "orders")
         .authority(remote)
         .fixed_block_size(100)
@@ -204,9 +197,7 @@ async fn a_closing_generator_gives_back_its_prefetched_block_and_its_rest() {
 #[tokio::test]
 async fn two_generators_sharing_an_authority_keep_each_others_leases() {
     let (server, authority) = common::memory_server().await;
-    let remote = RemoteAuthority::connect(&server.url, &options(SHOP))
-        .await
-        .unwrap();
+    let remote = shop_authority(&server).await;
     let generator = || {
         BlockGenerator::builder("shop", "orders")
             .authority(remote.clone())
@@ -235,16 +226,8 @@ async fn a_server_that_takes_smaller_blocks_is_failed_over_not_fatal() {
     let first = common::start(common::builder(small.clone()).max_block(10).build(), None).await;
     let second = common::start(common::builder(large.clone()).build(), None).await;
     let ids = BlockGenerator::builder("shop", "orders")
-        .authority(
-            RemoteAuthority::connect(&first.url, &options(SHOP))
-                .await
-                .unwrap(),
-        )
-        .authority(
-            RemoteAuthority::connect(&second.url, &options(SHOP))
-                .await
-                .unwrap(),
-        )
+        .authority(shop_authority(&first).await)
+        .authority(shop_authority(&second).await)
         .fixed_block_size(50)
         .build()
         .unwrap();

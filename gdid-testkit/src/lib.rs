@@ -14,8 +14,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub mod conformance;
 pub mod processes;
 mod sql;
+mod stores;
 pub mod tls;
 pub use sql::database;
+pub use stores::{StoreServer, every_store};
 
 /// The value of the environment variable `name`: `None` (with a line saying the test is skipped)
 /// when it is unset or empty.

@@ -125,48 +125,16 @@ fn prefetch_between_calls(url: &str) {
     assert!(ids.get_ref().stats().ids_in_hand > 100, "{url}");
 }
 
-/// The database `name` on the server of `url` (made with a runtime of the test's own, gone
-/// before the blocking store opens).
-#[cfg(any(feature = "mysql", feature = "postgres"))]
-fn sql_database(url: &str, name: &str) -> String {
-    tokio::runtime::Runtime::new()
-        .expect("runtime")
-        .block_on(database(url, name))
-}
-
 /// One plain (runtime-less) test of `$check` per store: a SQLite file, the database `$name` on
 /// the MariaDB and PostgreSQL servers, and the MongoDB server (not configured: skipped).
 macro_rules! on_every_store {
     ($check:ident($name:literal): $sqlite:ident, $mariadb:ident, $postgres:ident, $mongodb:ident) => {
-        #[cfg(feature = "sqlite")]
-        #[test]
-        fn $sqlite() {
-            $check(&sqlite_url($name));
-        }
-
-        #[cfg(feature = "mysql")]
-        #[test]
-        fn $mariadb() {
-            if let Some(url) = server("GDID_MYSQL_URL") {
-                $check(&sql_database(&url, $name));
-            }
-        }
-
-        #[cfg(feature = "postgres")]
-        #[test]
-        fn $postgres() {
-            if let Some(url) = server("GDID_POSTGRES_URL") {
-                $check(&sql_database(&url, $name));
-            }
-        }
-
-        #[cfg(feature = "mongodb")]
-        #[test]
-        fn $mongodb() {
-            if let Some(uri) = server("GDID_MONGODB_URI") {
-                $check(&gdid_testkit::mongodb_database(&uri, $name));
-            }
-        }
+        gdid_testkit::on_every_store!(blocking $check($name):
+            #[cfg(feature = "sqlite")] Sqlite => $sqlite,
+            #[cfg(feature = "mysql")] MariaDb => $mariadb,
+            #[cfg(feature = "postgres")] Postgres => $postgres,
+            #[cfg(feature = "mongodb")] MongoDb => $mongodb,
+        );
     };
 }
 

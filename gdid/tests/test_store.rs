@@ -44,35 +44,12 @@ async fn two_runs_differ(url: &str) {
 /// PostgreSQL servers, and on the MongoDB server (a server that is not configured: skipped).
 macro_rules! on_every_store {
     ($check:ident($name:literal): $sqlite:ident, $mariadb:ident, $postgres:ident, $mongodb:ident) => {
-        #[cfg(feature = "sqlite")]
-        #[tokio::test]
-        async fn $sqlite() {
-            $check(&sqlite_url($name)).await;
-        }
-
-        #[cfg(feature = "mysql")]
-        #[tokio::test]
-        async fn $mariadb() {
-            if let Some(url) = server("GDID_MYSQL_URL") {
-                $check(&database(&url, $name).await).await;
-            }
-        }
-
-        #[cfg(feature = "postgres")]
-        #[tokio::test]
-        async fn $postgres() {
-            if let Some(url) = server("GDID_POSTGRES_URL") {
-                $check(&database(&url, $name).await).await;
-            }
-        }
-
-        #[cfg(feature = "mongodb")]
-        #[tokio::test]
-        async fn $mongodb() {
-            if let Some(uri) = server("GDID_MONGODB_URI") {
-                $check(&gdid_testkit::mongodb_database(&uri, $name)).await;
-            }
-        }
+        gdid_testkit::on_every_store!(async $check($name):
+            #[cfg(feature = "sqlite")] Sqlite => $sqlite,
+            #[cfg(feature = "mysql")] MariaDb => $mariadb,
+            #[cfg(feature = "postgres")] Postgres => $postgres,
+            #[cfg(feature = "mongodb")] MongoDb => $mongodb,
+        );
     };
 }
 
