@@ -34,11 +34,12 @@ use gdid_engine::{
 };
 use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
+use rustls::pki_types::PrivateKeyDer;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::pem::certificates;
 use crate::wire::{
     self, AllocateRequest, AuthorityInfo, BlockReply, ErrorReply, GiveBackReply, GiveBackRequest,
     IdForm, IdsReply, IdsRequest,
@@ -586,8 +587,7 @@ fn client_tls(options: &RemoteOptions) -> Result<rustls::ClientConfig, String> {
     let native = rustls_native_certs::load_native_certs();
     roots.add_parsable_certificates(native.certs);
     for pem in &options.roots_pem {
-        for certificate in CertificateDer::pem_slice_iter(pem) {
-            let certificate = certificate.map_err(|e| format!("a root certificate: {e}"))?;
+        for certificate in certificates(pem).map_err(|e| format!("a root certificate: {e}"))? {
             roots
                 .add(certificate)
                 .map_err(|e| format!("a root certificate: {e}"))?;
@@ -602,12 +602,8 @@ fn client_tls(options: &RemoteOptions) -> Result<rustls::ClientConfig, String> {
     let mut config = match &options.identity_pem {
         None => config.with_no_client_auth(),
         Some((chain_pem, key_pem)) => {
-            let chain = CertificateDer::pem_slice_iter(chain_pem)
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| format!("the client certificate: {e}"))?;
-            if chain.is_empty() {
-                return Err("the client certificate: no PEM certificate in it".into());
-            }
+            let chain =
+                certificates(chain_pem).map_err(|e| format!("the client certificate: {e}"))?;
             let key = PrivateKeyDer::from_pem_slice(key_pem)
                 .map_err(|e| format!("the client certificate's key: {e}"))?;
             config
@@ -651,6 +647,22 @@ impl NumberRecord for Remote {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A PEM with no certificate in it is a mistake, named, not an empty list of roots or an
+    /// empty chain.
+    #[test]
+    fn pems_without_a_certificate_are_refused() {
+        let no_root = RemoteOptions::default().root_certificate_pem(b"not a certificate");
+        assert_eq!(
+            client_tls(&no_root).unwrap_err(),
+            "a root certificate: no PEM certificate in it"
+        );
+        let no_chain = RemoteOptions::default().client_certificate_pem(b"", b"");
+        assert_eq!(
+            client_tls(&no_chain).unwrap_err(),
+            "the client certificate: no PEM certificate in it"
+        );
+    }
 
     #[test]
     fn a_servers_text_cannot_drive_the_terminal() {

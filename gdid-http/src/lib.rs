@@ -22,6 +22,8 @@ pub mod wire;
 
 #[cfg(feature = "client")]
 pub mod client;
+#[cfg(any(feature = "client", feature = "server"))]
+mod pem;
 
 #[cfg(feature = "server")]
 pub mod server;

@@ -4,8 +4,10 @@
 
 use std::sync::Arc;
 
+use rustls::pki_types::PrivateKeyDer;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+use crate::pem::certificates;
 
 /// A certificate or key that cannot be used, saying which.
 #[derive(Debug, thiserror::Error)]
@@ -82,15 +84,4 @@ fn config(
     let mut config = builder.with_single_cert(chain, key)?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(config))
-}
-
-/// The PEM certificates of `pem`, at least one.
-fn certificates(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, String> {
-    let chain = CertificateDer::pem_slice_iter(pem)
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
-    if chain.is_empty() {
-        return Err("no PEM certificate in it".into());
-    }
-    Ok(chain)
 }
