@@ -5,9 +5,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 #[cfg(feature = "mysql")]
-use sqlx::mysql::{MySqlConnectOptions, MySqlPool};
+use sqlx::mysql::MySqlPool;
 #[cfg(feature = "postgres")]
-use sqlx::postgres::{PgConnectOptions, PgPool};
+use sqlx::postgres::PgPool;
 #[cfg(feature = "sqlite")]
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions, Connection};
@@ -57,21 +57,9 @@ impl SqlStore {
         }
         let store = match Driver::of(url)? {
             #[cfg(feature = "mysql")]
-            Driver::MySql => match first_connection::<MySqlConnectOptions>(url).await {
-                Ok(()) => pool_options(TIMEOUT)
-                    .connect(url)
-                    .await
-                    .map(SqlStore::MySql),
-                Err(e) => Err(e),
-            },
+            Driver::MySql => server_pool(url).await.map(SqlStore::MySql),
             #[cfg(feature = "postgres")]
-            Driver::Postgres => match first_connection::<PgConnectOptions>(url).await {
-                Ok(()) => pool_options(TIMEOUT)
-                    .connect(url)
-                    .await
-                    .map(SqlStore::Postgres),
-                Err(e) => Err(e),
-            },
+            Driver::Postgres => server_pool(url).await.map(SqlStore::Postgres),
             #[cfg(feature = "sqlite")]
             Driver::Sqlite => {
                 let options = sqlite_options(url).map_err(connect_error(url))?;
@@ -246,15 +234,37 @@ where
     if pool.size() > 0 || pool.is_closed() {
         return Ok(());
     }
-    let options = pool.connect_options();
-    match tokio::time::timeout(pool.options().get_acquire_timeout(), options.connect()).await {
-        Ok(Ok(connection)) => {
+    let timeout = pool.options().get_acquire_timeout();
+    connect_once(&*pool.connect_options(), timeout)
+        .await
+        .unwrap_or(Err(sqlx::Error::PoolTimedOut))
+}
+
+/// Opens one connection with `options` and closes it (the pool opens its own; a failure to close
+/// this one politely changes nothing). `None` when no answer came within `timeout`.
+async fn connect_once<O>(options: &O, timeout: Duration) -> Option<Result<(), sqlx::Error>>
+where
+    O: ConnectOptions,
+    O::Connection: Sized,
+{
+    let connected = tokio::time::timeout(timeout, options.connect())
+        .await
+        .ok()?;
+    Some(match connected {
+        Ok(connection) => {
             let _ = connection.close().await;
             Ok(())
         }
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(sqlx::Error::PoolTimedOut),
-    }
+        Err(e) => Err(e),
+    })
+}
+
+#[cfg(any(feature = "mysql", feature = "postgres"))]
+/// A pool of the MySQL/MariaDB or PostgreSQL server of `url`, once one connection showed that
+/// the server answers ([`first_connection`]).
+async fn server_pool<DB: sqlx::Database>(url: &str) -> Result<sqlx::Pool<DB>, sqlx::Error> {
+    first_connection::<<DB::Connection as sqlx::Connection>::Options>(url).await?;
+    pool_options(TIMEOUT).connect(url).await
 }
 
 #[cfg(any(feature = "mysql", feature = "postgres"))]
@@ -267,18 +277,12 @@ where
     O::Connection: Sized,
 {
     let options = O::from_str(url)?;
-    match tokio::time::timeout(TIMEOUT, options.connect()).await {
-        Ok(Ok(connection)) => {
-            // The pool opens its own; a failure to close this one politely changes nothing.
-            let _ = connection.close().await;
-            Ok(())
-        }
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(sqlx::Error::Io(std::io::Error::new(
+    connect_once(&options, TIMEOUT).await.unwrap_or_else(|| {
+        Err(sqlx::Error::Io(std::io::Error::new(
             std::io::ErrorKind::TimedOut,
             format!("no answer within {TIMEOUT:?}"),
-        ))),
-    }
+        )))
+    })
 }
 
 /// A connection failure to `url`, the URL without its password.
