@@ -1,5 +1,5 @@
 //! [`SqlShardedCounter`]: N rows of the `gdid_ranges` table, each owning a fixed range of values,
-//! and the sequence's layout record in `gdid_range_layouts` (see `gdid_engine::ranges`
+//! and the sequence's layout record in `gdid_range_layouts` (see `gdid_engine::ShardedCounter`
 //! for the scheme). This file holds the store operations; the creation of a layout, the pick,
 //! the skipping, the splitting and every check of stored values are gdid-engine's.
 
