@@ -14,8 +14,8 @@
 //!   only then);
 //! - a parsed file lists one token per line, each allowed its listed scopes (`*`: every scope)
 //!   and no other, and to give ids back in those written `SCOPE:give-back` only (a permission
-//!   after the name, as `:metrics` is); a token not listed, or the text of a `sha256:` field given as a token, is
-//!   allowed nothing.
+//!   after the name, as `:metrics` is); a token not listed, or the text of a `sha256:` field given
+//!   as a token, is allowed nothing.
 #![no_main]
 
 use std::collections::HashMap;

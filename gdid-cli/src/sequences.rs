@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::Subcommand;
 use gdid::engine::sequences::Sequence;
-use gdid::engine::{AuthorityError, backend::CounterState};
+use gdid::engine::{AuthorityError, CounterState};
 use gdid::{FenceScope, Store, StoreError};
 use serde_json::json;
 

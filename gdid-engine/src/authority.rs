@@ -211,7 +211,7 @@ impl CounterState {
     /// `COUNTER_MAX + 1`).
     ///
     /// ```
-    /// use gdid_engine::backend::CounterState;
+    /// use gdid_engine::CounterState;
     /// use gdid_core::COUNTER_MAX;
     ///
     /// let (block, state) = CounterState::INITIAL.reserve(2, 100).unwrap();
@@ -266,7 +266,7 @@ impl CounterState {
     /// (it would read as a record that hands out counter 0, then the counters from 1 again).
     ///
     /// ```
-    /// use gdid_engine::{Block, backend::CounterState};
+    /// use gdid_engine::{Block, CounterState};
     ///
     /// let (block, state) = CounterState::INITIAL.reserve(2, 100).unwrap();
     /// let tail = Block::new(0, 2, 6, 95).unwrap(); // ids 1-5 were served

@@ -10,7 +10,6 @@
 //! | one-at-a-time counters | [`CounterRow`] | [`OneAtATime`](crate::OneAtATime) |
 //! | sharded counter ranges | [`RangeStore`] | [`ShardedCounter`](crate::ShardedCounter) |
 //! | hi-lo windows | [`WindowShard`](crate::windows::WindowShard) | [`WindowGenerator`](crate::windows::WindowGenerator) and [`WindowAgent`](crate::windows::WindowAgent) |
-//! | random ids | an insert that reports a duplicate key | [`RandomSource`] |
 //!
 //! The conformance suite (gdid-testkit) runs every rule against a backend's real store; a backend
 //! is done when it passes.
@@ -19,7 +18,7 @@ pub mod lineage;
 pub mod numbering;
 pub mod retry;
 
-pub use crate::authority::{BoxFuture, CounterState, validate_name};
+pub use crate::authority::{BoxFuture, validate_name};
 pub use crate::counter::CounterRow;
 pub use crate::counter_store::{
     ADVANCED_ERA, Allocations, CounterFields, CounterKey, CounterStart, CounterStore, FieldError,
@@ -28,5 +27,4 @@ pub use crate::counter_store::{
     stored_size,
 };
 pub use crate::error::DriverError;
-pub use crate::random::RandomSource;
 pub use crate::ranges::{LAYOUT_FIELDS, RangeFields, RangeState, RangeStore};

@@ -1,4 +1,4 @@
-//! [`OneAtATime`]: the one-at-a-time counter, the naive baseline every write-up starts from: a
+//! [`OneAtATime`]: the one-at-a-time counter, the simplest strategy of all: a
 //! `u64` incremented in the store for every id (1, 2, 3, …), continuous and monotonic, one round
 //! trip per id. The rule is kept here once; a backend supplies [`CounterRow`].
 
@@ -13,9 +13,9 @@ use super::id_generator::{IdBatch, IdGenerator};
 pub trait CounterRow: Send + Sync {
     /// Reserves `n` consecutive values of the counter of (scope, sequence), durably, in one
     /// atomic step. The counter is the store's, not an authority's: its row is keyed
-    /// [`COUNTER_KEY`](crate::backend::numbering::COUNTER_KEY) whatever the store's authority number, and a
-    /// missing row starts after the sequence's other rows (a counter made before it was keyed 0
-    /// goes on from where it was).
+    /// [`COUNTER_KEY`](crate::backend::numbering::COUNTER_KEY) whatever the store's authority
+    /// number, and a missing row starts after the sequence's other rows (a counter made before it
+    /// was keyed 0 goes on from where it was).
     fn reserve_counter(
         &self,
         scope: &str,

@@ -311,21 +311,22 @@ pub trait CounterStore: Send + Sync + 'static {
 
     /// The conditional write: moves the record of `key` forward by `size` in one atomic step,
     /// durably, only when it holds what an authority writes and can still issue ids from
-    /// (integers, an era from [`ADVANCED_ERA`], a next counter from [`STORED_NEXT`]): when `next + size - 1` passes
-    /// `COUNTER_MAX`, the era goes up by one and next becomes `size`, else next goes up by
-    /// `size`. The record as the write left it, or `None` when no record matched (none yet, or
-    /// a corrupt or exhausted one, which is left as it is).
+    /// (integers, an era from [`ADVANCED_ERA`], a next counter from [`STORED_NEXT`]): when
+    /// `next + size - 1` passes `COUNTER_MAX`, the era goes up by one and next becomes `size`, else
+    /// next goes up by `size`. The record as the write left it, or `None` when no record matched
+    /// (none yet, or a corrupt or exhausted one, which is left as it is).
     ///
     /// The same write records the allocation ([`Allocations`]): the time of the last allocation
     /// becomes the time of the one before, `at.at` the time of the last, `size` its size.
     ///
-    /// A store that keeps lineages ([`lineage`](crate::backend::lineage)) compares, in the same write, the
-    /// record's lineage with the server's. A record of another lineage (or of none, on a server
-    /// that was promoted) moves to era [`fence_era`](crate::backend::lineage::fence_era)`(era, S)`, next counter `size`, S being the
-    /// server's clock, and takes the server's lineage; unless it is keyed [`COUNTER_KEY`] (a
+    /// A store that keeps lineages ([`lineage`](crate::backend::lineage)) compares, in the same
+    /// write, the record's lineage with the server's. A record of another lineage (or of none, on a
+    /// server that was promoted) moves to era
+    /// [`fence_era`](crate::backend::lineage::fence_era)`(era, S)`, next counter `size`, S being
+    /// the server's clock, and takes the server's lineage; unless it is keyed [`COUNTER_KEY`] (a
     /// `u64` counter has no era to move to) or changed lineage less than
-    /// [`FENCE_MIN_INTERVAL_SECS`] ago: then nothing matches, and [`lineage`](Self::lineage)
-    /// says why.
+    /// [`FENCE_MIN_INTERVAL_SECS`] ago: then nothing matches, and [`lineage`](Self::lineage) says
+    /// why.
     fn advance(
         &self,
         key: &CounterKey<'_>,
@@ -539,7 +540,7 @@ pub fn check_spelling(
 /// up to `floor` (`Some`), or left as it is (`None`: it is at the floor already).
 ///
 /// ```
-/// use gdid_engine::backend::{CounterState, floor_of};
+/// use gdid_engine::CounterState, backend::floor_of;
 ///
 /// let floor = CounterState { era: 0, next: 1_000 };
 /// assert_eq!(floor_of(Some(CounterState { era: 0, next: 7 }), floor), Ok(Some(floor)));

@@ -9,9 +9,9 @@
 //!   was, on the same server: nothing can tell, and the block is issued again
 //!   ([`Verdict::IssuedAgain`]).
 //! - **A failover** to a replica that had not received the write loses it too, but the replica
-//!   is another lineage: GDIDs move to a new era ([`lineage`](crate::backend::lineage)) and stay unique,
-//!   while the `u64` counters, ranges and windows refuse to issue until an operator skips them
-//!   forward ([`Verdict::LostOnFailover`]). A synchronous replica, or MongoDB's majority write
+//!   is another lineage: GDIDs move to a new era ([`lineage`](crate::backend::lineage)) and stay
+//!   unique, while the `u64` counters, ranges and windows refuse to issue until an operator skips
+//!   them forward ([`Verdict::LostOnFailover`]). A synchronous replica, or MongoDB's majority write
 //!   concern, loses nothing ([`Verdict::Safe`]).
 //!
 //! ```

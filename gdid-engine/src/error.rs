@@ -7,8 +7,8 @@ use std::fmt;
 pub type DriverError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// The kinds every error falls in, whichever store it comes from: the one vocabulary of
-/// [`AuthorityError::kind`], [`Error::kind`] and the backends' setup errors, each backend sorting
-/// its driver's errors into it.
+/// [`AuthorityError::kind`], [`Error::kind`](crate::Error::kind) and the backends' setup errors,
+/// each backend sorting its driver's errors into it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -97,8 +97,8 @@ pub enum AuthorityError {
     /// ([`retry`](crate::backend::retry)) tries it again.
     #[error("conflict with a concurrent writer: {0}")]
     Conflict(String),
-    /// Every attempt of the retry policy ([`retry::run`](crate::backend::retry::run)) lost a race on
-    /// `record`: too many writers at once, not a corrupt store. The caller may try again.
+    /// Every attempt of the retry policy ([`retry::run`](crate::backend::retry::run)) lost a race
+    /// on `record`: too many writers at once, not a corrupt store. The caller may try again.
     #[error("{record}: lost {attempts} races in a row to concurrent writers{}", Last(.last))]
     Contention {
         /// The record raced for.
@@ -113,8 +113,8 @@ pub enum AuthorityError {
     #[error(transparent)]
     Number(#[from] NumberConflict),
     /// A floor below where the counter already is: a floor only ever moves a counter forward
-    /// ([`raise_floor`](crate::backend::raise_floor)), and the ids below the stored counter may have been
-    /// issued.
+    /// ([`raise_floor`](crate::backend::raise_floor)), and the ids below the stored counter may
+    /// have been issued.
     #[error(
         "{record} is at era {era}, next counter {next}, past the floor asked for (era \
          {floor_era}, next counter {floor_next}): a floor is never lowered"

@@ -85,7 +85,7 @@ mod sync;
 pub mod testing;
 pub mod windows;
 
-pub use authority::{Authority, Block, DynAuthority};
+pub use authority::{Authority, Block, CounterState, DynAuthority};
 pub use block_generator::{AuthorityStats, BlockGenerator, Stats};
 pub use config::{BlockGeneratorBuilder, GeneratorConfig, IdOrder, PROBE_EVERY, Preference};
 pub use counter::OneAtATime;
@@ -94,6 +94,7 @@ pub use generator_error::{AuthorityFailure, Error, FailureCause};
 pub use id_generator::{DynIdGenerator, IdBatch, IdGenerator, IdRun, SharedIdGenerator};
 pub use memory::MemoryAuthority;
 pub use provider::{GdidProvider, GdidProviderBuilder, Sequenced};
+pub use random::RandomSource;
 pub use ranges::{LayoutError, Pick, RangeLayout, ShardedCounter};
 pub use redact::redact;
 

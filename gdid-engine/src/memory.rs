@@ -64,11 +64,11 @@ impl MemoryAuthority {
     }
 
     /// Raises the floor of (scope, sequence) to `floor`, as
-    /// [`raise_floor`](crate::backend::raise_floor) does on a store (the same rule, [`floor_of`]): a
-    /// missing counter is made at the floor; whether the counter moved or was made.
+    /// [`raise_floor`](crate::backend::raise_floor) does on a store (the same rule, [`floor_of`]):
+    /// a missing counter is made at the floor; whether the counter moved or was made.
     ///
     /// ```
-    /// use gdid_engine::{Authority, MemoryAuthority, backend::CounterState};
+    /// use gdid_engine::{Authority, MemoryAuthority, CounterState};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -81,8 +81,8 @@ impl MemoryAuthority {
     ///
     /// # Errors
     ///
-    /// As [`raise_floor`](crate::backend::raise_floor): a bad name, a floor outside the counter space,
-    /// [`AuthorityError::FloorBelow`].
+    /// As [`raise_floor`](crate::backend::raise_floor): a bad name, a floor outside the counter
+    /// space, [`AuthorityError::FloorBelow`].
     pub fn raise_floor(
         &self,
         scope: &str,

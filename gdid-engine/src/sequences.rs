@@ -3,10 +3,10 @@
 //! the last allocation's time, the recent rate and the runway.
 //!
 //! **The recent rate** is measured from what the conditional write records
-//! ([`Allocations`](crate::backend::Allocations)): the size of the last allocation over the time since the
-//! allocation before it. A generator asks for its next block when its current one runs low, so
-//! that interval is how long the counters before it lasted, and one block per interval is the
-//! rate at which the sequence takes counters (all its processes together, since they share the
+//! ([`Allocations`](crate::backend::Allocations)): the size of the last allocation over the time
+//! since the allocation before it. A generator asks for its next block when its current one runs
+//! low, so that interval is how long the counters before it lasted, and one block per interval is
+//! the rate at which the sequence takes counters (all its processes together, since they share the
 //! record). It is `None` ("unknown") until a record has two allocations with their times (a
 //! record of before they were kept, a new one, one only raised), or when the two times are not
 //! in order (clocks of two processes that disagree). It is a recent rate, not an average: a

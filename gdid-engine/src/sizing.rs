@@ -29,8 +29,8 @@
 //!
 //! A young generator's first estimates are measured over a few milliseconds (its first block is
 //! `min`, 16 ids), where a burst or the clock's grain reads as a fraction of the real rate. A
-//! block sized from an estimate measured over less than `RATE_PROBE` (100 ms) is checked again that long
-//! after it came: when the ids in hand last less than `T` at the rate served since, the next
+//! block sized from an estimate measured over less than `RATE_PROBE` (100 ms) is checked again that
+//! long after it came: when the ids in hand last less than `T` at the rate served since, the next
 //! block is fetched at once, sized for that rate (`block_generator/refill.rs`). So the cover
 //! holds from about 100 ms after the first sized block, not from the third block.
 

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use gdid_core::{COUNTER_MAX, Gdid};
 use gdid_engine::{
-    Authority, AuthorityError, Block, BlockGenerator, BlockGeneratorBuilder, Error, FailureCause,
-    GdidProvider, IdGenerator, IdOrder, MemoryAuthority, Sequenced, SharedIdGenerator,
-    backend::CounterState,
+    Authority, AuthorityError, Block, BlockGenerator, BlockGeneratorBuilder, CounterState, Error,
+    FailureCause, GdidProvider, IdGenerator, IdOrder, MemoryAuthority, Sequenced,
+    SharedIdGenerator,
     testing::{FaultyAuthority, Latency},
 };
 use tokio::time::Instant;
@@ -66,7 +66,7 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-/// The scenario of the Scala and Node.js write-ups: 100 callers arrive together, blocks of 10,
+/// A burst: 100 callers arrive together, blocks of 10,
 /// 30 ms per allocation. Without single flight most of each block is wasted.
 #[tokio::test(start_paused = true)]
 async fn single_flight_wastes_no_block() {

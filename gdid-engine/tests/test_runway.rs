@@ -9,8 +9,7 @@ use std::time::Duration;
 
 use gdid_core::Gdid;
 use gdid_engine::{
-    BlockGenerator, Error, MemoryAuthority,
-    backend::CounterState,
+    BlockGenerator, CounterState, Error, MemoryAuthority,
     testing::{FaultyAuthority, Latency},
 };
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gdid_core::Gdid;
-use gdid_engine::{BlockGenerator, IdOrder, MemoryAuthority, Stats, backend::CounterState};
+use gdid_engine::{BlockGenerator, CounterState, IdOrder, MemoryAuthority, Stats};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -49,9 +49,9 @@ pub struct BadRequest(pub String);
 ///
 /// `vicinity` is the NFX/Agni authority protocol's hint (`AllocateBlock(scope, sequence,
 /// blockSize, vicinity)`): where on the counter scale the caller would like the block. As that
-/// protocol allows, the authority may disregard it, and this one does: a block always comes from the
-/// counter's current end, so honouring the hint could only skip ids, never make one unique. It is
-/// checked (at most [`COUNTER_MAX`]) and otherwise ignored.
+/// protocol allows, the authority may disregard it, and this one does: a block always comes from
+/// the counter's current end, so honouring the hint could only skip ids, never make one unique. It
+/// is checked (at most [`COUNTER_MAX`]) and otherwise ignored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AllocateRequest {
@@ -360,10 +360,10 @@ pub struct ErrorReply {
 /// What went wrong: a code a program can match on, and a message for a person.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorBody {
-    /// One of `bad_request`, `size_too_large`, `too_large`, `rate_limited`, `timeout`, `unauthorized`,
-    /// `forbidden`, `give_back_not_allowed`, `not_found`, `method_not_allowed`, `unavailable`,
-    /// `exhausted`, `corrupt`, `misconfigured`, `switched`, `busy`, `shutting_down` (the OpenAPI
-    /// document, [`OPENAPI`], says which each route answers).
+    /// One of `bad_request`, `size_too_large`, `too_large`, `rate_limited`, `timeout`,
+    /// `unauthorized`, `forbidden`, `give_back_not_allowed`, `not_found`, `method_not_allowed`,
+    /// `unavailable`, `exhausted`, `corrupt`, `misconfigured`, `switched`, `busy`, `shutting_down`
+    /// (the OpenAPI document, [`OPENAPI`], says which each route answers).
     pub code: String,
     /// What is wrong, in words; never a store's error text or a secret.
     pub message: String,

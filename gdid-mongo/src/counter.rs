@@ -6,8 +6,8 @@ use gdid_engine::{Error, IdBatch, IdGenerator, OneAtATime};
 use crate::authority::MongoAuthority;
 
 /// A `u64` counter incremented in MongoDB for every id (`findOneAndUpdate` with `$inc`-like
-/// semantics): continuous 1, 2, 3, … and monotonic, one round trip per id. The naive baseline of
-/// the MongoDB write-ups. `MongoCounter::new(authority, scope, sequence)`; the rule is gdid-engine's
+/// semantics): continuous 1, 2, 3, … and monotonic, one round trip per id: the simplest way to
+/// number documents. `MongoCounter::new(authority, scope, sequence)`; the rule is gdid-engine's
 /// [`OneAtATime`], over the [`CounterRow`](gdid_engine::backend::CounterRow) every
 /// `CounterStore` is.
 ///

@@ -1,7 +1,8 @@
 //! [`MongoShardedCounter`]: N counter documents, each owning a fixed range of values (the
 //! "COUNTER DOCUMENT NUMBER k" scheme with a `max`; see `gdid_engine::ShardedCounter`), and the
 //! layout document of the sequence. This file holds the store operations; the creation of a
-//! layout, the pick, the skipping, the splitting and every check of stored values are gdid-engine's.
+//! layout, the pick, the skipping, the splitting and every check of stored values are
+//! gdid-engine's.
 //!
 //! ```text
 //! { _id: "account:3", sequence: "account", range: 3, next: Int64, max: Int64 }

@@ -1,8 +1,8 @@
 //! What is MongoDB's own about authority numbers, on the server of `GDID_MONGODB_URI`: the number
 //! is checked against the collection's record by `check_number` (and `connect`), and one above 15
-//! is refused before anything is sent. That a counter collection is one authority (its number recorded on
-//! first use, another refused before any block, a collection of before the record keeping the
-//! number its counters use) is the conformance suite's (`tests/conformance.rs`).
+//! is refused before anything is sent. That a counter collection is one authority (its number
+//! recorded on first use, another refused before any block, a collection of before the record
+//! keeping the number its counters use) is the conformance suite's (`tests/conformance.rs`).
 
 mod common;
 

@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use gdid_engine::{Error, IdBatch, IdGenerator, backend::RandomSource};
+use gdid_engine::{Error, IdBatch, IdGenerator, RandomSource};
 use rand::RngCore;
 use rand::distr::Uniform;
 

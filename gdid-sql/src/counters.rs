@@ -8,11 +8,12 @@
 //! ```
 //!
 //! PostgreSQL and SQLite return the new row with `RETURNING`, read to the end of the statement
-//! (SQLite gives the row before the statement completes, and commits at completion). MySQL has no `RETURNING` on
-//! `UPDATE`: the same update captures the new era in a session variable and the new counter in
-//! `LAST_INSERT_ID(expr)`, both under the row lock, and a second statement on the same connection
-//! reads them back (no other session can change them). A missing row is created first (era 0,
-//! next 1: counter 0 of era 0 is never issued) with an insert that ignores a concurrent one.
+//! (SQLite gives the row before the statement completes, and commits at completion). MySQL has no
+//! `RETURNING` on `UPDATE`: the same update captures the new era in a session variable and the new
+//! counter in `LAST_INSERT_ID(expr)`, both under the row lock, and a second statement on the same
+//! connection reads them back (no other session can change them). A missing row is created first
+//! (era 0, next 1: counter 0 of era 0 is never issued) with an insert that ignores a concurrent
+//! one.
 //!
 //! These are the store side of [`CounterStore`](gdid_engine::backend::CounterStore) (implemented
 //! by `SqlAuthority`); the rules (checking names and sizes, creating a missing row and trying

@@ -3,8 +3,9 @@
 //! the row) moves to a new era in the reserving statement itself; a one-at-a-time counter's row
 //! refuses until its floor is raised; a second change within a minute is refused; a give-back
 //! on a row of another lineage takes nothing back; a sharded counter's range of another server
-//! refuses until the ranges skip ahead, and its hi-lo windows until they are skipped past. The failovers themselves, on real streaming
-//! replication, are the fault suite's (gdid-faults, `test_failover`).
+//! refuses until the ranges skip ahead, and its hi-lo windows until they are skipped past. The
+//! failovers themselves, on real streaming replication, are the fault suite's (gdid-faults,
+//! `test_failover`).
 
 mod common;
 
@@ -13,8 +14,8 @@ use gdid_engine::backend::lineage::{FENCE_EPOCH_UNIX, seconds_now};
 use gdid_engine::backend::{CounterKey, CounterStore, StoredInt, numbering::COUNTER_KEY};
 use gdid_engine::windows::{WindowGenerator, WindowShard};
 use gdid_engine::{
-    Authority, AuthorityError, Block,
-    backend::{CounterRow, CounterState, raise_floor},
+    Authority, AuthorityError, Block, CounterState,
+    backend::{CounterRow, raise_floor},
 };
 use gdid_engine::{Error as IdError, IdGenerator, Pick, RangeLayout};
 use gdid_sql::{SqlAuthority, SqlShardedCounter, SqlStore};

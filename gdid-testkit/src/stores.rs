@@ -1,5 +1,6 @@
 //! The store matrix: every kind of store the tests run against, and a place of a test's own on
-//! each, so that a test written once runs on all of them ([`on_every_store!`](crate::on_every_store)).
+//! each, so that a test written once runs on all of them
+//! ([`on_every_store!`](crate::on_every_store)).
 
 use crate::{database, mongodb_database, server, sqlite_url};
 

@@ -11,9 +11,9 @@
 //! | [`UuidV1Generator`] | 1: as 6, time fields in the old order | none (the low time bits come first) | as 6 |
 //!
 //! The time-based generators take no lock: the time and counter of the last id live in one
-//! atomic, advanced with one read-modify-write per id (the `uuid` crate's `Uuid::now_v7()` goes through
-//! one process-wide mutex instead). They read the time from a [`Clock`] ([`SystemClock`], or a
-//! [`ManualClock`] in tests) and stay strictly increasing when it stands still or steps back.
+//! atomic, advanced with one read-modify-write per id (the `uuid` crate's `Uuid::now_v7()` goes
+//! through one process-wide mutex instead). They read the time from a [`Clock`] ([`SystemClock`],
+//! or a [`ManualClock`] in tests) and stay strictly increasing when it stands still or steps back.
 //! Random bits come from each thread's own generator, or from one you give (`with_rng`, e.g. a
 //! seeded `StdRng` in tests).
 //!

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use gdid_engine::{Error, IdBatch, IdGenerator, backend::RandomSource};
+use gdid_engine::{Error, IdBatch, IdGenerator, RandomSource};
 use uuid::Uuid;
 use uuid::timestamp::UUID_TICKS_BETWEEN_EPOCHS;
 

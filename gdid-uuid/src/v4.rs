@@ -1,6 +1,6 @@
 //! [`UuidV4Generator`]: random UUIDs (RFC 9562 version 4).
 
-use gdid_engine::{Error, IdBatch, IdGenerator, backend::RandomSource};
+use gdid_engine::{Error, IdBatch, IdGenerator, RandomSource};
 use rand::RngCore;
 use uuid::Uuid;
 

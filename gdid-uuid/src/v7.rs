@@ -1,6 +1,6 @@
 //! [`UuidV7Generator`]: time-ordered UUIDs (RFC 9562 version 7), strictly increasing, lock-free.
 
-use gdid_engine::{Error, IdBatch, IdGenerator, backend::RandomSource};
+use gdid_engine::{Error, IdBatch, IdGenerator, RandomSource};
 use rand::RngCore;
 use uuid::Uuid;
 
@@ -34,10 +34,10 @@ const MAX_VALUE: u64 = (MAX_MILLIS << COUNTER_BITS) | ((1 << COUNTER_BITS) - 1);
 ///
 /// **Strictly increasing** for every id of one generator (and its `&`/`Arc` handles), from any
 /// thread: time and counter live in one atomic (`ms << 15 | counter`), advanced by one atomic
-/// read-modify-write per id; there is no lock. When the clock moves on, the counter starts again at 0;
-/// when it stands still or steps back, the counter goes on from the last id, and after 32,768 ids
-/// in one millisecond the time field runs ahead of the clock until the clock catches up (RFC 9562
-/// §6.2, method 1 with timestamp increment). [`UuidV7Generator::process_wide`] is one
+/// read-modify-write per id; there is no lock. When the clock moves on, the counter starts again at
+/// 0; when it stands still or steps back, the counter goes on from the last id, and after 32,768
+/// ids in one millisecond the time field runs ahead of the clock until the clock catches up (RFC
+/// 9562 §6.2, method 1 with timestamp increment). [`UuidV7Generator::process_wide`] is one
 /// generator for the whole process, like `Uuid::now_v7()`.
 ///
 /// The 59 random bits per id (each thread's own generator by default) keep ids of different

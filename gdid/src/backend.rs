@@ -9,8 +9,8 @@ use gdid_engine::backend::numbering::NumberRecord;
 use gdid_engine::durability::Durability;
 use gdid_engine::sequences::Sequence;
 use gdid_engine::{
-    AuthorityError, DynAuthority, Pick, RangeLayout, SharedIdGenerator,
-    backend::{BoxFuture, CounterKey, CounterState},
+    AuthorityError, CounterState, DynAuthority, Pick, RangeLayout, SharedIdGenerator,
+    backend::{BoxFuture, CounterKey},
 };
 
 use crate::error::DriverError;

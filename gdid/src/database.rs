@@ -10,9 +10,9 @@ use gdid_engine::durability::Durability;
 use gdid_engine::sequences::{self, Sequence};
 use gdid_engine::windows::WindowShard;
 use gdid_engine::{
-    Authority, AuthorityError, DynAuthority, IdGenerator, OneAtATime, Pick, RangeLayout,
-    SharedIdGenerator,
-    backend::{BoxFuture, CounterKey, CounterRow, CounterState, CounterStore, raise_floor},
+    Authority, AuthorityError, CounterState, DynAuthority, IdGenerator, OneAtATime, Pick,
+    RangeLayout, SharedIdGenerator,
+    backend::{BoxFuture, CounterKey, CounterRow, CounterStore, raise_floor},
 };
 
 use crate::backend::Backend;

@@ -7,10 +7,9 @@ use gdid_engine::backend::numbering::{COUNTER_KEY, MemoryRecord, NumberRecord};
 use gdid_engine::durability::{Durability, Setting, Verdict};
 use gdid_engine::sequences::Sequence;
 use gdid_engine::{
-    Authority, AuthorityError, Block, DynAuthority, MemoryAuthority, OneAtATime, SharedIdGenerator,
-    backend::{
-        BoxFuture, CounterFields, CounterKey, CounterRow, CounterState, StoredCounter, StoredInt,
-    },
+    Authority, AuthorityError, Block, CounterState, DynAuthority, MemoryAuthority, OneAtATime,
+    SharedIdGenerator,
+    backend::{BoxFuture, CounterFields, CounterKey, CounterRow, StoredCounter, StoredInt},
 };
 
 use crate::backend::Backend;

@@ -8,8 +8,8 @@ use gdid_engine::backend::numbering::NumberRecord;
 use gdid_engine::durability::{Durability, Setting, Verdict};
 use gdid_engine::sequences::Sequence;
 use gdid_engine::{
-    AuthorityError, DynAuthority, Error, IdBatch, IdGenerator, SharedIdGenerator,
-    backend::{BoxFuture, CounterKey, CounterState},
+    AuthorityError, CounterState, DynAuthority, Error, IdBatch, IdGenerator, SharedIdGenerator,
+    backend::{BoxFuture, CounterKey},
 };
 use gdid_http::client::{Remote, RemoteAuthority, RemoteError, RemoteOptions};
 

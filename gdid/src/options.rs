@@ -271,10 +271,11 @@ impl OpenOptions {
     /// fresh store takes the lowest number, from 1, that no store listed with it holds (fresh
     /// stores in the order of their URLs, whatever the order given, so that processes listing
     /// them in other orders at once agree); two stores never share a number. With several URLs,
-    /// a store that cannot be reached now is opened to connect on first use: it serves when [`authorities`](Self::authorities) gives
-    /// its number (checked when it answers), and is left out otherwise
-    /// ([`Stores::left_out`](crate::Stores::left_out)), and then a store with no record is
-    /// given no number (it might take the unread store's). A single URL must be reachable.
+    /// a store that cannot be reached now is opened to connect on first use: it serves when
+    /// [`authorities`](Self::authorities) gives its number (checked when it answers), and is left
+    /// out otherwise ([`Stores::left_out`](crate::Stores::left_out)), and then a store with no
+    /// record is given no number (it might take the unread store's). A single URL must be
+    /// reachable.
     ///
     /// ```
     /// use gdid::IdGenerator;

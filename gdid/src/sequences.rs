@@ -1,15 +1,13 @@
 //! A store's sequences: what its counter records say ([`Store::sequences`]), raising the floor
 //! of one ([`Store::raise_floor`], [`Store::raise_counter_floor`]), and moving them to a new era
-//! after a restore ([`Store::fence`]). The rules are the engine's (`gdid::engine::backend::raise_floor`,
-//! `gdid::engine::sequences`, `gdid::engine::backend::lineage`).
+//! after a restore ([`Store::fence`]). The rules are the engine's
+//! (`gdid::engine::backend::raise_floor`, `gdid::engine::sequences`,
+//! `gdid::engine::backend::lineage`).
 
 use gdid_engine::backend::lineage::{fence_era, seconds_now};
 use gdid_engine::backend::numbering::COUNTER_KEY;
 use gdid_engine::sequences::Sequence;
-use gdid_engine::{
-    AuthorityError,
-    backend::{CounterKey, CounterState},
-};
+use gdid_engine::{AuthorityError, CounterState, backend::CounterKey};
 
 /// A record [`Store::fence`] moved to a new era.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,7 +65,7 @@ impl Store {
     ///
     /// ```
     /// use gdid::IdGenerator;
-    /// use gdid::engine::backend::CounterState;
+    /// use gdid::engine::CounterState;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -174,7 +172,8 @@ impl Store {
     /// ([`raise_counter_floor`](Self::raise_counter_floor)) past every value they issued.
     ///
     /// A failover to a promoted replica of PostgreSQL or MySQL/MariaDB needs none of this: the
-    /// records see the new server's lineage and move by themselves (`gdid::engine::backend::lineage`).
+    /// records see the new server's lineage and move by themselves
+    /// (`gdid::engine::backend::lineage`).
     ///
     /// ```
     /// use gdid::{FenceScope, IdGenerator};

@@ -5,7 +5,8 @@ use gdid_engine::{BlockGenerator, BlockGeneratorBuilder};
 use crate::{Store, StoreKind};
 
 /// Several stores opened together as the authorities of one generator, each with the number
-/// the rules of `gdid::engine::backend::numbering` give it ([`OpenOptions::open_all`]). Cheap to clone.
+/// the rules of `gdid::engine::backend::numbering` give it ([`OpenOptions::open_all`]). Cheap to
+/// clone.
 ///
 /// ```
 /// use gdid::IdGenerator;

@@ -24,9 +24,9 @@
 //!    authority record there is refused unless its number is given
 //!    ([`NumberConflict::RecordLost`](crate::backend::numbering::NumberConflict::RecordLost)).
 //! 4. **The `u64` counters** (the one-at-a-time counter, keyed
-//!    [`COUNTER_KEY`](crate::backend::numbering::COUNTER_KEY)) have no era to move to: after a switch they
-//!    refuse to issue ([`AuthorityError::Switched`](crate::AuthorityError::Switched)) until an
-//!    operator raises their floor, which adopts the new lineage.
+//!    [`COUNTER_KEY`](crate::backend::numbering::COUNTER_KEY)) have no era to move to: after a
+//!    switch they refuse to issue ([`AuthorityError::Switched`](crate::AuthorityError::Switched))
+//!    until an operator raises their floor, which adopts the new lineage.
 //! 5. **A restore keeps the server's identity** (a dump reloaded into the same server, a file
 //!    system snapshot, a copied SQLite file), so nothing can see it: the operator moves the
 //!    records to a new era by the same rule ([`fence_era`], `gdid sequences fence`), which is safe

@@ -62,8 +62,8 @@ pub trait NumberRecord: Send + Sync + fmt::Debug {
     fn numbers_in_counters(&self) -> BoxFuture<'_, Result<Vec<u8>, AuthorityError>>;
 
     /// Whether the server's own history shows that it was promoted from a replica or restored
-    /// onto another server ([`lineage`](crate::backend::lineage)): then a missing record may be one the
-    /// copy never received, and a number is given only when asked for
+    /// onto another server ([`lineage`](crate::backend::lineage)): then a missing record may be one
+    /// the copy never received, and a number is given only when asked for
     /// ([`NumberConflict::RecordLost`]). The default: `false` (a store without replicas, or
     /// whose writes survive a failover).
     fn switched(&self) -> BoxFuture<'_, Result<bool, AuthorityError>> {

@@ -5,8 +5,8 @@
 //! protocol and the client's walk over the shards; a backend supplies the operations of
 //! [`WindowShard`] (gdid-sql on SQL tables, gdid-mongo on collections).
 //!
-//! The design is the one of "Designing a Distributed Hi-Lo Strategy" (2008), made safe where that
-//! write-up admits it is not:
+//! The design is the classic distributed hi-lo (an agent opens windows of values on every shard
+//! ahead of the clients), made safe where the classic design is not:
 //!
 //! - **Two agents at once never create overlapping windows.** A window is first *claimed* on
 //!   every shard, in one order common to every agent, starting at the highest window end any

@@ -10,8 +10,8 @@ use std::time::Duration;
 use gdid_engine::backend::numbering::COUNTER_KEY;
 use gdid_engine::sequences::{self, Sequence};
 use gdid_engine::{
-    Authority, AuthorityError,
-    backend::{CounterKey, CounterRow, CounterState, CounterStore, raise_floor},
+    Authority, AuthorityError, CounterState,
+    backend::{CounterKey, CounterRow, CounterStore, raise_floor},
 };
 
 use super::{Counters, fresh};
