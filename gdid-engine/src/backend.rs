@@ -11,8 +11,8 @@
 //! | sharded counter ranges | [`RangeStore`] | [`ShardedCounter`](crate::ShardedCounter) |
 //! | hi-lo windows | [`WindowShard`](crate::windows::WindowShard) | [`WindowGenerator`](crate::windows::WindowGenerator) and [`WindowAgent`](crate::windows::WindowAgent) |
 //!
-//! The conformance suite (gdid-testkit) runs every rule against a backend's real store; a backend
-//! is done when it passes.
+//! The workspace's conformance suite (gdid-testkit, not published) runs every one of these rules
+//! against each backend's real store.
 
 pub mod lineage;
 pub mod numbering;

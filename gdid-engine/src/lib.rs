@@ -30,7 +30,6 @@
 //! - **Testing code built on the engine**: [`testing`] (feature `testing`), authorities that fail
 //!   on command.
 //!
-//!
 //! # What it guarantees
 //!
 //! - **No id is issued twice**, as long as each authority keeps its rule: a block is handed out
