@@ -540,7 +540,7 @@ pub fn check_spelling(
 /// up to `floor` (`Some`), or left as it is (`None`: it is at the floor already).
 ///
 /// ```
-/// use gdid_engine::CounterState, backend::floor_of;
+/// use gdid_engine::{CounterState, backend::floor_of};
 ///
 /// let floor = CounterState { era: 0, next: 1_000 };
 /// assert_eq!(floor_of(Some(CounterState { era: 0, next: 7 }), floor), Ok(Some(floor)));
