@@ -1,6 +1,6 @@
 //! The one-at-a-time counter (`OneAtATime` over the store's authority).
 
-use gdid_engine::{IdGenerator, OneAtATime};
+use gdid_engine::{Authority, Error, IdGenerator, OneAtATime};
 
 use super::{Counters, fresh};
 
@@ -61,4 +61,32 @@ pub async fn the_one_at_a_time_counter_does_not_depend_on_the_authority_number<B
         .await;
     let legacy = OneAtATime::new(backend.connect(&place, 1).await, &scope, "legacy");
     assert_eq!(legacy.next_id().await.unwrap(), 51, "{store}");
+}
+
+/// The one-at-a-time counter (key 0) starts after the sequence's other records: a counter made
+/// before it was keyed 0 handed out values from an authority's record. A sibling record that is
+/// corrupt says nothing about how far it went, so the counter refuses to start, naming the record
+/// and its field, rather than skip it and start below the values it handed out.
+pub async fn a_corrupt_sibling_is_named_not_skipped_when_the_counter_starts<B: Counters>(
+    backend: &B,
+) {
+    let store = backend.store();
+    let authority = backend.connect(&backend.place(2).await, 2).await;
+    for case in backend.counter_corruptions() {
+        let scope = fresh("siblings");
+        // A counter of before the key 0 handed out 1 to 50 from the authority's record…
+        authority.allocate(&scope, "legacy", 50).await.unwrap();
+        // …and that record is corrupt.
+        let named = backend
+            .corrupt_counter(&authority, &scope, "legacy", case)
+            .await;
+        let counter = OneAtATime::new(authority.clone(), &scope, "legacy");
+        match counter.next_id().await {
+            Err(Error::Corrupt(message)) => assert!(
+                named.iter().all(|name| message.contains(name.as_str())),
+                "{store}, {case}: {message:?} does not name {named:?}"
+            ),
+            other => panic!("{store}, {case}: a corrupt sibling gave {other:?}"),
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! counter no authority writes is a typed error naming it, never a block.
 
 use gdid_core::COUNTER_MAX;
+use gdid_engine::backend::STORED_COUNTER_MAX;
 use gdid_engine::{Authority, AuthorityError};
 
 use super::{Counters, assert_fails_naming, fresh};
@@ -35,6 +36,38 @@ pub async fn the_era_rolls_over_at_counter_max<B: Counters>(backend: &B) {
     );
     let then = authority.allocate(&scope, "s", 10).await.unwrap();
     assert_eq!((then.era(), then.start()), (8, 10), "{store}");
+}
+
+/// A counter whose era is past the last one (`u32::MAX`) is exhausted, whatever the era holds:
+/// at `i64::MAX` the rollover must not overflow the stored integer (a store failure, or a corrupt
+/// record, on some stores), and the counter is left as it is, however often it is asked.
+pub async fn an_era_past_the_last_is_exhausted_and_left_as_it_is<B: Counters>(backend: &B) {
+    let store = backend.store();
+    let authority = backend.connect(&backend.place(2).await, 2).await;
+    let scope = fresh("eras");
+    authority.allocate(&scope, "s", 1).await.unwrap(); // creates the counter
+    let next_past_max = STORED_COUNTER_MAX + 1; // the next block rolls the era over
+    for (era, next) in [
+        (i64::MAX, next_past_max),
+        (i64::MAX, 1),
+        (i64::from(u32::MAX) + 1, next_past_max),
+    ] {
+        backend
+            .set_counter(&authority, &scope, "s", era, next)
+            .await;
+        let stored = backend.counter_text(&authority, &scope, "s").await;
+        for _ in 0..2 {
+            match authority.allocate(&scope, "s", 1).await {
+                Err(AuthorityError::Exhausted) => {}
+                other => panic!("{store}: era {era}, next {next} gave {other:?}"),
+            }
+            assert_eq!(
+                backend.counter_text(&authority, &scope, "s").await,
+                stored,
+                "{store}: era {era}, next {next}: the counter moved"
+            );
+        }
+    }
 }
 
 /// A corrupt counter (negative, beyond the counter range, of another type, missing: each store

@@ -310,12 +310,14 @@ macro_rules! __conformance_group {
     (counters, $open:expr) => {
         $crate::__conformance_cases!(counters, $open;
             the_era_rolls_over_at_counter_max,
+            an_era_past_the_last_is_exhausted_and_left_as_it_is,
             a_corrupt_counter_stays_corrupt_and_names_its_field);
     };
     (counter, $open:expr) => {
         $crate::__conformance_cases!(counter, $open;
             the_one_at_a_time_counter_is_continuous_under_concurrency,
-            the_one_at_a_time_counter_does_not_depend_on_the_authority_number);
+            the_one_at_a_time_counter_does_not_depend_on_the_authority_number,
+            a_corrupt_sibling_is_named_not_skipped_when_the_counter_starts);
     };
     (sequences, $open:expr) => {
         $crate::__conformance_cases!(sequences, $open;
