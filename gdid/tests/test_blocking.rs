@@ -1,17 +1,6 @@
 //! `gdid::blocking`: ids without async on every store, from several threads at once, from plain
 //! code and from inside a tokio runtime; the background prefetch goes on between calls; the
 //! runtime's thread ends when the last handle is dropped.
-#![cfg(feature = "blocking")]
-// A build without any store feature runs only the memory tests.
-#![cfg_attr(
-    not(any(
-        feature = "sqlite",
-        feature = "mysql",
-        feature = "postgres",
-        feature = "mongodb"
-    )),
-    allow(dead_code, unused_imports)
-)]
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -19,8 +8,7 @@ use std::time::{Duration, Instant};
 
 use gdid::Gdid;
 use gdid::blocking::{BlockGenerator, Store};
-#[allow(unused_imports)] // which are used depends on the store features
-use gdid_testkit::{database, fresh, server, sqlite_url};
+use gdid_testkit::{fresh, sqlite_url};
 
 const THREADS: usize = 4;
 const PER_THREAD: usize = 3_000;
