@@ -69,7 +69,7 @@ pub fn every_store(name: &str) -> Vec<String> {
 /// attributes (a `cfg` of the calling crate's features, say); a server that is not configured
 /// skips its test, or fails it under `CI=true`.
 ///
-/// ```ignore
+/// ```text
 /// gdid_testkit::on_every_store!(async two_runs_differ("gdid_front_door"):
 ///     Sqlite => example_on_sqlite,
 ///     #[cfg(feature = "mysql")] MariaDb => example_on_mariadb,
