@@ -20,7 +20,7 @@ use tokio::time::Instant;
 use tracing::{Instrument, info_span};
 
 use super::authority::{Block, DynAuthority};
-use super::config::{BlockGeneratorBuilder, GeneratorConfig, IdOrder};
+use super::config::{GeneratorConfig, IdOrder};
 use super::generator_error::{Error, FailureCause};
 use super::id_generator::{IdBatch, IdGenerator};
 use super::per_thread::{Current, PerThread};
@@ -29,6 +29,9 @@ use super::sizing::RateEstimator;
 use super::sync::{Mutex, MutexGuard};
 use gdid_core::{COUNTER_MAX, Gdid};
 
+pub use builder::BlockGeneratorBuilder;
+
+mod builder;
 mod close;
 mod failover;
 mod handoff;

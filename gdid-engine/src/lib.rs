@@ -85,8 +85,8 @@ pub mod testing;
 pub mod windows;
 
 pub use authority::{Authority, Block, CounterState, DynAuthority};
-pub use block_generator::{AuthorityStats, BlockGenerator, Stats};
-pub use config::{BlockGeneratorBuilder, GeneratorConfig, IdOrder, PROBE_EVERY, Preference};
+pub use block_generator::{AuthorityStats, BlockGenerator, BlockGeneratorBuilder, Stats};
+pub use config::{GeneratorConfig, IdOrder, PROBE_EVERY, Preference};
 pub use counter::OneAtATime;
 pub use error::{AuthorityError, ErrorKind, InvalidName, NameKind};
 pub use generator_error::{AuthorityFailure, Error, FailureCause};

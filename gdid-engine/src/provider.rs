@@ -5,7 +5,8 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use super::authority::DynAuthority;
 use super::block_generator::BlockGenerator;
-use super::config::{BlockGeneratorBuilder, GeneratorConfig};
+use super::block_generator::BlockGeneratorBuilder;
+use super::config::GeneratorConfig;
 use super::generator_error::Error;
 use gdid_core::Gdid;
 

@@ -56,11 +56,12 @@ impl StoreServer {
 }
 
 /// The URL of a store of the test `name`'s own on every configured server, SQLite first
-/// ([`StoreServer::url_blocking`]).
+/// ([`StoreServer::url`]), for a test without a runtime.
 pub fn every_store(name: &str) -> Vec<String> {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
     StoreServer::ALL
         .into_iter()
-        .filter_map(|kind| kind.url_blocking(name))
+        .filter_map(|kind| runtime.block_on(kind.url(name)))
         .collect()
 }
 

@@ -13,9 +13,8 @@ pub(crate) use gdid_engine::backend::DriverError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// The URL's scheme is none of [`StoreKind`](crate::StoreKind)'s (`sqlite:`, `mysql://`,
-    /// `mariadb://`, `postgres://`, `postgresql://`, `mongodb://`, `mongodb+srv://`, `memory:`,
-    /// `http://`, `https://`).
+    /// The URL's scheme is none of those of [`StoreKind`](crate::StoreKind); the message lists
+    /// them.
     #[error(
         "unsupported store URL {url:?}: expected {expected}",
         expected = crate::scheme::expected_schemes()
