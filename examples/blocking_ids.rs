@@ -12,7 +12,7 @@ use std::error::Error;
 use std::process::ExitCode;
 
 use gdid::Gdid;
-use gdid_examples::{MONGODB_DATABASE, exit_status, id_store};
+use gdid_examples::{MONGODB_DATABASE, authority_of, exit_status, id_store};
 
 fn main() -> ExitCode {
     exit_status("blocking_ids", run())
@@ -50,10 +50,10 @@ fn run() -> Result<(), Box<dyn Error>> {
     })?;
     issued.sort();
     println!(
-        "{} ({}), authority {}",
+        "{} ({}), {}",
         store.label(),
         sequence,
-        store.authority_number()
+        authority_of(store.as_async())
     );
     println!("{first}");
     for id in &issued {

@@ -99,6 +99,14 @@ pub async fn open_id_store(url: &str) -> Result<Store, StoreError> {
         .await
 }
 
+/// The store's authority in words: `authority N`, or `no authority` for a store opened
+/// unnumbered.
+pub fn authority_of(store: &Store) -> String {
+    store
+        .authority_number()
+        .map_or_else(|| "no authority".to_owned(), |n| format!("authority {n}"))
+}
+
 /// The store in words, without password: its URL, and where its counters are.
 pub fn describe_id_store(store: &Store) -> String {
     format!("{}, counters {COUNTERS}", store.label())

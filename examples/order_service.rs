@@ -33,8 +33,8 @@ use bson::{Bson, doc};
 use gdid_core::Gdid;
 use gdid_engine::{GdidProvider, GeneratorConfig, IdOrder, Sequenced};
 use gdid_examples::{
-    MONGODB_VAR, MYSQL_VAR, connect_mongodb, data_dir, describe_id_store, env_var, exit_status,
-    id_store, open_id_store, redact,
+    MONGODB_VAR, MYSQL_VAR, authority_of, connect_mongodb, data_dir, describe_id_store, env_var,
+    exit_status, id_store, open_id_store, redact,
 };
 use mongodb::{Collection, Database};
 use serde::de::DeserializeOwned;
@@ -111,8 +111,8 @@ async fn run() -> Result<(), Box<dyn Error>> {
 async fn id_provider() -> Result<GdidProvider, Box<dyn Error>> {
     let store = open_id_store(&id_store()?).await?;
     println!(
-        "ids       GDIDs of authority {} from {}",
-        store.authority_number(),
+        "ids       GDIDs of {} from {}",
+        authority_of(&store),
         describe_id_store(&store)
     );
     // Strict: one increasing order across the process, whichever thread a request runs on, so
@@ -123,7 +123,11 @@ async fn id_provider() -> Result<GdidProvider, Box<dyn Error>> {
         ..GeneratorConfig::default()
     };
     Ok(GdidProvider::builder()
-        .shared_authority(store.authority())
+        .shared_authority(
+            store
+                .authority()
+                .ok_or("the id store has no authority number")?,
+        )
         .config(config)
         .build()?)
 }

@@ -16,7 +16,9 @@ use std::error::Error;
 use std::process::ExitCode;
 
 use gdid::Gdid;
-use gdid_examples::{data_dir, describe_id_store, exit_status, id_store, open_id_store};
+use gdid_examples::{
+    authority_of, data_dir, describe_id_store, exit_status, id_store, open_id_store,
+};
 use sea_orm::entity::prelude::*;
 use sea_orm::{ConnectionTrait, Database, QueryOrder, Schema, Set};
 
@@ -60,8 +62,8 @@ async fn run() -> Result<(), Box<dyn Error>> {
     let store = open_id_store(&id_store()?).await?;
     let ids = store.block_generator("blog", "article").build()?;
     println!(
-        "ids       GDIDs of authority {} from {}",
-        store.authority_number(),
+        "ids       GDIDs of {} from {}",
+        authority_of(&store),
         describe_id_store(&store)
     );
 

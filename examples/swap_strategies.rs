@@ -20,7 +20,9 @@ use std::fmt::Display;
 use std::process::ExitCode;
 
 use gdid_engine::IdGenerator;
-use gdid_examples::{default_id_store, describe_id_store, exit_status, open_id_store};
+use gdid_examples::{
+    authority_of, default_id_store, describe_id_store, exit_status, open_id_store,
+};
 use gdid_random::{IdRange, RandomIdGenerator};
 use gdid_uuid::UuidV7Generator;
 
@@ -153,8 +155,8 @@ async fn run(strategy: Strategy, id_store: &str) -> Result<(), Box<dyn Error>> {
         Strategy::Gdid => {
             let store = open_id_store(id_store).await?;
             println!(
-                "gdid: BlockGenerator, authority {} of {}",
-                store.authority_number(),
+                "gdid: BlockGenerator, {} of {}",
+                authority_of(&store),
                 describe_id_store(&store)
             );
             let ids = store.block_generator(SCOPE, "user").build()?;

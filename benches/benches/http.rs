@@ -58,8 +58,9 @@ fn serve() -> Served {
     let (stop, stopped) = oneshot::channel::<()>();
     let (store, remote) = runtime.block_on(async {
         let store = Store::options().authority(1).open(&url).await.unwrap();
+        let store = store.authority().unwrap();
         let tokens = Tokens::parse(&format!("{TOKEN} bench")).unwrap();
-        let server = Server::builder(store.authority(), tokens).build();
+        let server = Server::builder(store.clone(), tokens).build();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move {
@@ -72,7 +73,7 @@ fn serve() -> Served {
         let remote = RemoteAuthority::connect(&address, &RemoteOptions::default().token(TOKEN))
             .await
             .unwrap();
-        (store.authority(), remote)
+        (store, remote)
     });
     Served {
         runtime,

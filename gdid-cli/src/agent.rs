@@ -124,10 +124,13 @@ impl AgentArgs {
 pub async fn run(args: AgentArgs) -> Result<(), AgentFailure> {
     let watch = args.check()?;
     let sequences: Vec<&str> = args.sequences.iter().map(String::as_str).collect();
-    // Every store a shard labelled by its URL (without the password), prepared; the window
-    // size is checked before any store is opened.
-    let mut agent = gdid::Store::options()
-        .window_agent(&args.stores, args.window_size, args.min_open_windows)
+    // Every store a shard labelled by its URL (without the password), prepared.
+    let stores = gdid::Store::options()
+        .unnumbered()
+        .open_all(&args.stores)
+        .await?;
+    let mut agent = stores
+        .window_agent(args.window_size, args.min_open_windows)
         .await?;
     if let Some(keep) = args.keep_used_windows {
         agent = agent.keep_used_windows(keep);

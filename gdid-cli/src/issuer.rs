@@ -340,29 +340,29 @@ impl Strategy {
                 .unsuitable("its ids carry no authority number: --authority is for --strategy gdid")
                 .into());
         }
+        // The counters are the store's whatever its number: none is read or recorded, so a
+        // store used for them stays free to become any authority.
+        let unnumbered = || Store::options().unnumbered();
         Ok(match self {
             Strategy::Gdid => Issuer::Gdid(Arc::new(block_generator(urls, settings).await?)),
-            // The counters are the store's whatever its number: none is read or recorded, so a
-            // store used for them stays free to become any authority.
-            Strategy::OneAtATime => Issuer::Number(
-                Store::options()
-                    .one_at_a_time(first, &settings.scope, &settings.sequence)
-                    .await?,
-            ),
+            Strategy::OneAtATime => {
+                let store = unnumbered().open(first).await?;
+                Issuer::Number(store.one_at_a_time(&settings.scope, &settings.sequence))
+            }
             Strategy::Sharded => {
                 let layout = RangeLayout::decimal_digits(settings.digits, settings.ranges)
                     .map_err(|reason| self.unsuitable(reason.to_string()))?;
+                let store = unnumbered().open(first).await?;
                 Issuer::Number(
-                    Store::options()
-                        .sharded(first, &settings.sequence, layout, Pick::Random)
+                    store
+                        .sharded(&settings.sequence, layout, Pick::Random)
                         .await?,
                 )
             }
-            Strategy::Window => Issuer::Number(
-                Store::options()
-                    .window_generator(urls, &settings.sequence, settings.window_batch)
-                    .await?,
-            ),
+            Strategy::Window => {
+                let stores = unnumbered().open_all(urls).await?;
+                Issuer::Number(stores.window_generator(&settings.sequence, settings.window_batch)?)
+            }
             Strategy::Random => {
                 let range = IdRange::decimal_digits(settings.digits)
                     .map_err(|e| self.unsuitable(e.to_string()))?;

@@ -174,15 +174,21 @@ impl SequencesFailure {
     }
 }
 
+/// The store of `url`, its authority number neither read nor recorded: reading sequences and
+/// moving counters, ranges and windows need none, and a store only read stays as it was.
+async fn unnumbered(url: &str) -> Result<Store, gdid::StoreError> {
+    Store::options().unnumbered().open(url).await
+}
+
 /// Runs `command`, printing to `out`.
 pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), SequencesFailure> {
     match command {
         SequencesCommand::List { store, json } => {
-            let store = Store::open(&store.url).await?;
+            let store = unnumbered(&store.url).await?;
             print(&store.sequences().await?, json, out)
         }
         SequencesCommand::Show { store, name, json } => {
-            let store = Store::open(&store.url).await?;
+            let store = unnumbered(&store.url).await?;
             let found: Vec<Sequence> = store
                 .sequences()
                 .await?
@@ -203,10 +209,9 @@ pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), 
             sequence,
             keep,
         } => {
-            let pruned = Store::options()
-                .prune_windows(&store.url, &sequence, keep)
-                .await?;
-            let label = crate::store::label(&store.url);
+            let store = unnumbered(&store.url).await?;
+            let pruned = store.prune_windows(&sequence, keep).await?;
+            let label = store.label();
             writeln!(
                 out,
                 "{label} {sequence}: {pruned} used-up window(s) deleted"
@@ -219,7 +224,7 @@ pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), 
             scope,
             sequence,
         } => {
-            let store = Store::open(&store.url).await?;
+            let store = unnumbered(&store.url).await?;
             let which = match (&scope, &sequence) {
                 (Some(scope), Some(sequence)) => FenceScope::Sequence { scope, sequence },
                 _ => FenceScope::All,
@@ -259,10 +264,9 @@ pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), 
             sequence,
             by,
         } => {
-            let closed = Store::options()
-                .skip_windows(&store.url, &sequence, by)
-                .await?;
-            let label = crate::store::label(&store.url);
+            let store = unnumbered(&store.url).await?;
+            let closed = store.skip_windows(&sequence, by).await?;
+            let label = store.label();
             writeln!(
                 out,
                 "{label} {sequence}: {closed} open window(s) closed, {by} values skipped above \
@@ -275,7 +279,7 @@ pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), 
             sequence,
             by,
         } => {
-            let store = Store::open(&store.url).await?;
+            let store = unnumbered(&store.url).await?;
             let moved = store.skip_ranges(&sequence, by).await?;
             let label = store.label();
             writeln!(
@@ -291,15 +295,18 @@ pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), 
             era,
             counter,
         } => {
-            let store = Store::open(&store.url).await?;
             let (scope, sequence) = (&name.scope, &name.sequence);
-            let (moved, whose) = if counter {
+            let (store, moved, whose) = if counter {
+                let store = unnumbered(&store.url).await?;
                 let moved = store.raise_counter_floor(scope, sequence, at).await?;
-                (moved, "one-at-a-time counter".to_owned())
+                (store, moved, "one-at-a-time counter".to_owned())
             } else {
+                // A GDID record is the authority's: the store's number is settled first.
+                let store = Store::open(&store.url).await?;
                 let floor = CounterState { era, next: at };
                 let moved = store.raise_floor(scope, sequence, floor).await?;
-                (moved, format!("authority {}", store.authority_number()))
+                let number = store.authority_number().unwrap_or_default();
+                (store, moved, format!("authority {number}"))
             };
             let what = if moved { "raised to" } else { "already at" };
             writeln!(

@@ -204,8 +204,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
         options = options.authority(number);
     }
     let store = options.open(&args.store).await?;
+    let (Some(authority), Some(number)) = (store.authority(), store.authority_number()) else {
+        unreachable!("a store opened with its number is an authority");
+    };
     let ready_store = store.clone();
-    let mut builder = Server::builder(store.authority(), tokens)
+    let mut builder = Server::builder(authority, tokens)
         .max_block(args.max_block)
         .max_count(args.max_count)
         .rate_limit(args.rate_limit)
@@ -242,8 +245,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     out.flush()?;
     drop(out);
     eprintln!(
-        "gdid serve: authority {} of {} at {scheme}://{address}",
-        store.authority_number(),
+        "gdid serve: authority {number} of {} at {scheme}://{address}",
         store.label()
     );
     // The first signal stops gracefully; a second stops at once.

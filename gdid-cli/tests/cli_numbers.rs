@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::process::{Child, Command, Output, Stdio};
 
-use common::gdid;
+use common::{gdid, stderr};
 use gdid_testkit::{fresh, server, sqlite_url};
 
 mod common;
@@ -152,8 +152,9 @@ fn two_processes_numbering_a_fresh_store_at_once_agree_on_one_number() {
     }
 }
 
-/// Counters that carry no authority number (one-at-a-time, sharded) record none: two stores
-/// first used for them alone can later be listed together, or be given any number.
+/// Counters that carry no authority number (one-at-a-time, sharded) record none, nor does
+/// reading the sequences or moving the ranges: two stores first used for them alone can later be
+/// listed together, or be given any number.
 fn counters_leave_the_number_free(a: &str, b: &str) {
     let scope = fresh("unnumbered");
     for store in [a, b] {
@@ -163,6 +164,22 @@ fn counters_leave_the_number_free(a: &str, b: &str) {
             &scope,
             &["--strategy", "sharded", "--ranges", "4"],
         ));
+        for admin in [
+            &["sequences", "list", "--store", store][..],
+            &[
+                "sequences",
+                "skip-ranges",
+                "--store",
+                store,
+                "--sequence",
+                "orders",
+                "--by",
+                "10",
+            ],
+        ] {
+            let output = gdid(admin);
+            assert!(output.status.success(), "{admin:?}: {}", stderr(&output));
+        }
     }
     // Neither took number 1 (databases kept from an earlier run hold 2 and 5): listed together
     // they are 2 and 5, as asked.

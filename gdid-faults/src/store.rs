@@ -19,7 +19,10 @@ use crate::url::ServerUrl;
 ///
 /// When the store cannot be reached or set up, or has recorded another number.
 pub async fn authority(url: &str, number: u8) -> Result<Arc<dyn DynAuthority>, SetupError> {
-    Ok(open(url, number).await?.authority())
+    let store = open(url, number).await?;
+    Ok(store
+        .authority()
+        .expect("a store opened with a number is an authority"))
 }
 
 /// The store of authority `number` on `url`, as [`authority`] says.

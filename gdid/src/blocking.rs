@@ -12,7 +12,7 @@
 //! let store = gdid::blocking::Store::open(&url)?; // sqlite:ids.sqlite, mysql://, postgres://, …
 //! let orders = store.block_generator("shop", "orders").build()?;
 //! let id: gdid::Gdid = orders.next_id()?;
-//! assert_eq!(id.authority(), store.authority_number());
+//! assert_eq!(Some(id.authority()), store.authority_number());
 //! # Ok(())
 //! # }
 //! ```
@@ -110,7 +110,7 @@ impl Store {
     /// ```
     /// # fn main() -> Result<(), gdid::StoreError> {
     /// let store = gdid::blocking::Store::options().authority(3).open("memory:")?;
-    /// assert_eq!(store.authority_number(), 3);
+    /// assert_eq!(store.authority_number(), Some(3));
     /// # Ok(())
     /// # }
     /// ```
@@ -203,15 +203,17 @@ impl Store {
         self.store.get().label()
     }
 
-    /// The authority number recorded in the store (0 to 15).
-    pub fn authority_number(&self) -> u8 {
+    /// The authority number recorded in the store (0 to 15); `None` for a store opened
+    /// [`unnumbered`](OpenOptions::unnumbered).
+    pub fn authority_number(&self) -> Option<u8> {
         self.store.get().authority_number()
     }
 
     /// The store's authority, to add to another generator as its failover
     /// (`configure(|ids| ids.shared_authority(…))`): a generator made here keeps this store's
     /// runtime alive only through this store, so keep the store while the generator runs.
-    pub fn authority(&self) -> Arc<dyn DynAuthority> {
+    /// `None` for a store opened [`unnumbered`](OpenOptions::unnumbered).
+    pub fn authority(&self) -> Option<Arc<dyn DynAuthority>> {
         self.store.get().authority()
     }
 }
@@ -234,7 +236,7 @@ impl Stores {
         )
     }
 
-    /// Each store's authority number, in the order given (`None`: left out).
+    /// Each store's authority number, in the order given (`None`: left out, or unnumbered).
     pub fn numbers(&self) -> Vec<Option<u8>> {
         self.stores.get().numbers()
     }
@@ -295,6 +297,12 @@ impl OpenOptions {
     /// [`gdid::OpenOptions::authorities`](crate::OpenOptions::authorities).
     pub fn authorities(self, numbers: &[u8]) -> Self {
         self.options.authorities(numbers).into()
+    }
+
+    /// Opens stores without an authority number, as
+    /// [`gdid::OpenOptions::unnumbered`](crate::OpenOptions::unnumbered).
+    pub fn unnumbered(self) -> Self {
+        self.options.unnumbered().into()
     }
 
     /// The bearer token sent to `http://…` and `https://…` stores, as

@@ -96,6 +96,16 @@ pub enum StoreError {
         /// The stores given.
         stores: usize,
     },
+    /// The store is opened [`unnumbered`](crate::OpenOptions::unnumbered), and what was asked
+    /// needs an authority number: an [`authority`](crate::OpenOptions::authority) given as well,
+    /// or a GDID floor to raise ([`Store::raise_floor`](crate::Store::raise_floor)).
+    #[error("{url} is opened unnumbered: {what}")]
+    Unnumbered {
+        /// The URL, redacted.
+        url: String,
+        /// What needs the number.
+        what: &'static str,
+    },
     /// [`OpenOptions::open_all`](crate::OpenOptions::open_all) was given no URL.
     #[error("no store given: give one URL or more")]
     NoStores,

@@ -17,7 +17,7 @@
 //! let store = gdid::Store::open("sqlite:ids.sqlite").await?; // or mysql://, postgres://, mongodb://
 //! let orders = store.block_generator("shop", "orders").build()?; // this store's authority, recorded in it
 //! let id: Gdid = orders.next_id().await?;
-//! # assert_eq!(id.authority(), store.authority_number());
+//! # assert_eq!(Some(id.authority()), store.authority_number());
 //! # Ok(())
 //! # }
 //! # #[cfg(not(feature = "sqlite"))] // a build without SQLite runs none of it

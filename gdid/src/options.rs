@@ -5,14 +5,12 @@ use std::sync::Arc;
 
 use gdid_engine::backend::numbering::claim;
 use gdid_engine::durability::Durability;
-use gdid_engine::windows::{WindowAgent, WindowShard};
-use gdid_engine::{Pick, RangeLayout, SharedIdGenerator, redact};
+use gdid_engine::redact;
 
 use crate::StoreKind;
 use crate::backend::Backend;
-use crate::error::{DriverError, StoreError};
-use crate::shard::StoreShard;
-use crate::store::{Store, sharded, window_generator};
+use crate::error::StoreError;
+use crate::store::Store;
 
 impl Store {
     /// Opens the store of `url`: `sqlite:PATH` (the file is created), `mysql://…` or
@@ -24,9 +22,8 @@ impl Store {
     /// counters already use, or 1 (recorded before this returns).
     ///
     /// Only GDIDs carry the number. To use a store for one-at-a-time or sharded counters or
-    /// hi-lo windows alone, open it with [`OpenOptions::one_at_a_time`],
-    /// [`OpenOptions::sharded`] or [`OpenOptions::window_generator`]: they read and record no
-    /// number, so the store stays free to become any authority later.
+    /// hi-lo windows alone, open it [`unnumbered`](OpenOptions::unnumbered): no number is read
+    /// or recorded, so the store stays free to become any authority later.
     ///
     /// ```
     /// use gdid::IdGenerator;
@@ -93,6 +90,7 @@ pub struct OpenOptions {
     mongodb_collection: Option<String>,
     authority: Option<u8>,
     authorities: Option<Vec<u8>>,
+    unnumbered: bool,
     http_token: Option<String>,
     http_roots: Vec<Vec<u8>>,
     http_identity: Option<(Vec<u8>, Vec<u8>)>,
@@ -106,6 +104,7 @@ impl std::fmt::Debug for OpenOptions {
             .field("mongodb_collection", &self.mongodb_collection)
             .field("authority", &self.authority)
             .field("authorities", &self.authorities)
+            .field("unnumbered", &self.unnumbered)
             .field("http_token", &self.http_token.as_ref().map(|_| "…"))
             .field("http_roots", &self.http_roots.len())
             .field("http_identity", &self.http_identity.is_some())
@@ -149,7 +148,7 @@ impl OpenOptions {
     /// # #[tokio::main]
     /// # async fn main() -> Result<(), gdid::StoreError> {
     /// let store = gdid::Store::options().authority(3).open("sqlite:ids.sqlite").await?;
-    /// assert_eq!(store.authority_number(), 3);
+    /// assert_eq!(store.authority_number(), Some(3));
     /// # Ok(())
     /// # }
     /// ```
@@ -175,6 +174,31 @@ impl OpenOptions {
     /// ```
     pub fn authorities(mut self, numbers: &[u8]) -> Self {
         self.authorities = Some(numbers.to_vec());
+        self
+    }
+
+    /// Opens stores without an authority number, neither read nor recorded: for one-at-a-time
+    /// and sharded counters and hi-lo windows, whose ids carry none, so that a store used for
+    /// them alone stays free to become any authority later. Such a store's
+    /// [`authority_number`](Store::authority_number) is `None` and it is no authority of a
+    /// block generator; [`open_all`](Self::open_all) reaches every store given (none is left
+    /// out). Asking for an [`authority`](Self::authority) as well is
+    /// [`StoreError::Unnumbered`].
+    ///
+    /// ```
+    /// use gdid::IdGenerator;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = gdid::Store::options().unnumbered().open("memory:").await?;
+    /// let invoices = store.one_at_a_time("billing", "invoices");
+    /// assert_eq!(invoices.next_id().await?, 1);
+    /// assert_eq!(store.authority_number(), None);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn unnumbered(mut self) -> Self {
+        self.unnumbered = true;
         self
     }
 
@@ -220,10 +244,16 @@ impl OpenOptions {
     /// # Errors
     ///
     /// As [`Store::open`]; [`StoreError::AuthorityNumber`] for an
-    /// [`authority`](Self::authority) above 15.
+    /// [`authority`](Self::authority) above 15; [`StoreError::Unnumbered`] for an authority
+    /// asked of an [`unnumbered`](Self::unnumbered) store.
     pub async fn open(&self, url: &str) -> Result<Store, StoreError> {
         let asked = self.authority;
         check_number(url, asked)?;
+        if self.unnumbered {
+            self.check_unnumbered(url)?;
+            let (label, backend) = self.connect(url, false).await?;
+            return Ok(Store::unnumbered(label, backend));
+        }
         let (label, backend) = self.connect(url, false).await?;
         let number =
             claim(backend.record(), asked)
@@ -295,8 +325,21 @@ impl OpenOptions {
     /// [`StoreError::NoStores`]; [`StoreError::AuthorityCount`] when
     /// [`authorities`](Self::authorities) gives another count of numbers than of URLs;
     /// [`StoreError::Numbers`] when the numbers cannot be settled (an
-    /// [`AuthorityError::Number`](crate::AuthorityError::Number) for a conflict).
+    /// [`AuthorityError::Number`](crate::AuthorityError::Number) for a conflict);
+    /// [`StoreError::Unnumbered`] for authorities asked of [`unnumbered`](Self::unnumbered)
+    /// stores.
     pub async fn open_all<U: AsRef<str>>(&self, urls: &[U]) -> Result<crate::Stores, StoreError> {
+        if self.unnumbered {
+            let mut stores = Vec::with_capacity(urls.len());
+            for url in urls {
+                let store = self.open(url.as_ref()).await?;
+                stores.push((store.label().to_owned(), Some(store)));
+            }
+            return match stores.is_empty() {
+                true => Err(StoreError::NoStores),
+                false => Ok(crate::Stores::of(stores)),
+            };
+        }
         // One number per store, or none: a single number given for several stores (`authority`)
         // is refused, never dropped.
         let asked: Vec<Option<u8>> = match (&self.authorities, self.authority) {
@@ -364,207 +407,15 @@ impl OpenOptions {
         ))
     }
 
-    /// A window agent over the stores of `urls`, one shard each (every one reached and
-    /// prepared; SQL and MongoDB stores alike): each [`run_once`](WindowAgent::run_once) keeps
-    /// `min_open_windows` windows of `window_size` values open on every shard. No authority
-    /// number is read or recorded: windows need none.
-    ///
-    /// ```no_run
-    /// # #[tokio::main]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let urls = ["mysql://root@127.0.0.1/a", "postgres://postgres@127.0.0.1/b"];
-    /// let agent = gdid::Store::options().window_agent(&urls, 1_000_000, 2).await?;
-    /// agent.run_once(&["orders"]).await?;
-    /// let orders = gdid::Store::options().window_generator(&urls, "orders", 100).await?;
-    /// # let _ = orders;
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::Agent`] for a window size of 0 (before any store is opened), a shard that
-    /// cannot be prepared, or one store given twice; as [`open`](Self::open) for a URL;
-    /// [`StoreError::Unsupported`] for a `memory:` store.
-    pub async fn window_agent<U: AsRef<str>>(
-        &self,
-        urls: &[U],
-        window_size: u64,
-        min_open_windows: u64,
-    ) -> Result<WindowAgent<StoreShard>, StoreError> {
-        let mut agent = WindowAgent::new(window_size, min_open_windows)?;
-        for url in urls {
-            let shard = self.shard(url.as_ref()).await?;
-            let label = shard.label().to_owned();
-            agent.add_shard(&label, shard).await?;
+    /// Refuses an authority asked of an [`unnumbered`](Self::unnumbered) store.
+    fn check_unnumbered(&self, url: &str) -> Result<(), StoreError> {
+        match (self.authority, &self.authorities) {
+            (None, None) => Ok(()),
+            _ => Err(StoreError::Unnumbered {
+                url: redact(url.trim()),
+                what: "an authority number cannot be asked for as well",
+            }),
         }
-        Ok(agent)
-    }
-
-    /// `u64` ids of `sequence` from the open windows of the stores of `urls` (every one
-    /// reached), taken from the first shard that has one, `batch` values per round trip. No
-    /// authority number is read or recorded. See [`window_agent`](Self::window_agent).
-    ///
-    /// # Errors
-    ///
-    /// As [`open`](Self::open) for a URL; [`StoreError::Strategy`] for a bad sequence name or a
-    /// `batch` of 0; [`StoreError::Unsupported`] for a `memory:` store.
-    pub async fn window_generator<U: AsRef<str>>(
-        &self,
-        urls: &[U],
-        sequence: &str,
-        batch: u64,
-    ) -> Result<SharedIdGenerator<u64>, StoreError> {
-        let mut shards = Vec::with_capacity(urls.len());
-        for url in urls {
-            shards.push(self.shard(url.as_ref()).await?);
-        }
-        window_generator(shards, sequence, batch)
-    }
-
-    /// The one-at-a-time counter of (`scope`, `sequence`) on the store of `url` (reached, its
-    /// schema created), as [`Store::one_at_a_time`] but with no authority number read or
-    /// recorded: the counter is the store's whatever its number, so a store used only for
-    /// counters stays free to become any authority later.
-    ///
-    /// ```
-    /// use gdid::IdGenerator;
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let invoices = gdid::Store::options()
-    ///     .one_at_a_time("memory:", "billing", "invoices")
-    ///     .await?;
-    /// assert_eq!(invoices.next_id().await?, 1);
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`open`](Self::open) for the URL, but no [`StoreError::Authority`].
-    pub async fn one_at_a_time(
-        &self,
-        url: &str,
-        scope: &str,
-        sequence: &str,
-    ) -> Result<SharedIdGenerator<u64>, StoreError> {
-        let (_, backend) = self.connect(url, false).await?;
-        Ok(backend.one_at_a_time(scope, sequence))
-    }
-
-    /// The sharded counter of `sequence` on the store of `url` (reached, its schema created), as
-    /// [`Store::sharded`] but with no authority number read or recorded (its ids carry none).
-    ///
-    /// ```no_run
-    /// use gdid::{Pick, RangeLayout};
-    ///
-    /// # #[tokio::main]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let layout = RangeLayout::decimal_digits(12, 8)?; // 8 ranges of 12-digit numbers
-    /// let accounts = gdid::Store::options()
-    ///     .sharded("sqlite:ids.sqlite", "accounts", layout, Pick::Random)
-    ///     .await?;
-    /// # let _ = accounts;
-    /// # Ok(())
-    /// # }
-    /// ```
-    ///
-    /// # Errors
-    ///
-    /// As [`open`](Self::open) for the URL, but no [`StoreError::Authority`]; as
-    /// [`Store::sharded`].
-    pub async fn sharded(
-        &self,
-        url: &str,
-        sequence: &str,
-        layout: RangeLayout,
-        pick: Pick,
-    ) -> Result<SharedIdGenerator<u64>, StoreError> {
-        let (label, backend) = self.connect(url, false).await?;
-        sharded(&*backend, &label, sequence, layout, pick).await
-    }
-
-    /// Deletes the used-up hi-lo windows of `sequence` on the store of `url` but the `keep`
-    /// latest (`WindowShard::prune`): open windows and claims (the high-water mark) are kept, so
-    /// nothing is ever issued twice, and a long-running shard does not slow down. The shard's
-    /// tables and indexes are created first if missing. How many windows were deleted. No
-    /// authority number is read or recorded.
-    ///
-    /// # Errors
-    ///
-    /// As [`open`](Self::open) for a URL; [`StoreError::Strategy`] for a bad sequence name or
-    /// a store that fails; [`StoreError::Unsupported`] for a `memory:` store.
-    pub async fn prune_windows(
-        &self,
-        url: &str,
-        sequence: &str,
-        keep: u64,
-    ) -> Result<u64, StoreError> {
-        const STRATEGY: &str = "window pruning";
-        let shard = self.prepared_shard(url, sequence, STRATEGY).await?;
-        WindowShard::prune(&shard, sequence, keep)
-            .await
-            .map_err(|e| window_error(STRATEGY, sequence, &shard, e))
-    }
-
-    /// Closes the open windows of `sequence` on the SQL store of `url` and claims the `by`
-    /// values above its high-water mark: the answer to [`Error::Switched`](crate::Error) from a
-    /// window generator after a failover to a replica, and to a restore of the store from a
-    /// backup (a `u64` has no era to move to). Choose `by` at least the values its
-    /// windows held since the copy's last update. Safe while generators and agents run; the agent
-    /// then opens windows past the skipped values. How many windows were closed.
-    ///
-    /// # Errors
-    ///
-    /// As [`open`](Self::open) for a URL; [`StoreError::Strategy`] for a bad sequence name, a
-    /// store that fails, or a store whose windows need no such move after a failover (MongoDB:
-    /// its writes survive an election); [`StoreError::Unsupported`] for a store that keeps no
-    /// windows.
-    pub async fn skip_windows(
-        &self,
-        url: &str,
-        sequence: &str,
-        by: u64,
-    ) -> Result<u64, StoreError> {
-        const STRATEGY: &str = "window skip";
-        let shard = self.prepared_shard(url, sequence, STRATEGY).await?;
-        WindowShard::skip(&shard, sequence, by)
-            .await
-            .map_err(|e| window_error(STRATEGY, sequence, &shard, e))?
-            .ok_or_else(|| {
-                let why = "its writes survive a failover (MongoDB: w: majority, j: true), and \
-                           this store does not skip windows";
-                crate::store::strategy_error(STRATEGY, sequence, shard.label(), why.into())
-            })
-    }
-
-    /// The store of `url` as a shard of hi-lo windows, its tables made, for `strategy` on
-    /// `sequence` (whose name is checked first).
-    async fn prepared_shard(
-        &self,
-        url: &str,
-        sequence: &str,
-        strategy: &'static str,
-    ) -> Result<StoreShard, StoreError> {
-        let shard = self.shard(url).await?;
-        let named = gdid_engine::backend::validate_name(gdid_engine::NameKind::Sequence, sequence);
-        let failed = |source: DriverError| {
-            crate::store::strategy_error(strategy, sequence, shard.label(), source)
-        };
-        named.map_err(|e| failed(e.into()))?;
-        let prepared = WindowShard::prepare(&shard).await;
-        prepared.map_err(|e| window_error(strategy, sequence, &shard, e))?;
-        Ok(shard)
-    }
-
-    /// The store of `url` as a shard of hi-lo windows.
-    async fn shard(&self, url: &str) -> Result<StoreShard, StoreError> {
-        let (label, backend) = self.connect(url, false).await?;
-        backend.shard().ok_or(StoreError::Unsupported {
-            strategy: "hi-lo window shard",
-            url: label,
-        })
     }
 
     /// The store of `url` (its label and backend), connected and its schema created; `lazy`:
@@ -628,14 +479,4 @@ fn check_number(url: &str, asked: Option<u8>) -> Result<(), StoreError> {
         }),
         _ => Ok(()),
     }
-}
-
-/// A shard's `error` during `strategy` on `sequence`, as the store's error.
-fn window_error(
-    strategy: &'static str,
-    sequence: &str,
-    shard: &StoreShard,
-    error: crate::ShardError,
-) -> StoreError {
-    crate::store::strategy_error(strategy, sequence, shard.label(), error.into())
 }

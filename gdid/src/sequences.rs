@@ -84,15 +84,21 @@ impl Store {
     /// [`StoreError::Sequences`] with [`AuthorityError::FloorBelow`] when the counter is past
     /// the floor, [`AuthorityError::InvalidName`] for a bad name or another spelling of a
     /// stored one, [`AuthorityError::InvalidBlock`] for a floor outside the counter space, a
-    /// corrupt record or the store failing.
+    /// corrupt record or the store failing; [`StoreError::Unnumbered`] for a store opened
+    /// [`unnumbered`](crate::OpenOptions::unnumbered).
     pub async fn raise_floor(
         &self,
         scope: &str,
         sequence: &str,
         floor: CounterState,
     ) -> Result<bool, StoreError> {
-        self.raise(self.authority_number(), scope, sequence, floor)
-            .await
+        let Some(number) = self.authority_number() else {
+            return Err(StoreError::Unnumbered {
+                url: self.label().to_owned(),
+                what: "a GDID floor is kept per authority number, and it has none",
+            });
+        };
+        self.raise(number, scope, sequence, floor).await
     }
 
     /// Raises the floor of the one-at-a-time counter of (`scope`, `sequence`) to `next`: its

@@ -44,7 +44,7 @@ impl ShardError {
 
     /// Whether the store says that its open windows were last moved on another database server
     /// (a failover, a restore): none is taken from until
-    /// [`OpenOptions::skip_windows`](crate::OpenOptions::skip_windows).
+    /// [`Store::skip_windows`](crate::Store::skip_windows).
     pub fn is_switched(&self) -> bool {
         self.switched
     }
@@ -160,9 +160,8 @@ impl<S: WindowShard + 'static> ErasedShard for S {
 }
 
 /// A store as a shard of hi-lo windows, whatever its kind: what
-/// [`OpenOptions::window_agent`](crate::OpenOptions::window_agent) and
-/// [`OpenOptions::window_generator`](crate::OpenOptions::window_generator) are made of. Cheap
-/// to clone.
+/// [`Stores::window_agent`](crate::Stores::window_agent) and
+/// [`Stores::window_generator`](crate::Stores::window_generator) are made of. Cheap to clone.
 ///
 /// ```no_run
 /// use gdid::engine::windows::WindowShard;

@@ -3,7 +3,7 @@
 //! with `Store::open`).
 use std::sync::Arc;
 
-use gdid_engine::windows::{WindowAgent, WindowGenerator};
+use gdid_engine::windows::{WindowAgent, WindowGenerator, WindowShard};
 use gdid_engine::{
     BlockGenerator, BlockGeneratorBuilder, DynAuthority, Pick, RangeLayout, SharedIdGenerator,
 };
@@ -13,7 +13,8 @@ use crate::error::{DriverError, StoreError};
 use crate::shard::StoreShard;
 
 /// One store opened from its URL: the pool or client, its schema, and the authority number
-/// recorded in it. Cheap to clone.
+/// recorded in it (none when opened [`unnumbered`](crate::OpenOptions::unnumbered)). Cheap to
+/// clone.
 ///
 /// ```no_run
 /// use gdid::{Gdid, IdGenerator};
@@ -30,9 +31,9 @@ use crate::shard::StoreShard;
 #[derive(Clone)]
 pub struct Store {
     label: String,
-    number: u8,
+    number: Option<u8>,
     backend: Arc<dyn Backend>,
-    authority: Arc<dyn DynAuthority>,
+    authority: Option<Arc<dyn DynAuthority>>,
 }
 
 impl Store {
@@ -42,18 +43,21 @@ impl Store {
     }
 
     /// The store's authority, to share among generators or to add to another store's generator
-    /// as its failover (`BlockGeneratorBuilder::shared_authority`).
-    pub fn authority(&self) -> Arc<dyn DynAuthority> {
+    /// as its failover (`BlockGeneratorBuilder::shared_authority`); `None` for a store opened
+    /// [`unnumbered`](crate::OpenOptions::unnumbered).
+    pub fn authority(&self) -> Option<Arc<dyn DynAuthority>> {
         self.authority.clone()
     }
 
-    /// The authority number recorded in the store (0 to 15).
-    pub fn authority_number(&self) -> u8 {
+    /// The authority number recorded in the store (0 to 15); `None` for a store opened
+    /// [`unnumbered`](crate::OpenOptions::unnumbered).
+    pub fn authority_number(&self) -> Option<u8> {
         self.number
     }
 
-    /// Whether the store answers and still records this store's authority number: one read of
-    /// its number record (what `gdid serve` answers `GET /v1/ready` with).
+    /// Whether the store answers and still records this store's authority number (any or none,
+    /// when opened [`unnumbered`](crate::OpenOptions::unnumbered)): one read of its number
+    /// record (what `gdid serve` answers `GET /v1/ready` with).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -73,9 +77,9 @@ impl Store {
             source,
         };
         match self.backend.record().recorded_number().await {
-            Ok(Some(number)) if number == self.number => Ok(()),
+            Ok(recorded) if self.number.is_none() || recorded == self.number => Ok(()),
             Ok(recorded) => Err(failed(gdid_engine::AuthorityError::Corrupt(format!(
-                "the store records authority {recorded:?}, not {} as when it was opened",
+                "the store records authority {recorded:?}, not {:?} as when it was opened",
                 self.number
             )))),
             Err(error) => Err(failed(error)),
@@ -83,10 +87,15 @@ impl Store {
     }
 
     /// A GDID generator of (`scope`, `sequence`) with this store as its authority; add other
-    /// stores' authorities for failover, tune it, then `.build()?`.
+    /// stores' authorities for failover, tune it, then `.build()?`. A store opened
+    /// [`unnumbered`](crate::OpenOptions::unnumbered) is no authority: its builder starts with
+    /// none, and `build` fails unless others are added.
     pub fn block_generator(&self, scope: &str, sequence: &str) -> BlockGeneratorBuilder {
-        let builder = BlockGenerator::builder(scope, sequence).shared_authority(self.authority());
-        self.fit(builder)
+        let builder = BlockGenerator::builder(scope, sequence);
+        match self.authority() {
+            Some(authority) => self.fit(builder.shared_authority(authority)),
+            None => builder,
+        }
     }
 
     /// `builder` asking for no block larger than this store takes (an authority server's
@@ -99,18 +108,29 @@ impl Store {
     }
 
     /// The one-at-a-time counter of (`scope`, `sequence`): `u64` ids 1, 2, 3, … with one round
-    /// trip to the store each. The counter is the store's, whatever its authority number
-    /// ([`OpenOptions::one_at_a_time`](crate::OpenOptions::one_at_a_time) reaches the same one
-    /// without settling a number).
+    /// trip to the store each. The counter is the store's, whatever its authority number (a
+    /// store opened [`unnumbered`](crate::OpenOptions::unnumbered) reaches the same one).
     pub fn one_at_a_time(&self, scope: &str, sequence: &str) -> SharedIdGenerator<u64> {
         self.backend.one_at_a_time(scope, sequence)
     }
 
     /// The sharded counter of `sequence`: `u64` ids from the fixed ranges of `layout`, one
     /// picked per id by `pick`. The first layout created for a sequence is its layout for good.
-    /// Its ids carry no authority number
-    /// ([`OpenOptions::sharded`](crate::OpenOptions::sharded) opens a store for it without
-    /// settling one).
+    /// Its ids carry no authority number (open the store
+    /// [`unnumbered`](crate::OpenOptions::unnumbered) to use it for them alone).
+    ///
+    /// ```no_run
+    /// use gdid::{Pick, RangeLayout};
+    ///
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = gdid::Store::options().unnumbered().open("sqlite:ids.sqlite").await?;
+    /// let layout = RangeLayout::decimal_digits(12, 8)?; // 8 ranges of 12-digit numbers
+    /// let accounts = store.sharded("accounts", layout, Pick::Random).await?;
+    /// # let _ = accounts;
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// # Errors
     ///
@@ -122,7 +142,8 @@ impl Store {
         layout: RangeLayout,
         pick: Pick,
     ) -> Result<SharedIdGenerator<u64>, StoreError> {
-        sharded(&*self.backend, &self.label, sequence, layout, pick).await
+        let created = self.backend.sharded(sequence, layout, pick);
+        self.run("sharded counter", sequence, created).await
     }
 
     /// Moves every range of the sharded counter of `sequence` forward by `by` values (each at
@@ -138,16 +159,26 @@ impl Store {
     /// that fails; [`StoreError::Unsupported`] for a store whose ranges need no such move
     /// (MongoDB: its writes survive an election) or that keeps none.
     pub async fn skip_ranges(&self, sequence: &str, by: u64) -> Result<u64, StoreError> {
-        const STRATEGY: &str = "range skip";
-        let Some(skipped) = self.backend.skip_ranges(sequence, by) else {
+        let skipped = self.backend.skip_ranges(sequence, by);
+        self.run("range skip", sequence, skipped).await
+    }
+
+    /// The `work` of `strategy` on `sequence`, when this kind of store does it (`None`: it
+    /// does not).
+    async fn run<T>(
+        &self,
+        strategy: &'static str,
+        sequence: &str,
+        work: Option<impl Future<Output = Result<T, DriverError>>>,
+    ) -> Result<T, StoreError> {
+        let Some(work) = work else {
             return Err(StoreError::Unsupported {
-                strategy: STRATEGY,
+                strategy,
                 url: self.label.clone(),
             });
         };
-        skipped
-            .await
-            .map_err(|source| strategy_error(STRATEGY, sequence, &self.label, source))
+        work.await
+            .map_err(|source| strategy_error(strategy, sequence, &self.label, source))
     }
 
     /// `u64` ids of `sequence` from the open windows of this store as the one shard, `batch`
@@ -181,12 +212,12 @@ impl Store {
     /// A window agent with this store as its one shard (prepared): each
     /// [`run_once`](WindowAgent::run_once) keeps `min_open_windows` windows of `window_size`
     /// values open for every sequence. For several shards, see
-    /// [`OpenOptions::window_agent`](crate::OpenOptions::window_agent).
+    /// [`Stores::window_agent`](crate::Stores::window_agent).
     ///
     /// ```no_run
     /// # #[tokio::main]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let store = gdid::Store::open("sqlite:ids.sqlite").await?;
+    /// let store = gdid::Store::options().unnumbered().open("sqlite:ids.sqlite").await?;
     /// let agent = store.window_agent(100_000, 2).await?;
     /// agent.run_once(&["orders"]).await?;
     /// let orders = store.window_generator("orders", 100)?;
@@ -204,10 +235,65 @@ impl Store {
         window_size: u64,
         min_open_windows: u64,
     ) -> Result<WindowAgent<StoreShard>, StoreError> {
-        let mut agent = WindowAgent::new(window_size, min_open_windows)?;
+        let this = crate::Stores::of(vec![(self.label.clone(), Some(self.clone()))]);
+        this.window_agent(window_size, min_open_windows).await
+    }
+
+    /// Deletes the used-up hi-lo windows of `sequence` on this store but the `keep` latest
+    /// (`WindowShard::prune`): open windows and claims (the high-water mark) are kept, so
+    /// nothing is ever issued twice, and a long-running shard does not slow down. The shard's
+    /// tables and indexes are created first if missing. How many windows were deleted.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Strategy`] for a bad sequence name or a store that fails;
+    /// [`StoreError::Unsupported`] on a `memory:` store.
+    pub async fn prune_windows(&self, sequence: &str, keep: u64) -> Result<u64, StoreError> {
+        const STRATEGY: &str = "window pruning";
+        let shard = self.prepared_shard(sequence, STRATEGY).await?;
+        WindowShard::prune(&shard, sequence, keep)
+            .await
+            .map_err(|e| window_error(STRATEGY, sequence, &shard, e))
+    }
+
+    /// Closes the open windows of `sequence` on this SQL store and claims the `by` values above
+    /// its high-water mark: the answer to [`Error::Switched`](crate::Error) from a window
+    /// generator after a failover to a replica, and to a restore of the store from a backup (a
+    /// `u64` has no era to move to). Choose `by` at least the values its windows held since the
+    /// copy's last update. Safe while generators and agents run; the agent then opens windows
+    /// past the skipped values. How many windows were closed.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Strategy`] for a bad sequence name, a store that fails, or a store whose
+    /// windows need no such move after a failover (MongoDB: its writes survive an election);
+    /// [`StoreError::Unsupported`] for a store that keeps no windows.
+    pub async fn skip_windows(&self, sequence: &str, by: u64) -> Result<u64, StoreError> {
+        const STRATEGY: &str = "window skip";
+        let shard = self.prepared_shard(sequence, STRATEGY).await?;
+        WindowShard::skip(&shard, sequence, by)
+            .await
+            .map_err(|e| window_error(STRATEGY, sequence, &shard, e))?
+            .ok_or_else(|| {
+                let why = "its writes survive a failover (MongoDB: w: majority, j: true), and \
+                           this store does not skip windows";
+                strategy_error(STRATEGY, sequence, shard.label(), why.into())
+            })
+    }
+
+    /// This store as a shard of hi-lo windows, its tables made, for `strategy` on `sequence`
+    /// (whose name is checked first).
+    async fn prepared_shard(
+        &self,
+        sequence: &str,
+        strategy: &'static str,
+    ) -> Result<StoreShard, StoreError> {
         let shard = self.window_shard()?;
-        agent.add_shard(&self.label, shard).await?;
-        Ok(agent)
+        let named = gdid_engine::backend::validate_name(gdid_engine::NameKind::Sequence, sequence);
+        named.map_err(|e| strategy_error(strategy, sequence, shard.label(), e.into()))?;
+        let prepared = WindowShard::prepare(&shard).await;
+        prepared.map_err(|e| window_error(strategy, sequence, &shard, e))?;
+        Ok(shard)
     }
 }
 
@@ -289,7 +375,7 @@ impl Store {
 }
 
 /// A [`StoreError::Strategy`].
-pub(crate) fn strategy_error(
+fn strategy_error(
     strategy: &'static str,
     sequence: &str,
     url: &str,
@@ -303,24 +389,14 @@ pub(crate) fn strategy_error(
     }
 }
 
-/// The sharded counter of `sequence` on the store of `backend` (labelled `label`).
-pub(crate) async fn sharded(
-    backend: &dyn Backend,
-    label: &str,
+/// A shard's `error` during `strategy` on `sequence`, as the store's error.
+fn window_error(
+    strategy: &'static str,
     sequence: &str,
-    layout: RangeLayout,
-    pick: Pick,
-) -> Result<SharedIdGenerator<u64>, StoreError> {
-    const STRATEGY: &str = "sharded counter";
-    let Some(created) = backend.sharded(sequence, layout, pick) else {
-        return Err(StoreError::Unsupported {
-            strategy: STRATEGY,
-            url: label.to_owned(),
-        });
-    };
-    created
-        .await
-        .map_err(|source| strategy_error(STRATEGY, sequence, label, source))
+    shard: &StoreShard,
+    error: crate::ShardError,
+) -> StoreError {
+    strategy_error(strategy, sequence, shard.label(), error.into())
 }
 
 /// `u64` ids of `sequence` from the windows of `shards`, in order.
@@ -352,9 +428,19 @@ impl Store {
     /// The store of `backend` as authority `number`.
     pub(crate) fn numbered(label: String, backend: Arc<dyn Backend>, number: u8) -> Store {
         Store {
-            authority: backend.authority(number),
+            authority: Some(backend.authority(number)),
             label,
-            number,
+            number: Some(number),
+            backend,
+        }
+    }
+
+    /// The store of `backend`, no authority.
+    pub(crate) fn unnumbered(label: String, backend: Arc<dyn Backend>) -> Store {
+        Store {
+            authority: None,
+            label,
+            number: None,
             backend,
         }
     }

@@ -1,7 +1,11 @@
 //! [`Stores`]: several stores opened as the authorities of one generator.
 
-use gdid_engine::{BlockGenerator, BlockGeneratorBuilder};
+use gdid_engine::windows::WindowAgent;
+use gdid_engine::{BlockGenerator, BlockGeneratorBuilder, SharedIdGenerator};
 
+use crate::error::StoreError;
+use crate::shard::StoreShard;
+use crate::store::window_generator;
 use crate::{Store, StoreKind};
 
 /// Several stores opened together as the authorities of one generator, each with the number
@@ -54,7 +58,10 @@ impl Stores {
     pub fn block_generator(&self, scope: &str, sequence: &str) -> BlockGeneratorBuilder {
         let builder = self.stores().fold(
             BlockGenerator::builder(scope, sequence),
-            |builder, store| store.fit(builder.shared_authority(store.authority())),
+            |builder, store| match store.authority() {
+                Some(authority) => store.fit(builder.shared_authority(authority)),
+                None => builder,
+            },
         );
         let remote =
             |store: &Store| StoreKind::of(store.label()).is_ok_and(|k| k == StoreKind::Http);
@@ -65,18 +72,73 @@ impl Stores {
         }
     }
 
-    /// The stores that have a number, in order: each hands out every strategy.
+    /// `u64` ids of `sequence` from the open windows of the stores, taken from the first (in
+    /// the order given) that has one, `batch` values per round trip. A window agent
+    /// ([`window_agent`](Self::window_agent)) opens the windows.
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let urls = ["mysql://root@127.0.0.1/a", "postgres://postgres@127.0.0.1/b"];
+    /// let stores = gdid::Store::options().unnumbered().open_all(&urls).await?;
+    /// let agent = stores.window_agent(1_000_000, 2).await?;
+    /// agent.run_once(&["orders"]).await?;
+    /// let orders = stores.window_generator("orders", 100)?;
+    /// # let _ = orders;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Strategy`] for a bad sequence name or a `batch` of 0;
+    /// [`StoreError::Unsupported`] for a `memory:` store.
+    pub fn window_generator(
+        &self,
+        sequence: &str,
+        batch: u64,
+    ) -> Result<SharedIdGenerator<u64>, StoreError> {
+        let shards = self.stores().map(Store::window_shard);
+        window_generator(shards.collect::<Result<_, _>>()?, sequence, batch)
+    }
+
+    /// A window agent with each store as a shard (prepared): each
+    /// [`run_once`](WindowAgent::run_once) keeps `min_open_windows` windows of `window_size`
+    /// values open on every shard, for every sequence it is given. See
+    /// [`window_generator`](Self::window_generator).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Agent`] for a window size of 0, a shard that cannot be prepared, or one
+    /// store given twice; [`StoreError::Unsupported`] for a `memory:` store.
+    pub async fn window_agent(
+        &self,
+        window_size: u64,
+        min_open_windows: u64,
+    ) -> Result<WindowAgent<StoreShard>, StoreError> {
+        let mut agent = WindowAgent::new(window_size, min_open_windows)?;
+        for store in self.stores() {
+            agent
+                .add_shard(store.label(), store.window_shard()?)
+                .await?;
+        }
+        Ok(agent)
+    }
+
+    /// The stores opened, in order (those [`left_out`](Self::left_out) are not): each hands out
+    /// every strategy.
     pub fn stores(&self) -> impl Iterator<Item = &Store> {
         self.members
             .iter()
             .filter_map(|member| member.store.as_ref())
     }
 
-    /// Each store's authority number, in the order given: `None` for a store left out.
+    /// Each store's authority number, in the order given: `None` for a store left out or
+    /// opened [`unnumbered`](crate::OpenOptions::unnumbered).
     pub fn numbers(&self) -> Vec<Option<u8>> {
         self.members
             .iter()
-            .map(|member| member.store.as_ref().map(Store::authority_number))
+            .map(|member| member.store.as_ref().and_then(Store::authority_number))
             .collect()
     }
 

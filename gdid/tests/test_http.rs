@@ -25,7 +25,11 @@ async fn serve_with(
         .await
         .unwrap();
     let tokens = Tokens::parse(&format!("{TOKEN} shop")).unwrap();
-    let server = configure(Server::builder(store.authority(), tokens)).build();
+    let server = configure(Server::builder(
+        store.authority().expect("numbered"),
+        tokens,
+    ))
+    .build();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (stop, stopped) = oneshot::channel::<()>();
@@ -47,7 +51,7 @@ fn options() -> gdid::OpenOptions {
 async fn a_server_opens_as_a_store_with_its_own_number() {
     let (url, _stop) = serve("http_number", 4).await;
     let store = options().open(&url).await.unwrap();
-    assert_eq!(store.authority_number(), 4);
+    assert_eq!(store.authority_number(), Some(4));
     assert_eq!(store.label(), url);
     store.ready().await.unwrap();
     let orders = store.block_generator("shop", "orders").build().unwrap();

@@ -18,7 +18,7 @@ use gdid::{FenceScope, Gdid, IdGenerator, Pick, RangeLayout, Store, StoreError};
 use gdid_testkit::{database, fresh, server, sqlite_url};
 
 /// The example of the crate docs and README, as written, on the store of `url`.
-async fn front_door_example(url: &str) -> Result<(Gdid, u8), Box<dyn std::error::Error>> {
+async fn front_door_example(url: &str) -> Result<(Gdid, Option<u8>), Box<dyn std::error::Error>> {
     let store = gdid::Store::open(url).await?; // or mysql://, postgres://, mongodb://
     let orders = store.block_generator("shop", "orders").build()?; // this store's authority, recorded in it
     let id: Gdid = orders.next_id().await?;
@@ -34,8 +34,8 @@ async fn two_runs_differ(url: &str) {
         number, again,
         "{url}: the store's number changed between opens"
     );
-    assert_eq!(first.authority(), number);
-    assert_eq!(second.authority(), number);
+    assert_eq!(Some(first.authority()), number);
+    assert_eq!(Some(second.authority()), number);
     assert_ne!(first, second, "{url}: two runs gave one id");
     assert!(second > first, "{url}: {second} after {first}");
 }
@@ -154,29 +154,45 @@ async fn fenced(url: &str) {
 on_every_store!(fenced("gdid_front_door"):
     fence_on_sqlite, fence_on_mariadb, fence_on_postgres, fence_on_mongodb);
 
-/// Counters that carry no authority number, opened through the options, record none: the
-/// store, fresh, later takes the number asked for (7: the databases are kept between runs, so
-/// one number for all), and its one-at-a-time counter goes on from where it was.
+/// A store opened unnumbered records no number, and is no authority: its counters and ranges
+/// serve, its block generator has no authority and a GDID floor is refused; the store, fresh,
+/// later takes the number asked for (7: the databases are kept between runs, so one number for
+/// all), and its one-at-a-time counter goes on from where it was.
 async fn counters_record_no_number(url: &str) {
     let sequence = fresh("unnumbered");
-    let counter = Store::options()
-        .one_at_a_time(url, "shop", &sequence)
-        .await
-        .expect("one-at-a-time");
+    let unnumbered = Store::options().unnumbered().open(url).await;
+    let unnumbered = unnumbered.expect("unnumbered");
+    assert_eq!(unnumbered.authority_number(), None, "{url}");
+    assert!(unnumbered.authority().is_none(), "{url}");
+    let counter = unnumbered.one_at_a_time("shop", &sequence);
     assert_eq!(counter.next_id().await.unwrap(), 1, "{url}");
     let layout = RangeLayout::new(1_000_000, 1_000_000, 4).expect("layout");
-    let sharded = Store::options()
-        .sharded(url, &sequence, layout, Pick::RoundRobin)
+    let sharded = unnumbered
+        .sharded(&sequence, layout, Pick::RoundRobin)
+        .await;
+    sharded.expect("sharded").next_id().await.unwrap();
+    let no_authority = unnumbered.block_generator("shop", &sequence).build();
+    let refused = no_authority.expect_err("no authority");
+    assert!(
+        refused.to_string().contains("no authority"),
+        "{url}: {refused}"
+    );
+    let floor = gdid::engine::CounterState { era: 0, next: 10 };
+    match unnumbered.raise_floor("shop", &sequence, floor).await {
+        Err(StoreError::Unnumbered { url: named, .. }) => assert_eq!(named, gdid::redact(url)),
+        other => panic!("{url}: a GDID floor of an unnumbered store: {other:?}"),
+    }
+    unnumbered
+        .ready()
         .await
-        .expect("sharded");
-    sharded.next_id().await.unwrap();
+        .expect("an unnumbered store is ready");
 
     let store = Store::options()
         .authority(7)
         .open(url)
         .await
         .expect("no number was recorded");
-    assert_eq!(store.authority_number(), 7, "{url}");
+    assert_eq!(store.authority_number(), Some(7), "{url}");
     let counter = store.one_at_a_time("shop", &sequence);
     assert_eq!(counter.next_id().await.unwrap(), 2, "{url}: one counter");
 }
@@ -187,15 +203,25 @@ on_every_store!(counters_record_no_number("gdid_front_door_unnumbered"):
 
 #[tokio::test]
 async fn unnumbered_counters_on_memory_and_sharded_is_unsupported() {
-    let counter = Store::options()
-        .one_at_a_time("memory:unnumbered", "shop", "orders")
-        .await
-        .unwrap();
+    let options = Store::options().unnumbered();
+    let store = options.open("memory:unnumbered").await.unwrap();
+    let counter = store.one_at_a_time("shop", "orders");
     assert_eq!(counter.next_id().await.unwrap(), 1);
     let layout = RangeLayout::new(1_000_000, 1_000_000, 4).expect("layout");
-    let options = Store::options();
-    let sharded = options.sharded("memory:", "orders", layout, Pick::RoundRobin);
+    let sharded = store.sharded("orders", layout, Pick::RoundRobin);
     unsupported(sharded.await, "ranges");
+    match options.clone().authority(3).open("memory:").await {
+        Err(StoreError::Unnumbered { url, .. }) => assert_eq!(url, "memory:"),
+        other => panic!("a number asked of an unnumbered store: {other:?}"),
+    }
+    let both = options
+        .authorities(&[1, 2])
+        .open_all(&["memory:", "memory:"])
+        .await;
+    assert!(
+        matches!(both, Err(StoreError::Unnumbered { .. })),
+        "{both:?}"
+    );
     let store = Store::options()
         .authority(4)
         .open("memory:unnumbered")
@@ -397,7 +423,7 @@ async fn the_default_mongodb_database_is_the_options_one() {
         .expect("by default");
     assert_eq!(named.authority_number(), by_default.authority_number());
     assert_eq!(
-        by_default.authority().number(),
+        by_default.authority().map(|a| a.number()),
         by_default.authority_number()
     );
     let sequence = fresh("default_db");
@@ -425,7 +451,7 @@ async fn an_asked_number_is_recorded_and_never_contradicted(
     use gdid::engine::backend::numbering::NumberConflict;
 
     let store = options().authority(number).open(url).await.expect("open");
-    assert_eq!(store.authority_number(), number, "{url}");
+    assert_eq!(store.authority_number(), Some(number), "{url}");
     let orders = store
         .block_generator("shop", &fresh("asked"))
         .build()
@@ -433,7 +459,11 @@ async fn an_asked_number_is_recorded_and_never_contradicted(
     assert_eq!(orders.next_id().await.unwrap().authority(), number, "{url}");
 
     let again = options().open(url).await.expect("reopen");
-    assert_eq!(again.authority_number(), number, "{url}: the record holds");
+    assert_eq!(
+        again.authority_number(),
+        Some(number),
+        "{url}: the record holds"
+    );
 
     let other = (number + 1) % 16;
     let refused = options().authority(other).open(url).await.unwrap_err();
@@ -488,7 +518,7 @@ async fn an_asked_number_on_mongodb_in_a_counter_collection_of_its_own() {
         .open(&url)
         .await
         .expect("another collection");
-    assert_eq!(other.authority_number(), 4);
+    assert_eq!(other.authority_number(), Some(4));
 }
 
 /// `memory:` stores: each unnamed one is fresh, one name is one store within the process, and
@@ -527,7 +557,7 @@ async fn memory_stores_are_in_process_and_named_ones_are_shared() {
     );
     unsupported(first.window_generator("s", 10), "windows");
     let asked = Store::options().authority(9).open("memory:").await.unwrap();
-    assert_eq!(asked.authority_number(), 9);
+    assert_eq!(asked.authority_number(), Some(9));
 }
 
 /// `open_all`: a fresh store listed in front of a numbered one takes a number of its own, the
@@ -641,25 +671,30 @@ async fn open_all_with_a_store_that_is_down() {
     assert_eq!(left.left_out(), ["mysql://root:***@127.0.0.1:1/test"]);
 }
 
-/// A window agent over two SQLite shards opens windows a window generator then issues from;
-/// a memory store is no shard.
+/// A window agent over two SQLite shards, opened unnumbered, opens windows a window generator
+/// then issues from; no number is recorded; a memory store is no shard.
 #[cfg(feature = "sqlite")]
 #[tokio::test]
 async fn a_window_agent_supplies_the_window_generator() {
     let shards = [sqlite_url("gdid_windows_a"), sqlite_url("gdid_windows_b")];
-    let options = Store::options();
-    let agent = options.window_agent(&shards, 100, 1).await.expect("agent");
+    let options = Store::options().unnumbered();
+    let stores = options.open_all(&shards).await.expect("open");
+    assert_eq!(stores.numbers(), [None, None]);
+    let agent = stores.window_agent(100, 1).await.expect("agent");
     let report = agent.run_once(&["orders"]).await.expect("round");
     assert_eq!(report.created.len(), 2);
-    let ids = options
-        .window_generator(&shards, "orders", 10)
-        .await
-        .expect("generator");
+    let ids = stores.window_generator("orders", 10).expect("generator");
     let (a, b) = (ids.next_id().await.unwrap(), ids.next_id().await.unwrap());
     assert_ne!(a, b);
-    unsupported(options.window_agent(&["memory:"], 100, 1).await, "windows");
-    let refused = options.window_agent(&shards, 0, 1).await.unwrap_err();
+    let memory = options.open_all(&["memory:"]).await.unwrap();
+    unsupported(memory.window_agent(100, 1).await, "windows");
+    let refused = stores.window_agent(0, 1).await.unwrap_err();
     assert!(matches!(refused, StoreError::Agent(_)), "{refused:?}");
+    for shard in &shards {
+        let numbered = Store::options().authority(5).open(shard).await;
+        let numbered = numbered.expect("no number was recorded, so any can be");
+        assert_eq!(numbered.authority_number(), Some(5), "{shard}");
+    }
 }
 
 /// Random ids inserted with retry into a table of the store: a full range ends with every id
