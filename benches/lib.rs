@@ -1,6 +1,7 @@
-//! What the store benchmarks (`benches/sql.rs`, `mongo.rs`, `random.rs`) share: the servers
-//! configured in the environment, each measurement's length, and the ids per second of each
-//! strategy on a store opened with [`gdid::Store`]. The benchmarks themselves are in `benches/`.
+//! What the benchmarks share: criterion's settings; for the store benchmarks (`benches/sql.rs`,
+//! `mongo.rs`, `random.rs`), the servers configured in the environment, each measurement's
+//! length, and the ids per second of each strategy on a store opened with [`gdid::Store`]. The
+//! benchmarks themselves are in `benches/`.
 
 use std::time::{Duration, Instant};
 
@@ -22,6 +23,13 @@ pub fn listing() -> bool {
 pub fn measurement_length(var: &str) -> Duration {
     let seconds = std::env::var(var).ok().and_then(|s| s.parse().ok());
     Duration::from_secs(seconds.unwrap_or(3))
+}
+
+/// Criterion with a warm-up of 1 s and measurements of `seconds` each.
+pub fn criterion(seconds: u64) -> criterion::Criterion {
+    criterion::Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(seconds))
 }
 
 /// The name and URL of each of `servers` (name, URL variable) whose variable is set; the others

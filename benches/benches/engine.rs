@@ -228,9 +228,7 @@ fn per_id(c: &mut Criterion) {
 
 criterion_group! {
     name = engine;
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    config = gdid_benches::criterion(3);
     targets = per_id
 }
 criterion_main!(engine);

@@ -11,11 +11,13 @@
 //! their own: on a 2-core machine they share the cores, as `scripts/bench-http`'s server and wrk
 //! do. The load test with many connections at once is `scripts/bench-http`.
 
+use std::hint::black_box;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use gdid::Store;
 use gdid_engine::{Authority, DynAuthority};
 use gdid_http::client::{RemoteAuthority, RemoteOptions};
@@ -84,86 +86,86 @@ fn serve() -> Served {
     }
 }
 
-/// `iters` calls of `call`, timed inside a task of `runtime`, as a generator's refill calls its
+/// Benchmarks `call` in `group` as `name`: each of criterion's iterations awaits `call` once, on
+/// a clone of `on`, timed inside a task of `runtime`, as a generator's refill calls its
 /// authority. (Driven from a thread outside the runtime, each round trip would add a hand-off
 /// between threads: about 20 µs more on this VM.)
-fn timed<F, Fut>(runtime: &tokio::runtime::Runtime, iters: u64, call: F) -> Duration
-where
-    F: Fn() -> Fut + Send + 'static,
-    Fut: Future<Output = ()> + Send,
+fn bench<T, Fut>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    runtime: &tokio::runtime::Runtime,
+    on: &T,
+    call: fn(T) -> Fut,
+) where
+    T: Clone + Send + 'static,
+    Fut: Future<Output = ()> + Send + 'static,
 {
-    runtime.block_on(async move {
-        tokio::spawn(async move {
-            let started = Instant::now();
-            for _ in 0..iters {
-                call().await;
-            }
-            started.elapsed()
+    group.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let on = on.clone();
+            runtime.block_on(async move {
+                tokio::spawn(async move {
+                    let started = Instant::now();
+                    for _ in 0..iters {
+                        call(on.clone()).await;
+                    }
+                    started.elapsed()
+                })
+                .await
+                .unwrap()
+            })
         })
-        .await
-        .unwrap()
-    })
+    });
 }
 
 fn round_trip(c: &mut Criterion) {
     let served = serve();
     let mut group = c.benchmark_group("http");
     group.throughput(Throughput::Elements(1));
+    let (runtime, remote) = (&served.runtime, &served.remote);
 
     // POST /v1/blocks: the store's write and the HTTP round trip.
-    group.bench_function("remote_allocate_1000", |b| {
-        b.iter_custom(|iters| {
-            let remote = served.remote.clone();
-            timed(&served.runtime, iters, move || {
-                let remote = remote.clone();
-                async move {
-                    let block = remote.allocate("bench", "blocks", BLOCK).await.unwrap();
-                    std::hint::black_box(block);
-                }
-            })
-        })
-    });
+    bench(
+        &mut group,
+        "remote_allocate_1000",
+        runtime,
+        remote,
+        |remote| async move {
+            black_box(remote.allocate("bench", "blocks", BLOCK).await.unwrap());
+        },
+    );
     // POST /v1/ids, one id: the HTTP round trip and the server's generator, no store.
-    group.bench_function("remote_ids_1", |b| {
-        b.iter_custom(|iters| {
-            let remote = served.remote.clone();
-            timed(&served.runtime, iters, move || {
-                let remote = remote.clone();
-                async move {
-                    let ids = remote
-                        .remote()
-                        .ids("bench", "ids", 1, IdForm::Text)
-                        .await
-                        .unwrap();
-                    std::hint::black_box(ids);
-                }
-            })
-        })
-    });
+    bench(
+        &mut group,
+        "remote_ids_1",
+        runtime,
+        remote,
+        |remote| async move {
+            let ids = remote.remote().ids("bench", "ids", 1, IdForm::Text).await;
+            black_box(ids.unwrap());
+        },
+    );
     // The same allocation on the store itself: what HTTP adds is the difference.
-    group.bench_function("store_allocate_1000", |b| {
-        b.iter_custom(|iters| {
-            let store = served.store.clone();
-            timed(&served.runtime, iters, move || {
-                let store = store.clone();
-                async move {
-                    let block = store
-                        .allocate_boxed("bench", "direct", BLOCK)
-                        .await
-                        .unwrap();
-                    std::hint::black_box(block);
-                }
-            })
-        })
-    });
+    bench(
+        &mut group,
+        "store_allocate_1000",
+        runtime,
+        &served.store,
+        |store| async move {
+            black_box(
+                store
+                    .allocate_boxed("bench", "direct", BLOCK)
+                    .await
+                    .unwrap(),
+            );
+        },
+    );
     group.finish();
 }
 
 criterion_group! {
     name = http;
-    config = Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(5));
+    config = gdid_benches::criterion(5);
     targets = round_trip
 }
 criterion_main!(http);

@@ -24,6 +24,8 @@
 //!   with its numbers, plus fixed words and a line and column.
 #![no_main]
 
+use std::fmt::Debug;
+
 use gdid_core::COUNTER_MAX;
 use gdid_engine::{Block, NameKind, backend::validate_name};
 use gdid_http::wire::{AllocateRequest, BadRequest, GiveBackRequest, IdForm, IdsRequest};
@@ -67,18 +69,7 @@ fn check_block(data: &[u8], request: &AllocateRequest) {
         );
     }
 
-    let object = object_of(&body, data, &["scope", "sequence", "size"], &["vicinity"]);
-    assert_eq!(
-        object["scope"],
-        Value::from(request.scope.as_str()),
-        "{body:?}"
-    );
-    assert_eq!(
-        object["sequence"],
-        Value::from(request.sequence.as_str()),
-        "{body:?}"
-    );
-    assert_eq!(object["size"], Value::from(request.size), "{body:?}");
+    let object = object_of(data, request, &["scope", "sequence", "size"], &["vicinity"]);
     match request.vicinity {
         Some(vicinity) => assert_eq!(object["vicinity"], Value::from(vicinity), "{body:?}"),
         // Left out, or written `null` (an `Option` field takes `null` as `None`).
@@ -88,21 +79,13 @@ fn check_block(data: &[u8], request: &AllocateRequest) {
         ),
     }
 
-    for encoded in [
-        serde_json::to_vec(request).expect("a request always serializes"),
-        serde_json::to_vec_pretty(request).expect("a request always serializes"),
-    ] {
-        assert_eq!(
-            AllocateRequest::decode(&encoded).as_ref(),
-            Ok(request),
-            "{request:?} written as {:?} from {body:?}",
-            String::from_utf8_lossy(&encoded)
-        );
-        assert!(
-            IdsRequest::decode(&encoded).is_err() && GiveBackRequest::decode(&encoded).is_err(),
-            "{request:?} read as another request"
-        );
-    }
+    check_written_back(
+        &body,
+        request,
+        AllocateRequest::decode,
+        &Ok(request.clone()),
+        |e| IdsRequest::decode(e).is_ok() || GiveBackRequest::decode(e).is_ok(),
+    );
 }
 
 fn check_ids(data: &[u8], request: &IdsRequest) {
@@ -110,18 +93,7 @@ fn check_ids(data: &[u8], request: &IdsRequest) {
     check_names(&body, &request.scope, &request.sequence);
     assert!(request.count >= 1, "count 0 accepted from {body:?}");
 
-    let object = object_of(&body, data, &["scope", "sequence", "count"], &["form"]);
-    assert_eq!(
-        object["scope"],
-        Value::from(request.scope.as_str()),
-        "{body:?}"
-    );
-    assert_eq!(
-        object["sequence"],
-        Value::from(request.sequence.as_str()),
-        "{body:?}"
-    );
-    assert_eq!(object["count"], Value::from(request.count), "{body:?}");
+    let object = object_of(data, request, &["scope", "sequence", "count"], &["form"]);
     let form = match request.form {
         IdForm::Text => "text",
         IdForm::Hex => "hex",
@@ -137,22 +109,13 @@ fn check_ids(data: &[u8], request: &IdsRequest) {
         Some(value) => assert_eq!(*value, Value::from(form), "{body:?}"),
     }
 
-    for encoded in [
-        serde_json::to_vec(request).expect("a request always serializes"),
-        serde_json::to_vec_pretty(request).expect("a request always serializes"),
-    ] {
-        assert_eq!(
-            IdsRequest::decode(&encoded).as_ref(),
-            Ok(request),
-            "{request:?} written as {:?} from {body:?}",
-            String::from_utf8_lossy(&encoded)
-        );
-        assert!(
-            AllocateRequest::decode(&encoded).is_err()
-                && GiveBackRequest::decode(&encoded).is_err(),
-            "{request:?} read as another request"
-        );
-    }
+    check_written_back(
+        &body,
+        request,
+        IdsRequest::decode,
+        &Ok(request.clone()),
+        |e| AllocateRequest::decode(e).is_ok() || GiveBackRequest::decode(e).is_ok(),
+    );
 }
 
 fn check_give_back(data: &[u8], request: &GiveBackRequest, tail: Block) {
@@ -173,9 +136,9 @@ fn check_give_back(data: &[u8], request: &GiveBackRequest, tail: Block) {
         (request.era, request.authority, request.start, request.len)
     );
 
-    let object = object_of(
-        &body,
+    object_of(
         data,
+        request,
         &[
             "scope",
             "sequence",
@@ -187,42 +150,34 @@ fn check_give_back(data: &[u8], request: &GiveBackRequest, tail: Block) {
         ],
         &[],
     );
-    assert_eq!(
-        object["scope"],
-        Value::from(request.scope.as_str()),
-        "{body:?}"
-    );
-    assert_eq!(
-        object["sequence"],
-        Value::from(request.sequence.as_str()),
-        "{body:?}"
-    );
-    assert_eq!(
-        object["lease"],
-        Value::from(request.lease.as_str()),
-        "{body:?}"
-    );
-    assert_eq!(object["era"], Value::from(request.era), "{body:?}");
-    assert_eq!(
-        object["authority"],
-        Value::from(request.authority),
-        "{body:?}"
-    );
-    assert_eq!(object["start"], Value::from(request.start), "{body:?}");
-    assert_eq!(object["len"], Value::from(request.len), "{body:?}");
 
+    let decoded = Ok((request.clone(), tail));
+    check_written_back(&body, request, GiveBackRequest::decode, &decoded, |e| {
+        AllocateRequest::decode(e).is_ok() || IdsRequest::decode(e).is_ok()
+    });
+}
+
+/// `request`, written back by serde_json (compact and pretty), is read by `decode` as `decoded`,
+/// and by no other decoder (`read_as_another`).
+fn check_written_back<R: serde::Serialize + Debug, D: PartialEq + Debug>(
+    body: &str,
+    request: &R,
+    decode: impl Fn(&[u8]) -> D,
+    decoded: &D,
+    read_as_another: impl Fn(&[u8]) -> bool,
+) {
     for encoded in [
         serde_json::to_vec(request).expect("a request always serializes"),
         serde_json::to_vec_pretty(request).expect("a request always serializes"),
     ] {
         assert_eq!(
-            GiveBackRequest::decode(&encoded),
-            Ok((request.clone(), tail)),
+            &decode(&encoded),
+            decoded,
             "{request:?} written as {:?} from {body:?}",
             String::from_utf8_lossy(&encoded)
         );
         assert!(
-            AllocateRequest::decode(&encoded).is_err() && IdsRequest::decode(&encoded).is_err(),
+            !read_as_another(&encoded),
             "{request:?} read as another request"
         );
     }
@@ -305,13 +260,15 @@ fn check_names(body: &str, scope: &str, sequence: &str) {
 }
 
 /// The accepted body as a JSON value: one object, nothing after it (`from_slice` checks the end
-/// too), each key one of `required` or `optional`, every `required` one present.
+/// too), each key one of `required` or `optional`, every `required` one present and holding the
+/// value it has in `request` (as serde_json writes it: the value decoded).
 fn object_of(
-    body: &str,
     data: &[u8],
+    request: &impl serde::Serialize,
     required: &[&str],
     optional: &[&str],
 ) -> serde_json::Map<String, Value> {
+    let body = String::from_utf8_lossy(data);
     let value: Value = serde_json::from_slice(data)
         .unwrap_or_else(|e| panic!("accepted, but not one JSON value ({e}): {body:?}"));
     let Value::Object(object) = value else {
@@ -323,8 +280,10 @@ fn object_of(
             "unknown field {key:?} in {body:?}"
         );
     }
+    let written = serde_json::to_value(request).expect("a request always serializes");
     for field in required {
         assert!(object.contains_key(*field), "no {field} in {body:?}");
+        assert_eq!(object[*field], written[*field], "{field} in {body:?}");
     }
     object
 }

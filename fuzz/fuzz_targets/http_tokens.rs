@@ -137,7 +137,10 @@ fn replace_tokens(text: &str, listed: &[Listed<'_>]) -> Replaced {
     for line in listed {
         // Kept as they are: digests, tokens too short, and what the parser refuses for how it
         // starts (`SHA256:` in another case, a byte-order mark), whatever follows.
-        let miscased = line.token.get(..7).is_some_and(|p| p.eq_ignore_ascii_case("sha256:"));
+        let miscased = line
+            .token
+            .get(..7)
+            .is_some_and(|p| p.eq_ignore_ascii_case("sha256:"));
         if line.token.starts_with("sha256:")
             || line.token.len() < MIN_TOKEN_LEN
             || miscased
@@ -222,12 +225,17 @@ fn check_tokens(text: &str, listed: &[Listed<'_>], tokens: &Tokens) {
             let given_back = |name: &str| {
                 scopes.split(',').any(|item| {
                     let scope = name_of(item);
-                    (scope == name || scope == "*") && item.split(':').skip(1).any(|p| p == "give-back")
+                    (scope == name || scope == "*")
+                        && item.split(':').skip(1).any(|p| p == "give-back")
                 })
             };
             for item in scopes.split(',') {
                 let name = name_of(item);
-                let name = if name == "*" { "any-scope" } else { name.as_str() };
+                let name = if name == "*" {
+                    "any-scope"
+                } else {
+                    name.as_str()
+                };
                 assert_eq!(
                     tokens.may_give_back(line.token, name),
                     given_back(name),

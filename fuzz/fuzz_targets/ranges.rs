@@ -18,7 +18,10 @@ use std::ops::Range;
 use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
-use gdid_engine::{Error, IdGenerator, Pick, RangeLayout, ShardedCounter, backend::{RangeFields, RangeState, RangeStore}};
+use gdid_engine::{
+    Error, IdGenerator, Pick, RangeLayout, ShardedCounter,
+    backend::{RangeFields, RangeState, RangeStore},
+};
 use libfuzzer_sys::arbitrary::{Arbitrary, Result as Arbitrarily, Unstructured};
 use libfuzzer_sys::fuzz_target;
 

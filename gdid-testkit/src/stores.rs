@@ -76,8 +76,25 @@ pub fn every_store(name: &str) -> Vec<String> {
 ///     #[cfg(feature = "mysql")] MariaDb => example_on_mariadb,
 /// );
 /// ```
+///
+/// Four test names alone are the four stores, each under the calling crate's feature of its
+/// driver (`sqlite`, `mysql`, `postgres`, `mongodb`):
+///
+/// ```text
+/// gdid_testkit::on_every_store!(async two_runs_differ("gdid_front_door"):
+///     example_on_sqlite, example_on_mariadb, example_on_postgres, example_on_mongodb);
+/// ```
 #[macro_export]
 macro_rules! on_every_store {
+    ($kind:tt $check:ident($name:literal):
+        $sqlite:ident, $mariadb:ident, $postgres:ident, $mongodb:ident $(,)?) => {
+        $crate::on_every_store!($kind $check($name):
+            #[cfg(feature = "sqlite")] Sqlite => $sqlite,
+            #[cfg(feature = "mysql")] MariaDb => $mariadb,
+            #[cfg(feature = "postgres")] Postgres => $postgres,
+            #[cfg(feature = "mongodb")] MongoDb => $mongodb,
+        );
+    };
     (async $check:ident($name:literal): $($(#[$meta:meta])* $server:ident => $test:ident),+ $(,)?) => {
         $(
             $(#[$meta])*

@@ -54,10 +54,42 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs, missing_debug_implementations)]
 
+/// `$item`s, each only with the engine.
+macro_rules! with_engine {
+    ($($item:item)*) => { $(#[cfg(feature = "engine")] $item)* };
+}
+
 // Everything that issues ids needs the engine (feature `engine`, which every store feature
 // turns on); without it this crate is the value type and its codecs alone.
-#[cfg(feature = "engine")]
-mod backend;
+with_engine! {
+    mod backend;
+    mod durability;
+    mod error;
+    mod memory;
+    mod options;
+    mod scheme;
+    mod sequences;
+    mod shard;
+    mod store;
+    mod stores;
+    mod url;
+
+    pub use error::StoreError;
+    pub use gdid_engine::durability::{Durability, Setting, Verdict};
+    pub use options::OpenOptions;
+    pub use scheme::StoreKind;
+    pub use sequences::{FenceScope, Fenced};
+    pub use shard::{ShardError, StoreShard};
+    pub use store::Store;
+    pub use stores::Stores;
+
+    // What a user of generators names most (the rest is in `engine`).
+    pub use gdid_engine::{
+        Authority, AuthorityError, BlockGenerator, BlockGeneratorBuilder, DynIdGenerator, Error,
+        GeneratorConfig, IdBatch, IdGenerator, IdOrder, MemoryAuthority, Pick, Preference,
+        RangeLayout, SharedIdGenerator, redact,
+    };
+}
 #[cfg(feature = "blocking")]
 pub mod blocking;
 #[cfg(any(
@@ -67,63 +99,18 @@ pub mod blocking;
     feature = "mongodb"
 ))]
 mod database;
-#[cfg(feature = "engine")]
-mod durability;
-#[cfg(feature = "engine")]
-mod error;
-#[cfg(feature = "engine")]
-mod memory;
 #[cfg(feature = "http")]
 mod open_http;
 #[cfg(feature = "mongodb")]
 mod open_mongo;
 #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
 mod open_sql;
-#[cfg(feature = "engine")]
-mod options;
-#[cfg(feature = "engine")]
-mod scheme;
-#[cfg(feature = "engine")]
-mod sequences;
-#[cfg(feature = "engine")]
-mod shard;
-#[cfg(feature = "engine")]
-mod store;
-#[cfg(feature = "engine")]
-mod stores;
-#[cfg(feature = "engine")]
-mod url;
 pub mod verify;
 
 // The value type and its errors.
 pub use gdid_core::{
     AUTHORITY_MAX, BufferTooSmall, COUNTER_MAX, DecodeError, ELink, ELinkError, Field, Gdid,
     GdidSymbol, InvalidLength, InvalidParts, ParseAnyError, ParseError,
-};
-
-#[cfg(feature = "engine")]
-pub use error::StoreError;
-#[cfg(feature = "engine")]
-pub use gdid_engine::durability::{Durability, Setting, Verdict};
-#[cfg(feature = "engine")]
-pub use options::OpenOptions;
-#[cfg(feature = "engine")]
-pub use scheme::StoreKind;
-#[cfg(feature = "engine")]
-pub use sequences::{FenceScope, Fenced};
-#[cfg(feature = "engine")]
-pub use shard::{ShardError, StoreShard};
-#[cfg(feature = "engine")]
-pub use store::Store;
-#[cfg(feature = "engine")]
-pub use stores::Stores;
-
-// What a user of generators names most (the rest is in `engine`).
-#[cfg(feature = "engine")]
-pub use gdid_engine::{
-    Authority, AuthorityError, BlockGenerator, BlockGeneratorBuilder, DynIdGenerator, Error,
-    GeneratorConfig, IdBatch, IdGenerator, IdOrder, MemoryAuthority, Pick, Preference, RangeLayout,
-    SharedIdGenerator, redact,
 };
 
 /// The engine (gdid-engine): generators, their configuration and errors at its root; a backend

@@ -1,11 +1,13 @@
 //! [`Stores`]: several stores opened as the authorities of one generator.
 
-use gdid_engine::windows::WindowAgent;
+use std::sync::Arc;
+
+use gdid_engine::windows::{WindowAgent, WindowGenerator};
 use gdid_engine::{BlockGenerator, BlockGeneratorBuilder, SharedIdGenerator};
 
 use crate::error::StoreError;
 use crate::shard::StoreShard;
-use crate::store::window_generator;
+use crate::store::strategy_error;
 use crate::{Store, StoreKind};
 
 /// Several stores opened together as the authorities of one generator, each with the number
@@ -157,4 +159,72 @@ impl Stores {
             .map(|member| member.label.as_str())
             .collect()
     }
+}
+
+impl Store {
+    /// `u64` ids of `sequence` from the open windows of this store as the one shard, `batch`
+    /// values per round trip. A window agent ([`window_agent`](Self::window_agent)) opens the
+    /// windows.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Strategy`] for a bad sequence name or a `batch` of 0;
+    /// [`StoreError::Unsupported`] on a `memory:` store.
+    pub fn window_generator(
+        &self,
+        sequence: &str,
+        batch: u64,
+    ) -> Result<SharedIdGenerator<u64>, StoreError> {
+        window_generator(vec![self.window_shard()?], sequence, batch)
+    }
+
+    /// A window agent with this store as its one shard (prepared): each
+    /// [`run_once`](WindowAgent::run_once) keeps `min_open_windows` windows of `window_size`
+    /// values open for every sequence. For several shards, see
+    /// [`Stores::window_agent`](crate::Stores::window_agent).
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = gdid::Store::options().unnumbered().open("sqlite:ids.sqlite").await?;
+    /// let agent = store.window_agent(100_000, 2).await?;
+    /// agent.run_once(&["orders"]).await?;
+    /// let orders = store.window_generator("orders", 100)?;
+    /// # let _ = orders;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Agent`] for a window size of 0 or a store that cannot be prepared;
+    /// [`StoreError::Unsupported`] on a `memory:` store.
+    pub async fn window_agent(
+        &self,
+        window_size: u64,
+        min_open_windows: u64,
+    ) -> Result<WindowAgent<StoreShard>, StoreError> {
+        let this = Stores::of(vec![(self.label().to_owned(), Some(self.clone()))]);
+        this.window_agent(window_size, min_open_windows).await
+    }
+}
+
+/// `u64` ids of `sequence` from the windows of `shards`, in order.
+fn window_generator(
+    shards: Vec<StoreShard>,
+    sequence: &str,
+    batch: u64,
+) -> Result<SharedIdGenerator<u64>, StoreError> {
+    let url = shards
+        .iter()
+        .map(StoreShard::label)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let shards = shards
+        .into_iter()
+        .map(|shard| (shard.label().to_owned(), shard))
+        .collect();
+    WindowGenerator::new(shards, sequence, batch)
+        .map(|ids| Arc::new(ids) as SharedIdGenerator<u64>)
+        .map_err(|e| strategy_error("window generator", sequence, &url, e.into()))
 }

@@ -113,23 +113,10 @@ fn prefetch_between_calls(url: &str) {
     assert!(ids.get_ref().stats().ids_in_hand > 100, "{url}");
 }
 
-/// One plain (runtime-less) test of `$check` per store: a SQLite file, the database `$name` on
-/// the MariaDB and PostgreSQL servers, and the MongoDB server (not configured: skipped).
-macro_rules! on_every_store {
-    ($check:ident($name:literal): $sqlite:ident, $mariadb:ident, $postgres:ident, $mongodb:ident) => {
-        gdid_testkit::on_every_store!(blocking $check($name):
-            #[cfg(feature = "sqlite")] Sqlite => $sqlite,
-            #[cfg(feature = "mysql")] MariaDb => $mariadb,
-            #[cfg(feature = "postgres")] Postgres => $postgres,
-            #[cfg(feature = "mongodb")] MongoDb => $mongodb,
-        );
-    };
-}
-
-on_every_store!(ids_from_threads("gdid_blocking"):
+gdid_testkit::on_every_store!(blocking ids_from_threads("gdid_blocking"):
     threads_on_sqlite, threads_on_mariadb, threads_on_postgres, threads_on_mongodb);
 
-on_every_store!(prefetch_between_calls("gdid_blocking"):
+gdid_testkit::on_every_store!(blocking prefetch_between_calls("gdid_blocking"):
     prefetch_on_sqlite, prefetch_on_mariadb, prefetch_on_postgres, prefetch_on_mongodb);
 
 #[test]

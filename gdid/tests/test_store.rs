@@ -40,20 +40,7 @@ async fn two_runs_differ(url: &str) {
     assert!(second > first, "{url}: {second} after {first}");
 }
 
-/// One test of `$check` per store: a SQLite file, the database `$name` on the MariaDB and the
-/// PostgreSQL servers, and on the MongoDB server (a server that is not configured: skipped).
-macro_rules! on_every_store {
-    ($check:ident($name:literal): $sqlite:ident, $mariadb:ident, $postgres:ident, $mongodb:ident) => {
-        gdid_testkit::on_every_store!(async $check($name):
-            #[cfg(feature = "sqlite")] Sqlite => $sqlite,
-            #[cfg(feature = "mysql")] MariaDb => $mariadb,
-            #[cfg(feature = "postgres")] Postgres => $postgres,
-            #[cfg(feature = "mongodb")] MongoDb => $mongodb,
-        );
-    };
-}
-
-on_every_store!(two_runs_differ("gdid_front_door"):
+gdid_testkit::on_every_store!(async two_runs_differ("gdid_front_door"):
     example_on_sqlite, example_on_mariadb, example_on_postgres, example_on_mongodb);
 
 /// The other strategies of a store: a one-at-a-time counter counts 1, 2, 3; a sharded counter
@@ -96,7 +83,7 @@ async fn strategies(url: &str) {
     assert!(store.window_generator(&sequence, 100).is_ok());
 }
 
-on_every_store!(strategies("gdid_front_door"):
+gdid_testkit::on_every_store!(async strategies("gdid_front_door"):
     strategies_on_sqlite, strategies_on_mariadb, strategies_on_postgres, strategies_on_mongodb);
 
 /// A fence (as after a restore): every GDID record of the sequence moves to a new era while a
@@ -151,7 +138,7 @@ async fn fenced(url: &str) {
     }
 }
 
-on_every_store!(fenced("gdid_front_door"):
+gdid_testkit::on_every_store!(async fenced("gdid_front_door"):
     fence_on_sqlite, fence_on_mariadb, fence_on_postgres, fence_on_mongodb);
 
 /// A store opened unnumbered records no number, and is no authority: its counters and ranges
@@ -197,7 +184,7 @@ async fn counters_record_no_number(url: &str) {
     assert_eq!(counter.next_id().await.unwrap(), 2, "{url}: one counter");
 }
 
-on_every_store!(counters_record_no_number("gdid_front_door_unnumbered"):
+gdid_testkit::on_every_store!(async counters_record_no_number("gdid_front_door_unnumbered"):
     unnumbered_counters_on_sqlite, unnumbered_counters_on_mariadb,
     unnumbered_counters_on_postgres, unnumbered_counters_on_mongodb);
 
@@ -495,7 +482,7 @@ async fn asked_nine(url: &str) {
     an_asked_number_is_recorded_and_never_contradicted(url, Store::options, 9).await;
 }
 
-on_every_store!(asked_nine("gdid_front_door_asked9"):
+gdid_testkit::on_every_store!(async asked_nine("gdid_front_door_asked9"):
     an_asked_number_on_sqlite, an_asked_number_on_mariadb, an_asked_number_on_postgres,
     an_asked_number_on_mongodb);
 
@@ -781,5 +768,5 @@ async fn checked(url: &str) {
     assert_eq!(again.settings.len(), report.settings.len(), "{url}");
 }
 
-on_every_store!(checked("gdid_front_door"):
+gdid_testkit::on_every_store!(async checked("gdid_front_door"):
     check_on_sqlite, check_on_mariadb, check_on_postgres, check_on_mongodb);
