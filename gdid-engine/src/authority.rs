@@ -382,22 +382,12 @@ impl<A: Authority> Authority for std::sync::Arc<A> {
         (**self).label()
     }
 
-    fn allocate(
-        &self,
-        scope: &str,
-        sequence: &str,
-        size: u64,
-    ) -> impl Future<Output = Result<Block, AuthorityError>> + Send {
-        (**self).allocate(scope, sequence, size)
+    async fn allocate(&self, scope: &str, seq: &str, size: u64) -> Result<Block, AuthorityError> {
+        (**self).allocate(scope, seq, size).await
     }
 
-    fn give_back(
-        &self,
-        scope: &str,
-        sequence: &str,
-        tail: Block,
-    ) -> impl Future<Output = Result<bool, AuthorityError>> + Send {
-        (**self).give_back(scope, sequence, tail)
+    async fn give_back(&self, scope: &str, seq: &str, tail: Block) -> Result<bool, AuthorityError> {
+        (**self).give_back(scope, seq, tail).await
     }
 }
 
@@ -409,20 +399,13 @@ pub trait DynAuthority: Send + Sync + 'static {
     /// See [`Authority::label`].
     fn label(&self) -> String;
     /// See [`Authority::allocate`].
-    fn allocate_boxed<'a>(
-        &'a self,
-        scope: &'a str,
-        sequence: &'a str,
-        size: u64,
-    ) -> BoxFuture<'a, Result<Block, AuthorityError>>;
+    fn allocate_boxed<'a>(&'a self, scope: &'a str, seq: &'a str, size: u64) -> Boxed<'a, Block>;
     /// See [`Authority::give_back`].
-    fn give_back_boxed<'a>(
-        &'a self,
-        scope: &'a str,
-        sequence: &'a str,
-        tail: Block,
-    ) -> BoxFuture<'a, Result<bool, AuthorityError>>;
+    fn give_back_boxed<'a>(&'a self, scope: &'a str, seq: &'a str, tail: Block) -> Boxed<'a, bool>;
 }
+
+/// What the methods of [`DynAuthority`] return: the answer of an [`Authority`], boxed.
+type Boxed<'a, T> = BoxFuture<'a, Result<T, AuthorityError>>;
 
 impl<A: Authority> DynAuthority for A {
     fn number(&self) -> u8 {
@@ -433,22 +416,12 @@ impl<A: Authority> DynAuthority for A {
         Authority::label(self)
     }
 
-    fn allocate_boxed<'a>(
-        &'a self,
-        scope: &'a str,
-        sequence: &'a str,
-        size: u64,
-    ) -> BoxFuture<'a, Result<Block, AuthorityError>> {
-        Box::pin(self.allocate(scope, sequence, size))
+    fn allocate_boxed<'a>(&'a self, scope: &'a str, seq: &'a str, size: u64) -> Boxed<'a, Block> {
+        Box::pin(self.allocate(scope, seq, size))
     }
 
-    fn give_back_boxed<'a>(
-        &'a self,
-        scope: &'a str,
-        sequence: &'a str,
-        tail: Block,
-    ) -> BoxFuture<'a, Result<bool, AuthorityError>> {
-        Box::pin(self.give_back(scope, sequence, tail))
+    fn give_back_boxed<'a>(&'a self, scope: &'a str, seq: &'a str, tail: Block) -> Boxed<'a, bool> {
+        Box::pin(self.give_back(scope, seq, tail))
     }
 }
 

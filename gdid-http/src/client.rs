@@ -448,59 +448,47 @@ impl Authority for RemoteAuthority {
         self.remote.label.clone()
     }
 
-    fn allocate(
-        &self,
-        scope: &str,
-        sequence: &str,
-        size: u64,
-    ) -> impl Future<Output = Result<Block, AuthorityError>> + Send {
+    async fn allocate(&self, scope: &str, seq: &str, size: u64) -> Result<Block, AuthorityError> {
+        // Checked here as every authority checks them, so that a bad name is never a network
+        // error.
+        validate_name(NameKind::Scope, scope)?;
+        validate_name(NameKind::Sequence, seq)?;
+        if size == 0 || size > gdid_core::COUNTER_MAX {
+            return Err(AuthorityError::InvalidSize(size));
+        }
         let request = AllocateRequest {
             scope: scope.to_owned(),
-            sequence: sequence.to_owned(),
+            sequence: seq.to_owned(),
             size,
             vicinity: None,
         };
-        async move {
-            // Checked here as every authority checks them, so that a bad name is never a
-            // network error.
-            validate_name(NameKind::Scope, &request.scope)?;
-            validate_name(NameKind::Sequence, &request.sequence)?;
-            if size == 0 || size > gdid_core::COUNTER_MAX {
-                return Err(AuthorityError::InvalidSize(size));
-            }
-            let reply = self
-                .remote
-                .allocate(&request)
-                .await
-                .map_err(into_authority_error)?;
-            let block = reply.block()?;
-            if block.authority() != self.number || block.len() != size {
-                return Err(AuthorityError::InvalidBlock(format!(
-                    "{} sent {block} ({} ids) to authority {} asking for {size}",
-                    self.remote.label,
-                    block.len(),
-                    self.number
-                )));
-            }
-            if let Some(lease) = reply.lease {
-                let mut leases = self.leases.lock().unwrap_or_else(PoisonError::into_inner);
-                let held = leases.entry((request.scope, request.sequence)).or_default();
-                if held.len() == LEASES_HELD {
-                    held.remove(0);
-                }
-                held.push((block, lease));
-            }
-            Ok(block)
+        let reply = self
+            .remote
+            .allocate(&request)
+            .await
+            .map_err(into_authority_error)?;
+        let block = reply.block()?;
+        if block.authority() != self.number || block.len() != size {
+            return Err(AuthorityError::InvalidBlock(format!(
+                "{} sent {block} ({} ids) to authority {} asking for {size}",
+                self.remote.label,
+                block.len(),
+                self.number
+            )));
         }
+        if let Some(lease) = reply.lease {
+            let mut leases = self.leases.lock().unwrap_or_else(PoisonError::into_inner);
+            let held = leases.entry((request.scope, request.sequence)).or_default();
+            if held.len() == LEASES_HELD {
+                held.remove(0);
+            }
+            held.push((block, lease));
+        }
+        Ok(block)
     }
 
-    fn give_back(
-        &self,
-        scope: &str,
-        sequence: &str,
-        tail: Block,
-    ) -> impl Future<Output = Result<bool, AuthorityError>> + Send {
-        let key = (scope.to_owned(), sequence.to_owned());
+    async fn give_back(&self, scope: &str, seq: &str, tail: Block) -> Result<bool, AuthorityError> {
+        let key = (scope.to_owned(), seq.to_owned());
         // The lease of the block `tail` ends; only that one is spent.
         let lease = {
             let mut leases = self.leases.lock().unwrap_or_else(PoisonError::into_inner);
@@ -513,26 +501,24 @@ impl Authority for RemoteAuthority {
                 Some(held.remove(at).1)
             })
         };
-        async move {
-            let Some(lease) = lease else {
-                return Ok(false);
-            };
-            let request = GiveBackRequest {
-                scope: key.0,
-                sequence: key.1,
-                lease,
-                era: tail.era(),
-                authority: tail.authority(),
-                start: tail.start(),
-                len: tail.len(),
-            };
-            let reply: GiveBackReply = self
-                .remote
-                .post(wire::GIVE_BACK, &request)
-                .await
-                .map_err(AuthorityError::store)?;
-            Ok(reply.returned)
-        }
+        let Some(lease) = lease else {
+            return Ok(false);
+        };
+        let request = GiveBackRequest {
+            scope: key.0,
+            sequence: key.1,
+            lease,
+            era: tail.era(),
+            authority: tail.authority(),
+            start: tail.start(),
+            len: tail.len(),
+        };
+        let reply: GiveBackReply = self
+            .remote
+            .post(wire::GIVE_BACK, &request)
+            .await
+            .map_err(AuthorityError::store)?;
+        Ok(reply.returned)
     }
 }
 

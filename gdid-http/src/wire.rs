@@ -17,6 +17,7 @@ use std::fmt;
 
 use gdid_core::Gdid;
 use gdid_engine::{AuthorityError, Block, NameKind, backend::validate_name};
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 /// `GET`: whether the process answers (no token needed).
@@ -76,8 +77,7 @@ impl AllocateRequest {
     ///
     /// [`BadRequest`] saying which field is wrong, or where the JSON breaks.
     pub fn decode(body: &[u8]) -> Result<AllocateRequest, BadRequest> {
-        let request: AllocateRequest = decode_json(body)?;
-        check_names(&request.scope, &request.sequence)?;
+        let request = decode_named(body, |r: &AllocateRequest| (&r.scope, &r.sequence))?;
         if request.size == 0 {
             return Err(BadRequest("size: a block holds at least 1 id".into()));
         }
@@ -166,8 +166,7 @@ impl GiveBackRequest {
     ///
     /// [`BadRequest`] saying which field is wrong, or where the JSON breaks.
     pub fn decode(body: &[u8]) -> Result<(GiveBackRequest, Block), BadRequest> {
-        let request: GiveBackRequest = decode_json(body)?;
-        check_names(&request.scope, &request.sequence)?;
+        let request = decode_named(body, |r: &GiveBackRequest| (&r.scope, &r.sequence))?;
         if request.lease.len() != 32 || !request.lease.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(BadRequest(
                 "lease: 32 hex digits, as the block's reply gave".into(),
@@ -243,8 +242,7 @@ impl IdsRequest {
     ///
     /// [`BadRequest`] saying which field is wrong, or where the JSON breaks.
     pub fn decode(body: &[u8]) -> Result<IdsRequest, BadRequest> {
-        let request: IdsRequest = decode_json(body)?;
-        check_names(&request.scope, &request.sequence)?;
+        let request = decode_named(body, |r: &IdsRequest| (&r.scope, &r.sequence))?;
         if request.count == 0 {
             return Err(BadRequest("count: ask for at least 1 id".into()));
         }
@@ -393,10 +391,17 @@ fn decode_json<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, BadRequest> 
     Ok(value)
 }
 
-/// Both names, by the rule every store keeps.
-fn check_names(scope: &str, sequence: &str) -> Result<(), BadRequest> {
+/// A request of the sequence its `names` give (scope, sequence): [`decode_json`], then both
+/// names by the rule every store keeps.
+fn decode_named<T: DeserializeOwned>(
+    body: &[u8],
+    names: fn(&T) -> (&str, &str),
+) -> Result<T, BadRequest> {
+    let request = decode_json(body)?;
+    let (scope, sequence) = names(&request);
     validate_name(NameKind::Scope, scope).map_err(|e| BadRequest(e.to_string()))?;
-    validate_name(NameKind::Sequence, sequence).map_err(|e| BadRequest(e.to_string()))
+    validate_name(NameKind::Sequence, sequence).map_err(|e| BadRequest(e.to_string()))?;
+    Ok(request)
 }
 
 #[cfg(test)]

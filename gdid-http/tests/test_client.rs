@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{ALL, SHOP};
-use gdid_engine::{Authority, BlockGenerator, MemoryAuthority};
+use gdid_engine::{Authority, BlockGenerator, BlockGeneratorBuilder, MemoryAuthority};
 use gdid_http::client::{RemoteAuthority, RemoteError, RemoteOptions};
 use gdid_testkit::tls::TestCa;
 
@@ -25,16 +25,33 @@ async fn shop_authority(server: &common::Running) -> RemoteAuthority {
         .unwrap()
 }
 
+/// A generator of `shop/orders` from `remote`, in blocks of 100.
+fn blocks_of_100(remote: RemoteAuthority) -> BlockGeneratorBuilder {
+    BlockGenerator::builder("shop", "orders")
+        .authority(remote)
+        .fixed_block_size(100)
+}
+
+/// A generator of `shop/orders` in blocks of 50 from the server `first`, failing over to
+/// `second`.
+async fn first_then_second(
+    first: &common::Running,
+    second: &common::Running,
+) -> BlockGeneratorBuilder {
+    BlockGenerator::builder("shop", "orders")
+        .authority(shop_authority(first).await)
+        .authority(shop_authority(second).await)
+        .fixed_block_size(50)
+}
+
 #[tokio::test]
 async fn a_generator_fails_over_between_two_servers_and_never_repeats_an_id() {
     let one = Arc::new(MemoryAuthority::new(1));
     let two = Arc::new(MemoryAuthority::new(2));
     let first = common::start(common::builder(one.clone()).build(), None).await;
     let second = common::start(common::builder(two.clone()).build(), None).await;
-    let ids = BlockGenerator::builder("shop", "orders")
-        .authority(shop_authority(&first).await)
-        .authority(shop_authority(&second).await)
-        .fixed_block_size(50)
+    let ids = first_then_second(&first, &second)
+        .await
         .no_prefetch()
         .build()
         .unwrap();
@@ -146,12 +163,7 @@ async fn tls_with_a_certificate_made_at_test_time() {
 async fn a_closing_generator_gives_its_unused_ids_back_through_the_server() {
     let (server, authority) = common::memory_server().await;
     let remote = shop_authority(&server).await;
-    let ids = BlockGenerator::builder("shop", "orders")
-        .authority(remote.clone())
-        .fixed_block_size(100)
-        .no_prefetch()
-        .build()
-        .unwrap();
+    let ids = blocks_of_100(remote.clone()).no_prefetch().build().unwrap();
     for _ in 0..10 {
         ids.next_id().await.unwrap();
     }
@@ -171,11 +183,7 @@ async fn a_closing_generator_gives_its_unused_ids_back_through_the_server() {
 async fn a_closing_generator_gives_back_its_prefetched_block_and_its_rest() {
     let (server, authority) = common::memory_server().await;
     let remote = shop_authority(&server).await;
-    let ids = BlockGenerator::builder("shop", "orders")
-        .authority(remote)
-        .fixed_block_size(100)
-        .build()
-        .unwrap();
+    let ids = blocks_of_100(remote).build().unwrap();
     for _ in 0..60 {
         ids.next_id().await.unwrap();
     }
@@ -198,14 +206,7 @@ async fn a_closing_generator_gives_back_its_prefetched_block_and_its_rest() {
 async fn two_generators_sharing_an_authority_keep_each_others_leases() {
     let (server, authority) = common::memory_server().await;
     let remote = shop_authority(&server).await;
-    let generator = || {
-        BlockGenerator::builder("shop", "orders")
-            .authority(remote.clone())
-            .fixed_block_size(100)
-            .no_prefetch()
-            .build()
-            .unwrap()
-    };
+    let generator = || blocks_of_100(remote.clone()).no_prefetch().build().unwrap();
     let (first, second) = (generator(), generator());
     first.next_id().await.unwrap();
     second.next_id().await.unwrap();
@@ -225,12 +226,7 @@ async fn a_server_that_takes_smaller_blocks_is_failed_over_not_fatal() {
     let large = Arc::new(MemoryAuthority::new(2));
     let first = common::start(common::builder(small.clone()).max_block(10).build(), None).await;
     let second = common::start(common::builder(large.clone()).build(), None).await;
-    let ids = BlockGenerator::builder("shop", "orders")
-        .authority(shop_authority(&first).await)
-        .authority(shop_authority(&second).await)
-        .fixed_block_size(50)
-        .build()
-        .unwrap();
+    let ids = first_then_second(&first, &second).await.build().unwrap();
     let id = ids.next_id().await.expect("authority 2 takes blocks of 50");
     assert_eq!(id.authority(), 2);
     assert_eq!(small.allocations(), 0);

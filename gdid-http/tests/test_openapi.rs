@@ -527,7 +527,7 @@ async fn send(
     method: &str,
     path: &str,
     token: Option<&str>,
-    body: Option<String>,
+    body: Option<&str>,
 ) -> Reply {
     let mut request = client().request(method.parse().unwrap(), format!("{url}{path}"));
     if let Some(token) = token {
@@ -536,7 +536,7 @@ async fn send(
     if let Some(body) = body {
         request = request
             .header("content-type", "application/json")
-            .body(body);
+            .body(body.to_owned());
     }
     let response = request.send().await.unwrap();
     let headers: BTreeMap<String, String> = response
@@ -748,12 +748,12 @@ async fn every_reply_of_a_live_server_is_one_the_document_declares() {
         ("POST", wire::OPENAPI, None, Some("{}".into()), 405),
         ("PUT", wire::BLOCKS, Some(ALL), Some(shop(1)), 405),
     ] {
-        let reply = send(url, method, path, token, body).await;
+        let reply = send(url, method, path, token, body.as_deref()).await;
         conforms(&doc, &mut seen, method, path, &reply, status);
     }
 
     // A block with a lease, its tail given back, once; by a token without the permission, 403.
-    let reply = send(url, "POST", wire::BLOCKS, Some(SHOP), Some(shop(10))).await;
+    let reply = send(url, "POST", wire::BLOCKS, Some(SHOP), Some(&shop(10))).await;
     conforms(&doc, &mut seen, "POST", wire::BLOCKS, &reply, 200);
     let block: BlockReply = serde_json::from_str(&reply.body).unwrap();
     let give_back = serde_json::to_string(&GiveBackRequest {
@@ -774,14 +774,7 @@ async fn every_reply_of_a_live_server_is_one_the_document_declares() {
         (SHOP, 200, Some(false)),
         (NO_GIVE_BACK, 403, None),
     ] {
-        let reply = send(
-            url,
-            "POST",
-            wire::GIVE_BACK,
-            Some(token),
-            Some(give_back.clone()),
-        )
-        .await;
+        let reply = send(url, "POST", wire::GIVE_BACK, Some(token), Some(&give_back)).await;
         conforms(&doc, &mut seen, "POST", wire::GIVE_BACK, &reply, status);
         if let Some(returned) = returned {
             let reply: GiveBackReply = serde_json::from_str(&reply.body).unwrap();
@@ -789,7 +782,7 @@ async fn every_reply_of_a_live_server_is_one_the_document_declares() {
         }
     }
     let other_scope = give_back.replace("\"shop\"", "\"hr\"");
-    let reply = send(url, "POST", wire::GIVE_BACK, Some(SHOP), Some(other_scope)).await;
+    let reply = send(url, "POST", wire::GIVE_BACK, Some(SHOP), Some(&other_scope)).await;
     conforms(&doc, &mut seen, "POST", wire::GIVE_BACK, &reply, 403);
 
     // The 404 lists the router's routes: the document's.
@@ -821,7 +814,7 @@ async fn every_reply_of_a_live_server_is_one_the_document_declares() {
     let reply = send(url, "GET", wire::READY, Some(ALL), None).await;
     conforms(&doc, &mut seen, "GET", wire::READY, &reply, 503);
     built.close().await;
-    let reply = send(url, "POST", wire::IDS, Some(SHOP), Some(ids("text", 1))).await;
+    let reply = send(url, "POST", wire::IDS, Some(SHOP), Some(&ids("text", 1))).await;
     conforms(&doc, &mut seen, "POST", wire::IDS, &reply, 503);
     server.stop().await;
 
@@ -849,39 +842,22 @@ async fn every_reply_of_a_live_server_is_one_the_document_declares() {
         let refused = |field: &str, n: u64| {
             json!({"scope": "shop", "sequence": "refused", field: n}).to_string()
         };
-        let reply = send(
-            url,
-            "POST",
-            wire::BLOCKS,
-            Some(SHOP),
-            Some(refused("size", 10)),
-        )
-        .await;
-        conforms(&doc, &mut seen, "POST", wire::BLOCKS, &reply, status);
-        let reply = send(
-            url,
-            "POST",
-            wire::IDS,
-            Some(SHOP),
-            Some(refused("count", 1)),
-        )
-        .await;
-        conforms(&doc, &mut seen, "POST", wire::IDS, &reply, status);
+        for (path, body) in [
+            (wire::BLOCKS, refused("size", 10)),
+            (wire::IDS, refused("count", 1)),
+        ] {
+            let reply = send(url, "POST", path, Some(SHOP), Some(&body)).await;
+            conforms(&doc, &mut seen, "POST", path, &reply, status);
+        }
         if status != 409 {
             // A give-back reaches the store only with a lease of a block it gave.
-            let reply = send(url, "POST", wire::BLOCKS, Some(SHOP), Some(shop(10))).await;
+            let reply = send(url, "POST", wire::BLOCKS, Some(SHOP), Some(&shop(10))).await;
             let block: BlockReply = serde_json::from_str(&reply.body).unwrap();
             let give_back = json!({"scope": "shop", "sequence": "orders", "lease": block.lease,
                 "era": block.era, "authority": block.authority, "start": block.start + 1,
-                "len": block.len - 1});
-            let reply = send(
-                url,
-                "POST",
-                wire::GIVE_BACK,
-                Some(SHOP),
-                Some(give_back.to_string()),
-            )
-            .await;
+                "len": block.len - 1})
+            .to_string();
+            let reply = send(url, "POST", wire::GIVE_BACK, Some(SHOP), Some(&give_back)).await;
             conforms(&doc, &mut seen, "POST", wire::GIVE_BACK, &reply, status);
         }
         server.stop().await;
@@ -908,7 +884,7 @@ async fn every_reply_of_a_live_server_is_one_the_document_declares() {
         ("POST", wire::GIVE_BACK, Some("{}".to_owned())),
         ("POST", wire::IDS, Some(ids("text", 1))),
     ] {
-        let reply = send(url, method, path, Some(ALL), body).await;
+        let reply = send(url, method, path, Some(ALL), body.as_deref()).await;
         conforms(&doc, &mut seen, method, path, &reply, 429);
     }
     server.stop().await;

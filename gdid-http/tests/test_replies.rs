@@ -8,7 +8,7 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use common::{ALL, client};
+use common::ALL;
 use gdid_engine::backend::numbering::NumberConflict;
 use gdid_engine::{Authority, AuthorityError, Block, MemoryAuthority};
 use serde_json::{Value, json};
@@ -36,14 +36,7 @@ impl Authority for Refusing {
 
 /// POSTs `body` to `path` with the all-scopes token: status, `Retry-After`, reply.
 async fn post(url: &str, path: &str, body: Value) -> (u16, Option<String>, Value) {
-    let reply = client()
-        .post(format!("{url}{path}"))
-        .bearer_auth(ALL)
-        .header("content-type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
+    let reply = common::post_json(url, path, ALL, &body).await;
     let status = reply.status().as_u16();
     let retry = reply
         .headers()
@@ -109,8 +102,7 @@ async fn refusals_are_answered_with_their_codes_and_without_the_stores_words() {
 
 #[tokio::test]
 async fn the_ids_route_answers_a_body_too_slow_408_and_allocates_nothing() {
-    let authority = Arc::new(MemoryAuthority::new(1));
-    let server = common::start(common::builder(authority.clone()).build(), None).await;
+    let (server, authority) = common::memory_server().await;
     let answer = common::answer_to_a_cut_off_body(server.addr, "/v1/ids", ALL).await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("\"timeout\""), "{answer}");
@@ -163,9 +155,9 @@ async fn metrics_need_their_permission_and_show_only_the_tokens_scopes() {
         .build();
     let server = common::start(built, None).await;
     let get = |token: &'static str| {
-        let url = format!("{}/v1/metrics", server.url);
+        let url = server.url.clone();
         async move {
-            let reply = client().get(url).bearer_auth(token).send().await.unwrap();
+            let reply = common::get(&url, "/v1/metrics", Some(token)).await;
             (reply.status().as_u16(), reply.text().await.unwrap())
         }
     };
@@ -187,12 +179,7 @@ async fn metrics_need_their_permission_and_show_only_the_tokens_scopes() {
 
 #[tokio::test]
 async fn a_token_over_its_rate_is_answered_429_and_allocates_nothing_while_others_are_served() {
-    let authority = Arc::new(MemoryAuthority::new(1));
-    let server = common::start(
-        common::builder(authority.clone()).rate_limit(3).build(),
-        None,
-    )
-    .await;
+    let (server, authority) = common::memory_server_with(|server| server.rate_limit(3)).await;
     let ask = json!({"scope": "shop", "sequence": "orders", "count": 1});
     for _ in 0..3 {
         let (status, _, reply) = post(&server.url, "/v1/ids", ask.clone()).await;
@@ -215,12 +202,7 @@ async fn a_token_over_its_rate_is_answered_429_and_allocates_nothing_while_other
         "the refused request allocated"
     );
     // Another token has a rate of its own.
-    let other = client()
-        .get(format!("{}/v1/authority", server.url))
-        .bearer_auth(common::SHOP)
-        .send()
-        .await
-        .unwrap();
+    let other = common::get(&server.url, "/v1/authority", Some(common::SHOP)).await;
     assert_eq!(other.status(), 200);
     server.stop().await;
 }

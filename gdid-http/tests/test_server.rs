@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{ALL, SHOP, memory_server};
+use common::{ALL, SHOP, get, memory_server};
 use gdid_core::Gdid;
 use gdid_engine::{Authority, MemoryAuthority};
 use gdid_http::wire::ErrorReply;
@@ -31,6 +31,13 @@ async fn post(url: &str, path: &str, token: Option<&str>, body: Vec<u8>) -> (u16
     )
 }
 
+/// POSTs a request for a block of `size` of `shop/orders` with `token`: the status and the JSON
+/// reply.
+async fn post_block(url: &str, token: &str, size: u64) -> (u16, Value) {
+    let body = json!({"scope": "shop", "sequence": "orders", "size": size});
+    post(url, "/v1/blocks", Some(token), bytes(body)).await
+}
+
 fn bytes(value: Value) -> Vec<u8> {
     serde_json::to_vec(&value).unwrap()
 }
@@ -42,9 +49,10 @@ fn code(reply: &Value) -> String {
     reply.error.code
 }
 
-/// Nothing was ever allocated from `authority`.
-fn nothing_allocated(authority: &MemoryAuthority) {
+/// Nothing was ever allocated from `authority`; then `server` stops.
+async fn stop_with_nothing_allocated(server: common::Running, authority: &MemoryAuthority) {
     assert_eq!(authority.allocations(), 0, "{:?}", authority.states());
+    server.stop().await;
 }
 
 #[tokio::test]
@@ -109,41 +117,20 @@ async fn ids_come_in_every_form_from_the_servers_own_generator() {
 #[tokio::test]
 async fn health_needs_no_token_and_everything_else_does() {
     let (server, authority) = memory_server().await;
-    let health = client()
-        .get(format!("{}/v1/health", server.url))
-        .send()
-        .await
-        .unwrap();
+    let health = get(&server.url, "/v1/health", None).await;
     assert_eq!(health.status(), 200);
     for path in ["/v1/ready", "/v1/authority", "/v1/metrics"] {
-        let response = client()
-            .get(format!("{}{path}", server.url))
-            .send()
-            .await
-            .unwrap();
+        let response = get(&server.url, path, None).await;
         assert_eq!(response.status(), 401, "{path}");
         assert!(response.headers().contains_key("www-authenticate"));
     }
-    let info: Value = client()
-        .get(format!("{}/v1/authority", server.url))
-        .bearer_auth(SHOP)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let info = get(&server.url, "/v1/authority", Some(SHOP)).await;
+    let info: Value = info.json().await.unwrap();
     assert_eq!(info["authority"], 1);
     assert_eq!(info["max_block"], 1_000_000);
-    let ready = client()
-        .get(format!("{}/v1/ready", server.url))
-        .bearer_auth(SHOP)
-        .send()
-        .await
-        .unwrap();
+    let ready = get(&server.url, "/v1/ready", Some(SHOP)).await;
     assert_eq!(ready.status(), 200);
-    nothing_allocated(&authority);
-    server.stop().await;
+    stop_with_nothing_allocated(server, &authority).await;
 }
 
 #[tokio::test]
@@ -201,8 +188,7 @@ async fn requests_without_a_good_token_for_the_scope_allocate_nothing() {
         .await
         .unwrap();
     assert_eq!(lower.status(), 200);
-    nothing_allocated(&authority);
-    server.stop().await;
+    stop_with_nothing_allocated(server, &authority).await;
 }
 
 #[tokio::test]
@@ -301,8 +287,7 @@ async fn bad_bodies_sizes_and_names_get_400_and_allocate_nothing() {
             "{path} {shown}: {message} should say {says}"
         );
     }
-    nothing_allocated(&authority);
-    server.stop().await;
+    stop_with_nothing_allocated(server, &authority).await;
 }
 
 #[tokio::test]
@@ -316,8 +301,7 @@ async fn a_body_over_the_limit_is_refused_unread() {
     let (status, reply) = post(&server.url, "/v1/blocks", Some(SHOP), huge.into_bytes()).await;
     assert_eq!(status, 413, "{reply}");
     assert_eq!(code(&reply), "too_large");
-    nothing_allocated(&authority);
-    server.stop().await;
+    stop_with_nothing_allocated(server, &authority).await;
 }
 
 #[tokio::test]
@@ -325,17 +309,11 @@ async fn unknown_routes_and_methods_are_refused() {
     let (server, authority) = memory_server().await;
     let (status, reply) = post(&server.url, "/v2/blocks", Some(SHOP), b"{}".to_vec()).await;
     assert_eq!((status, code(&reply).as_str()), (404, "not_found"));
-    let get = client()
-        .get(format!("{}/v1/blocks", server.url))
-        .bearer_auth(SHOP)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(get.status(), 405);
-    let reply: Value = get.json().await.unwrap();
+    let reply = get(&server.url, "/v1/blocks", Some(SHOP)).await;
+    assert_eq!(reply.status(), 405);
+    let reply: Value = reply.json().await.unwrap();
     assert_eq!(code(&reply), "method_not_allowed");
-    nothing_allocated(&authority);
-    server.stop().await;
+    stop_with_nothing_allocated(server, &authority).await;
 }
 
 #[tokio::test]
@@ -362,8 +340,7 @@ async fn a_client_too_slow_with_its_headers_is_cut_off() {
         answer.is_empty() || answer.starts_with("HTTP/1.1 408"),
         "{answer}"
     );
-    nothing_allocated(&authority);
-    server.stop().await;
+    stop_with_nothing_allocated(server, &authority).await;
 }
 
 #[tokio::test]
@@ -372,8 +349,7 @@ async fn a_client_too_slow_with_its_body_gets_408() {
     let answer = common::answer_to_a_cut_off_body(server.addr, "/v1/blocks", SHOP).await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("\"timeout\""), "{answer}");
-    nothing_allocated(&authority);
-    server.stop().await;
+    stop_with_nothing_allocated(server, &authority).await;
 }
 
 #[tokio::test]
@@ -382,13 +358,7 @@ async fn a_store_failure_is_503_without_the_stores_words() {
     let authority = Arc::new(FaultyAuthority::new(MemoryAuthority::new(2)));
     authority.set_down(true);
     let server = common::start(common::builder(authority.clone()).build(), None).await;
-    let (status, reply) = post(
-        &server.url,
-        "/v1/blocks",
-        Some(SHOP),
-        bytes(json!({"scope": "shop", "sequence": "orders", "size": 10})),
-    )
-    .await;
+    let (status, reply) = post_block(&server.url, SHOP, 10).await;
     assert_eq!(
         (status, code(&reply).as_str()),
         (503, "unavailable"),
@@ -396,13 +366,7 @@ async fn a_store_failure_is_503_without_the_stores_words() {
     );
     assert!(!reply.to_string().contains("injected"), "{reply}");
     authority.set_down(false);
-    let (status, reply) = post(
-        &server.url,
-        "/v1/blocks",
-        Some(SHOP),
-        bytes(json!({"scope": "shop", "sequence": "orders", "size": 10})),
-    )
-    .await;
+    let (status, reply) = post_block(&server.url, SHOP, 10).await;
     assert_eq!(status, 200, "{reply}");
     assert_eq!(reply["authority"], 2);
     server.stop().await;
@@ -417,15 +381,7 @@ async fn sigterm_lets_an_allocation_in_flight_finish() {
     );
     let server = common::start(common::builder(authority.clone()).build(), None).await;
     let url = server.url.clone();
-    let in_flight = tokio::spawn(async move {
-        post(
-            &url,
-            "/v1/blocks",
-            Some(SHOP),
-            bytes(json!({"scope": "shop", "sequence": "orders", "size": 10})),
-        )
-        .await
-    });
+    let in_flight = tokio::spawn(async move { post_block(&url, SHOP, 10).await });
     // The allocation has reached the store (300 ms from its answer) when the stop begins.
     while authority.attempts() == 0 {
         tokio::time::sleep(Duration::from_millis(1)).await;
@@ -438,13 +394,7 @@ async fn sigterm_lets_an_allocation_in_flight_finish() {
 
 /// POSTs a block request and returns the reply.
 async fn block(url: &str, token: &str, size: u64) -> Value {
-    let (status, reply) = post(
-        url,
-        "/v1/blocks",
-        Some(token),
-        bytes(json!({"scope": "shop", "sequence": "orders", "size": size})),
-    )
-    .await;
+    let (status, reply) = post_block(url, token, size).await;
     assert_eq!(status, 200, "{reply}");
     reply
 }
@@ -532,8 +482,7 @@ async fn only_the_client_holding_the_latest_lease_gives_a_tail_back() {
 
 #[tokio::test]
 async fn a_token_without_give_back_gets_no_lease_and_gives_nothing_back() {
-    let authority = Arc::new(MemoryAuthority::new(1));
-    let server = common::start(common::builder(authority.clone()).build(), None).await;
+    let (server, authority) = common::memory_server().await;
     let sent = block(&server.url, common::NO_GIVE_BACK, 100).await;
     assert!(sent.get("lease").is_none(), "{sent}");
     let (status, reply) = give_back(
@@ -562,13 +511,8 @@ async fn a_token_without_give_back_gets_no_lease_and_gives_nothing_back() {
 
 #[tokio::test]
 async fn the_ids_route_makes_room_only_by_closing_an_idle_generator_of_the_same_scope() {
-    let authority = Arc::new(MemoryAuthority::new(1));
     // 8 places, 2 of them at most for one scope.
-    let server = common::start(
-        common::builder(authority.clone()).max_sequences(8).build(),
-        None,
-    )
-    .await;
+    let (server, authority) = common::memory_server_with(|server| server.max_sequences(8)).await;
     let ask = |scope: &'static str, sequence: &'static str| {
         let url = server.url.clone();
         async move {
@@ -643,14 +587,8 @@ async fn an_idle_http2_connection_gives_its_place_up() {
 async fn a_second_spelling_is_a_final_refusal_on_the_ids_route() {
     let (server, authority) = memory_server().await;
     authority.allocate("shop", "Orders", 5).await.unwrap();
-    let reply = client()
-        .post(format!("{}/v1/ids", server.url))
-        .bearer_auth(ALL)
-        .header("content-type", "application/json")
-        .body(json!({"scope": "shop", "sequence": "orders", "count": 1}).to_string())
-        .send()
-        .await
-        .unwrap();
+    let ask = json!({"scope": "shop", "sequence": "orders", "count": 1});
+    let reply = common::post_json(&server.url, "/v1/ids", ALL, &ask).await;
     assert_eq!(reply.status(), 400);
     assert!(reply.headers().get("retry-after").is_none());
     let body: Value = serde_json::from_slice(&reply.bytes().await.unwrap()).unwrap();

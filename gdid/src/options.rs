@@ -91,9 +91,18 @@ pub struct OpenOptions {
     authority: Option<u8>,
     authorities: Option<Vec<u8>>,
     unnumbered: bool,
-    http_token: Option<String>,
-    http_roots: Vec<Vec<u8>>,
-    http_identity: Option<(Vec<u8>, Vec<u8>)>,
+    http: HttpClient,
+}
+
+/// How the client of `http://…` and `https://…` stores shows itself and whom it trusts.
+#[derive(Clone, Default)]
+struct HttpClient {
+    /// The bearer token.
+    token: Option<String>,
+    /// PEM certificates trusted beside the system's.
+    roots: Vec<Vec<u8>>,
+    /// The client's own PEM certificate chain and private key.
+    identity: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl std::fmt::Debug for OpenOptions {
@@ -105,9 +114,9 @@ impl std::fmt::Debug for OpenOptions {
             .field("authority", &self.authority)
             .field("authorities", &self.authorities)
             .field("unnumbered", &self.unnumbered)
-            .field("http_token", &self.http_token.as_ref().map(|_| "…"))
-            .field("http_roots", &self.http_roots.len())
-            .field("http_identity", &self.http_identity.is_some())
+            .field("http_token", &self.http.token.as_ref().map(|_| "…"))
+            .field("http_roots", &self.http.roots.len())
+            .field("http_identity", &self.http.identity.is_some())
             .finish()
     }
 }
@@ -219,14 +228,14 @@ impl OpenOptions {
     /// # }
     /// ```
     pub fn http_token(mut self, token: &str) -> Self {
-        self.http_token = Some(token.to_owned());
+        self.http.token = Some(token.to_owned());
         self
     }
 
     /// A PEM certificate to trust for `https://…` stores beside the system's (a private CA's,
     /// or a server's self-signed one). `SSL_CERT_FILE`, when set, replaces the system's.
     pub fn http_root_certificate_pem(mut self, pem: &[u8]) -> Self {
-        self.http_roots.push(pem.to_vec());
+        self.http.roots.push(pem.to_vec());
         self
     }
 
@@ -235,7 +244,7 @@ impl OpenOptions {
     /// named by the `GDID_TLS_CLIENT_CERT` and `GDID_TLS_CLIENT_KEY` environment variables, if
     /// both are.
     pub fn http_client_certificate_pem(mut self, chain_pem: &[u8], key_pem: &[u8]) -> Self {
-        self.http_identity = Some((chain_pem.to_vec(), key_pem.to_vec()));
+        self.http.identity = Some((chain_pem.to_vec(), key_pem.to_vec()));
         self
     }
 
@@ -454,9 +463,9 @@ impl OpenOptions {
             StoreKind::Http => crate::open_http::HttpBackend::open(
                 url,
                 &label,
-                self.http_token.as_deref(),
-                &self.http_roots,
-                self.http_identity.as_ref(),
+                self.http.token.as_deref(),
+                &self.http.roots,
+                self.http.identity.as_ref(),
             )?,
             #[allow(unreachable_patterns)] // only schemes of enabled features get here
             scheme => {

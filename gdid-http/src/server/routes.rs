@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use super::ids_body::ids_reply;
 use super::memory::ConnectionMemory;
 use super::tokens::Digest;
-use super::{ApiError, Grant, Scopes, Shared, Tokens};
+use super::{ApiError, Grant, Scopes, Shared};
 use crate::wire::{
     self, AllocateRequest, AuthorityInfo, BlockReply, GiveBackReply, GiveBackRequest, IdsReply,
     IdsRequest,
@@ -64,7 +64,7 @@ async fn openapi() -> Response {
 
 async fn ready(State(shared): AppState, headers: HeaderMap) -> Result<Response, ApiError> {
     let deadline = shared.deadline();
-    caller(&shared, &shared.tokens(), &headers)?;
+    caller(&shared, &headers)?;
     if let Some(check) = &shared.ready {
         let failure = match tokio::time::timeout_at(deadline, check()).await {
             Ok(Ok(())) => None,
@@ -83,7 +83,7 @@ async fn authority(
     State(shared): AppState,
     headers: HeaderMap,
 ) -> Result<Json<AuthorityInfo>, ApiError> {
-    caller(&shared, &shared.tokens(), &headers)?;
+    caller(&shared, &headers)?;
     Ok(Json(AuthorityInfo {
         authority: shared.authority.number(),
         max_block: shared.max_block,
@@ -98,20 +98,10 @@ async fn blocks(
     body: Body,
 ) -> Result<Json<BlockReply>, ApiError> {
     let deadline = shared.deadline();
-    let tokens = shared.tokens();
-    let (token, grant) = caller(&shared, &tokens, &headers)?;
+    let (token, grant) = caller(&shared, &headers)?;
     let request = AllocateRequest::decode(&read_body(&shared, body, deadline).await?)?;
     permit(&grant.scopes, &request.scope)?;
-    if request.size > shared.max_block {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "size_too_large",
-            format!(
-                "size: {} is above this server's largest block, {} (GET /v1/authority)",
-                request.size, shared.max_block
-            ),
-        ));
-    }
+    within_limit(&shared, Asked::Block(request.size))?;
     let allocation =
         shared
             .authority
@@ -138,8 +128,7 @@ async fn give_back(
     body: Body,
 ) -> Result<Json<GiveBackReply>, ApiError> {
     let deadline = shared.deadline();
-    let tokens = shared.tokens();
-    let (token, grant) = caller(&shared, &tokens, &headers)?;
+    let (token, grant) = caller(&shared, &headers)?;
     let (request, tail) = GiveBackRequest::decode(&read_body(&shared, body, deadline).await?)?;
     permit(&grant.scopes, &request.scope)?;
     if !grant.give_back.allows(&request.scope) {
@@ -178,20 +167,10 @@ async fn ids(
     body: Body,
 ) -> Result<Response, ApiError> {
     let deadline = shared.deadline();
-    let tokens = shared.tokens();
-    let (_, grant) = caller(&shared, &tokens, &headers)?;
+    let (_, grant) = caller(&shared, &headers)?;
     let request = IdsRequest::decode(&read_body(&shared, body, deadline).await?)?;
     permit(&grant.scopes, &request.scope)?;
-    if request.count > shared.max_count {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
-            format!(
-                "count: {} is above this server's largest count, {} (GET /v1/authority)",
-                request.count, shared.max_count
-            ),
-        ));
-    }
+    within_limit(&shared, Asked::Ids(request.count))?;
     // The reply's memory first: no id is issued that could not be sent.
     let size = IdsReply::size(request.form, request.count);
     let connection = connection.as_ref().map(|Extension(memory)| memory);
@@ -204,8 +183,7 @@ async fn ids(
 }
 
 async fn metrics(State(shared): AppState, headers: HeaderMap) -> Result<Response, ApiError> {
-    let tokens = shared.tokens();
-    let (_, grant) = caller(&shared, &tokens, &headers)?;
+    let (_, grant) = caller(&shared, &headers)?;
     if grant.metrics == Scopes::Only(Vec::new()) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
@@ -266,11 +244,7 @@ async fn method_not_allowed() -> ApiError {
 }
 
 /// Who sent the request: its bearer token's digest and scopes, if the token is within its rate.
-fn caller<'a>(
-    shared: &Shared,
-    tokens: &'a Tokens,
-    headers: &HeaderMap,
-) -> Result<(Digest, &'a Grant), ApiError> {
+fn caller(shared: &Shared, headers: &HeaderMap) -> Result<(Digest, Arc<Grant>), ApiError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Err(ApiError::unauthorized(
             "no bearer token: send `Authorization: Bearer TOKEN`",
@@ -284,7 +258,8 @@ fn caller<'a>(
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
         .map(|(_, token)| token.trim())
         .ok_or_else(|| ApiError::unauthorized("the Authorization header is not `Bearer TOKEN`"))?;
-    let (digest, grant) = tokens
+    let (digest, grant) = shared
+        .tokens()
         .caller(token)
         .ok_or_else(|| ApiError::unauthorized("the bearer token is not one this server accepts"))?;
     shared.rates.check(&digest)?;
@@ -302,6 +277,32 @@ fn permit(scopes: &Scopes, scope: &str) -> Result<(), ApiError> {
             format!("the bearer token may not use scope {scope:?}"),
         ))
     }
+}
+
+/// What a request asks of the server's own limits (`GET /v1/authority` shows them).
+enum Asked {
+    /// A block of this size.
+    Block(u64),
+    /// This many ids.
+    Ids(u64),
+}
+
+/// Whether `asked` is within the server's limits (400 beyond: `size_too_large` for a block).
+fn within_limit(shared: &Shared, asked: Asked) -> Result<(), ApiError> {
+    let (field, asked, largest, what, code) = match asked {
+        Asked::Block(size) => ("size", size, shared.max_block, "block", "size_too_large"),
+        Asked::Ids(count) => ("count", count, shared.max_count, "count", "bad_request"),
+    };
+    if asked <= largest {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::BAD_REQUEST,
+        code,
+        format!(
+            "{field}: {asked} is above this server's largest {what}, {largest} (GET /v1/authority)"
+        ),
+    ))
 }
 
 /// The whole body, at most the server's largest, before `deadline`.

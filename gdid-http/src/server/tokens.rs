@@ -22,6 +22,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 use gdid_engine::{NameKind, backend::validate_name};
 use ring::digest::{SHA256, digest};
@@ -46,7 +47,7 @@ pub const MIN_TOKEN_LEN: usize = 16;
 /// ```
 #[derive(Clone, Default)]
 pub struct Tokens {
-    by_hash: HashMap<Digest, Grant>,
+    by_hash: HashMap<Digest, Arc<Grant>>,
     /// How many were written in clear (not as `sha256:` digests).
     clear: usize,
 }
@@ -168,7 +169,7 @@ impl Tokens {
                     }
                 }
             }
-            if tokens.by_hash.insert(hash, grant).is_some() {
+            if tokens.by_hash.insert(hash, Arc::new(grant)).is_some() {
                 return Err(bad("the token is listed twice".into()));
             }
         }
@@ -194,9 +195,11 @@ impl Tokens {
     }
 
     /// The caller `token` is: its digest (who it is, without the secret) and what it may do.
-    pub(crate) fn caller(&self, token: &str) -> Option<(Digest, &Grant)> {
+    pub(crate) fn caller(&self, token: &str) -> Option<(Digest, Arc<Grant>)> {
         let digest = hash(token);
-        self.by_hash.get(&digest).map(|grant| (digest, grant))
+        self.by_hash
+            .get(&digest)
+            .map(|grant| (digest, grant.clone()))
     }
 
     /// Whether `token` is listed and may use `scope`.

@@ -36,6 +36,32 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
+/// `GET url path`, with `token` as a bearer token if any.
+pub async fn get(url: &str, path: &str, token: Option<&str>) -> reqwest::Response {
+    let mut request = client().get(format!("{url}{path}"));
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    request.send().await.unwrap()
+}
+
+/// `POST url path` of `body` as JSON, with `token` as a bearer token.
+pub async fn post_json(
+    url: &str,
+    path: &str,
+    token: &str,
+    body: &serde_json::Value,
+) -> reqwest::Response {
+    client()
+        .post(format!("{url}{path}"))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap()
+}
+
 /// A running server and how to stop it.
 pub struct Running {
     pub addr: SocketAddr,
@@ -86,8 +112,15 @@ pub async fn start(server: Server, tls: Option<Arc<rustls::ServerConfig>>) -> Ru
 
 /// A server of a fresh in-memory authority 1.
 pub async fn memory_server() -> (Running, Arc<MemoryAuthority>) {
+    memory_server_with(|server| server).await
+}
+
+/// A server of a fresh in-memory authority 1, set up by `configure` beyond [`builder`]'s.
+pub async fn memory_server_with(
+    configure: impl FnOnce(ServerBuilder) -> ServerBuilder,
+) -> (Running, Arc<MemoryAuthority>) {
     let authority = Arc::new(MemoryAuthority::new(1));
-    let running = start(builder(authority.clone()).build(), None).await;
+    let running = start(configure(builder(authority.clone())).build(), None).await;
     (running, authority)
 }
 
