@@ -94,10 +94,7 @@ pub enum SequencesCommand {
     /// generators and agents run.
     SkipWindows {
         #[command(flatten)]
-        store: StoreArg,
-        /// The sequence of the windows.
-        #[arg(long)]
-        sequence: String,
+        windows: WindowsArgs,
         /// How many values to skip above the high-water mark.
         #[arg(long, value_name = "N")]
         by: u64,
@@ -106,10 +103,7 @@ pub enum SequencesCommand {
     /// claims that hold the high-water mark are kept): a long-running shard does not slow down.
     PruneWindows {
         #[command(flatten)]
-        store: StoreArg,
-        /// The sequence of the windows.
-        #[arg(long)]
-        sequence: String,
+        windows: WindowsArgs,
         /// How many used-up windows to keep, the latest.
         #[arg(long, default_value_t = 10)]
         keep: u64,
@@ -132,6 +126,16 @@ pub struct NameArgs {
     scope: String,
     /// The sequence (think: a table).
     #[arg(long, default_value = "ids")]
+    sequence: String,
+}
+
+/// `--store URL --sequence Q`: the hi-lo windows of a sequence.
+#[derive(Debug, clap::Args)]
+pub struct WindowsArgs {
+    #[command(flatten)]
+    store: StoreArg,
+    /// The sequence of the windows.
+    #[arg(long)]
     sequence: String,
 }
 
@@ -204,19 +208,11 @@ pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), 
             }
             print(&found, json, out)
         }
-        SequencesCommand::PruneWindows {
-            store,
-            sequence,
-            keep,
-        } => {
-            let store = unnumbered(&store.url).await?;
-            let pruned = store.prune_windows(&sequence, keep).await?;
-            let label = store.label();
-            writeln!(
-                out,
-                "{label} {sequence}: {pruned} used-up window(s) deleted"
-            )?;
-            Ok(())
+        SequencesCommand::PruneWindows { windows, keep } => {
+            let store = unnumbered(&windows.store.url).await?;
+            let pruned = store.prune_windows(&windows.sequence, keep).await?;
+            let done = format!("{pruned} used-up window(s) deleted");
+            say(out, &store, &windows.sequence, &done)
         }
         SequencesCommand::Fence {
             store,
@@ -259,20 +255,13 @@ pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), 
             }
             Ok(())
         }
-        SequencesCommand::SkipWindows {
-            store,
-            sequence,
-            by,
-        } => {
-            let store = unnumbered(&store.url).await?;
-            let closed = store.skip_windows(&sequence, by).await?;
-            let label = store.label();
-            writeln!(
-                out,
-                "{label} {sequence}: {closed} open window(s) closed, {by} values skipped above \
-                 the high-water mark"
-            )?;
-            Ok(())
+        SequencesCommand::SkipWindows { windows, by } => {
+            let store = unnumbered(&windows.store.url).await?;
+            let closed = store.skip_windows(&windows.sequence, by).await?;
+            let done = format!(
+                "{closed} open window(s) closed, {by} values skipped above the high-water mark"
+            );
+            say(out, &store, &windows.sequence, &done)
         }
         SequencesCommand::SkipRanges {
             store,
@@ -281,12 +270,8 @@ pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), 
         } => {
             let store = unnumbered(&store.url).await?;
             let moved = store.skip_ranges(&sequence, by).await?;
-            let label = store.label();
-            writeln!(
-                out,
-                "{label} {sequence}: {moved} range(s) moved forward by {by} values"
-            )?;
-            Ok(())
+            let done = format!("{moved} range(s) moved forward by {by} values");
+            say(out, &store, &sequence, &done)
         }
         SequencesCommand::SetFloor {
             store,
@@ -317,6 +302,17 @@ pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), 
             Ok(())
         }
     }
+}
+
+/// Prints `LABEL SEQUENCE: DONE`, what a change did to a sequence of `store`.
+fn say(
+    out: &mut impl Write,
+    store: &Store,
+    sequence: &str,
+    done: &str,
+) -> Result<(), SequencesFailure> {
+    writeln!(out, "{} {sequence}: {done}", store.label())?;
+    Ok(())
 }
 
 /// Prints `sequences` as a table or as JSON.

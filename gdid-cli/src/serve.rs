@@ -239,6 +239,10 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
              cross the network in clear (give --tls-cert and --tls-key)"
         );
     }
+    // SIGTERM is listened for before the URL is printed: a script may send it as soon as it
+    // has read the URL.
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     // The URL on stdout, alone, for scripts (`--listen 127.0.0.1:0` picks the port).
     let mut out = io::stdout().lock();
     writeln!(out, "{scheme}://{address}")?;
@@ -251,9 +255,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     // The first signal stops gracefully; a second stops at once.
     let (first, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
-        stop_signal().await;
+        stop_signal(&mut terminate).await;
         let _ = first.send(());
-        stop_signal().await;
+        stop_signal(&mut terminate).await;
         eprintln!(
             "gdid serve: a second signal: stopped at once (ids in hand are lost, never issued \
              again)"
@@ -293,10 +297,8 @@ fn warn_of_exposed_tokens(path: &Path, clear: usize) {
     }
 }
 
-/// SIGTERM or Ctrl-C.
-async fn stop_signal() {
-    let mut terminate =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+/// SIGTERM (on `terminate`, when it could be listened for) or Ctrl-C.
+async fn stop_signal(terminate: &mut Option<tokio::signal::unix::Signal>) {
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = async {

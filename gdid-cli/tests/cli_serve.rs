@@ -7,9 +7,9 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
-use common::{KillOnDrop, gdid, gdid_with_env, stderr, stdout};
+use common::{KillOnDrop, first_line, gdid, gdid_with_env, stderr, stdout};
 use gdid::Gdid;
 
 const TOKEN: &str = "cli-serve-token-0123456789";
@@ -26,33 +26,38 @@ fn tokens_file(dir: &Path, text: &str) -> String {
     path.display().to_string()
 }
 
-/// `gdid serve ARGS` started, and the URL it printed.
+/// `gdid serve --store STORE --tokens TOKENS MORE`.
+fn serve_args<'a>(store: &'a str, tokens: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    [&["serve", "--store", store, "--tokens", tokens][..], more].concat()
+}
+
+/// `gdid ARGS` (a `gdid serve …`) started, its stderr kept for [`terminate`], and its URL.
 fn serve(args: &[&str]) -> (KillOnDrop, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gdid"))
-        .arg("serve")
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut url = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut url)
-        .unwrap();
-    (KillOnDrop(child), url.trim().to_owned())
+    common::serve(args, Stdio::piped())
 }
 
 /// `gdid serve --store STORE --tokens TOKENS --listen 127.0.0.1:0 MORE` started, and its URL.
 fn serve_on(store: &str, tokens: &str, more: &[&str]) -> (KillOnDrop, String) {
-    let args = [
-        "--store",
-        store,
-        "--tokens",
-        tokens,
-        "--listen",
-        "127.0.0.1:0",
-    ];
-    serve(&[&args[..], more].concat())
+    let more = [&["--listen", "127.0.0.1:0"][..], more].concat();
+    serve(&serve_args(store, tokens, &more))
+}
+
+/// Runs `gdid ARGS`: it must exit with status 2, say `says` on stderr and nothing on stdout.
+fn assert_refused(args: &[&str], says: &str) -> Output {
+    let output = gdid(args);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "{args:?}: {}",
+        stderr(&output)
+    );
+    assert!(
+        stderr(&output).contains(says),
+        "{args:?}: {}",
+        stderr(&output)
+    );
+    assert!(stdout(&output).is_empty(), "{args:?}: {}", stdout(&output));
+    output
 }
 
 /// SIGTERM, then what the server said on stderr; it must exit 0.
@@ -78,100 +83,40 @@ fn bad_options_and_files_are_refused_with_status_2() {
     let missing = dir.join("missing").display().to_string();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["serve", "--store", &store], "--tokens"),
+        (serve_args(&store, &missing, &[]), "--tokens"),
+        (serve_args(&store, &short, &[]), "tokens line 1"),
+        (serve_args("memory", &good, &[]), "in a database"),
         (
-            vec!["serve", "--store", &store, "--tokens", &missing],
-            "--tokens",
-        ),
-        (
-            vec!["serve", "--store", &store, "--tokens", &short],
-            "tokens line 1",
-        ),
-        (
-            vec!["serve", "--store", "memory", "--tokens", &good],
+            serve_args("http://127.0.0.1:1", &good, &[]),
             "in a database",
         ),
         (
-            vec!["serve", "--store", "http://127.0.0.1:1", "--tokens", &good],
-            "in a database",
-        ),
-        (
-            vec![
-                "serve",
-                "--store",
-                &store,
-                "--tokens",
-                &good,
-                "--tls-cert",
-                &good,
-            ],
+            serve_args(&store, &good, &["--tls-cert", &good]),
             "--tls-key",
         ),
         (
-            vec![
-                "serve",
-                "--store",
-                &store,
-                "--tokens",
-                &good,
-                "--tls-cert",
-                &good,
-                "--tls-key",
-                &good,
-            ],
+            serve_args(&store, &good, &["--tls-cert", &good, "--tls-key", &good]),
             "the certificate",
         ),
         (
-            vec![
-                "serve", "--store", &store, "--tokens", &good, "--listen", "nowhere",
-            ],
+            serve_args(&store, &good, &["--listen", "nowhere"]),
             "--listen",
         ),
+        (serve_args(&store, &good, &["--authority", "16"]), "16"),
         (
-            vec![
-                "serve",
-                "--store",
-                &store,
-                "--tokens",
-                &good,
-                "--authority",
-                "16",
-            ],
-            "16",
-        ),
-        (
-            vec![
-                "serve",
-                "--store",
-                &store,
-                "--tokens",
-                &good,
-                "--max-count",
-                "100001",
-            ],
+            serve_args(&store, &good, &["--max-count", "100001"]),
             "--max-count",
         ),
         (vec!["token", "--scopes", "shop,bad scope"], "--scopes"),
         (vec!["token"], "--scopes"),
     ];
     for (args, says) in cases {
-        let output = gdid(&args);
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            stderr(&output)
-        );
-        assert!(
-            stderr(&output).contains(says),
-            "{args:?}: {}",
-            stderr(&output)
-        );
+        let output = assert_refused(&args, says);
         assert!(
             !stderr(&output).contains("secret-but"),
             "{}",
             stderr(&output)
         );
-        assert!(stdout(&output).is_empty(), "{args:?}: {}", stdout(&output));
     }
 }
 
@@ -182,9 +127,7 @@ fn a_port_in_use_is_a_failure_not_bad_input() {
     let tokens = tokens_file(&dir, &format!("{TOKEN} *\n"));
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let address = taken.local_addr().unwrap().to_string();
-    let output = gdid(&[
-        "serve", "--store", &store, "--tokens", &tokens, "--listen", &address,
-    ]);
+    let output = gdid(&serve_args(&store, &tokens, &["--listen", &address]));
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("cannot listen"),
@@ -289,20 +232,15 @@ fn mutual_tls_with_the_client_certificate_from_the_environment() {
     );
     let store = gdid_testkit::sqlite_url("cli_serve_mtls");
     let tokens = tokens_file(&dir, &format!("{TOKEN} *\n"));
-    let (server, url) = serve(&[
+    let tls = [
         "--tls-client-ca",
         &ca_file,
-        "--store",
-        &store,
-        "--tokens",
-        &tokens,
-        "--listen",
-        "127.0.0.1:0",
         "--tls-cert",
         &cert,
         "--tls-key",
         &key,
-    ]);
+    ];
+    let (server, url) = serve_on(&store, &tokens, &tls);
     let url = url.replace("127.0.0.1", "localhost");
     let base = [("GDID_TOKEN", TOKEN), ("SSL_CERT_FILE", ca_file.as_str())];
     let with_certificate = [
@@ -343,6 +281,23 @@ fn get(url: &str, path: &str) -> (String, String) {
     (head.lines().next().unwrap().to_owned(), body.to_owned())
 }
 
+/// `count` ids of shop/`sequence` asked of the server at `url` (`POST /v1/ids`, with the token).
+fn ids(url: &str, sequence: &str, count: u64) -> Vec<String> {
+    let client = gdid::http::client::Remote::new(
+        url,
+        &gdid::http::client::RemoteOptions::default().token(TOKEN),
+    )
+    .unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let form = gdid::http::wire::IdForm::Text;
+    runtime
+        .block_on(client.ids("shop", sequence, count, form))
+        .unwrap()
+}
+
 #[test]
 fn metrics_readiness_and_a_graceful_stop() {
     let dir = folder("cli_serve_metrics");
@@ -351,19 +306,7 @@ fn metrics_readiness_and_a_graceful_stop() {
     let (server, url) = serve_on(&store, &tokens, &["--metrics", "--metrics-idle", "2"]);
     let (status, body) = get(&url, "/v1/ready");
     assert!(status.contains("200"), "{status}: {body}");
-    let client = gdid::http::client::Remote::new(
-        &url,
-        &gdid::http::client::RemoteOptions::default().token(TOKEN),
-    )
-    .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let ids = runtime
-        .block_on(client.ids("shop", "orders", 5, gdid::http::wire::IdForm::Text))
-        .unwrap();
-    assert_eq!(ids.len(), 5);
+    assert_eq!(ids(&url, "orders", 5).len(), 5);
     let (status, body) = get(&url, "/v1/metrics");
     assert!(status.contains("200"), "{status}");
     assert!(body.contains("gdid_ids_taken_total{"), "{body}");
@@ -405,14 +348,7 @@ fn token_scopes_cannot_smuggle_a_line_or_a_field() {
         "shop\t*",
         "shop\r",
     ] {
-        let made = gdid(&["token", "--scopes", scopes]);
-        assert_eq!(made.status.code(), Some(2), "{scopes:?}: {}", stdout(&made));
-        assert_eq!(stdout(&made), "", "{scopes:?}");
-        assert!(
-            stderr(&made).contains("--scopes holds"),
-            "{}",
-            stderr(&made)
-        );
+        assert_refused(&["token", "--scopes", scopes], "--scopes holds");
     }
 }
 
@@ -435,7 +371,7 @@ fn a_tokens_file_read_strictly_and_exposures_warned_of() {
         ),
     ] {
         let tokens = tokens_file(&dir, &text);
-        let refused = gdid(&["serve", "--store", &store, "--tokens", &tokens]);
+        let refused = gdid(&serve_args(&store, &tokens, &[]));
         assert_eq!(refused.status.code(), Some(2), "{text:?}");
         assert!(
             stderr(&refused).contains(says),
@@ -448,14 +384,7 @@ fn a_tokens_file_read_strictly_and_exposures_warned_of() {
     use std::os::unix::fs::PermissionsExt;
     let tokens = tokens_file(&dir, &format!("{TOKEN} shop\n"));
     std::fs::set_permissions(&tokens, std::fs::Permissions::from_mode(0o666)).unwrap();
-    let (server, _) = serve(&[
-        "--store",
-        &store,
-        "--tokens",
-        &tokens,
-        "--listen",
-        "0.0.0.0:0",
-    ]);
+    let (server, _) = serve(&serve_args(&store, &tokens, &["--listen", "0.0.0.0:0"]));
     let said = terminate(server);
     for warning in [
         "others may write it (mode 666)",
@@ -524,11 +453,7 @@ fn lock_sqlite(file: &str) -> KillOnDrop {
         .stdout(Stdio::piped())
         .spawn()
         .expect("python3");
-    let mut said = String::new();
-    BufReader::new(locker.stdout.take().unwrap())
-        .read_line(&mut said)
-        .unwrap();
-    assert_eq!(said.trim(), "locked");
+    assert_eq!(first_line(&mut locker), "locked");
     KillOnDrop(locker)
 }
 
@@ -539,23 +464,8 @@ fn server_with_a_stuck_store(name: &str) -> (KillOnDrop, KillOnDrop) {
     let store = gdid_testkit::sqlite_url(name);
     let tokens = tokens_file(&dir, &format!("{TOKEN} *\n"));
     let (server, url) = serve_on(&store, &tokens, &[]);
-    let client = gdid::http::client::Remote::new(
-        &url,
-        &gdid::http::client::RemoteOptions::default().token(TOKEN),
-    )
-    .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     for sequence in 0..10 {
-        let ids = runtime.block_on(client.ids(
-            "shop",
-            &format!("s{sequence}"),
-            2,
-            gdid::http::wire::IdForm::Text,
-        ));
-        assert_eq!(ids.unwrap().len(), 2);
+        assert_eq!(ids(&url, &format!("s{sequence}"), 2).len(), 2);
     }
     let lock = lock_sqlite(store.trim_start_matches("sqlite:"));
     (server, lock)

@@ -9,14 +9,14 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gdid::verify::Ledger;
 use gdid::{Gdid, Store};
-use gdid_testkit::{database, server, sqlite_url};
+use gdid_testkit::{database, processes, server, sqlite_url};
 
 const TEST: &str = "clients_never_repeat_an_id_while_a_server_is_killed_and_restarted";
 const TOKEN: &str = "serve-faults-token-0123456789";
@@ -38,29 +38,13 @@ impl Served {
     /// Starts `gdid serve` for `store` as authority `number` on `port` (0: any), and waits for
     /// the URL it prints.
     fn start(store: &str, number: u8, tokens: &Path, port: u16) -> Served {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_gdid"))
-            .args([
-                "serve",
-                "--store",
-                store,
-                "--authority",
-                &number.to_string(),
-            ])
-            .args(["--listen", &format!("127.0.0.1:{port}"), "--tokens"])
-            .arg(tokens)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("gdid serve runs");
-        let mut url = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut url)
-            .expect("reading the URL");
+        let (number, listen) = (number.to_string(), format!("127.0.0.1:{port}"));
+        let tokens = tokens.to_str().expect("a UTF-8 path");
+        let args = ["serve", "--store", store, "--authority", &number];
+        let args = [&args[..], &["--listen", &listen, "--tokens", tokens]].concat();
+        let (child, url) = common::serve(&args, Stdio::null());
         assert!(url.starts_with("http://"), "gdid serve printed {url:?}");
-        Served {
-            child: common::KillOnDrop(child),
-            url: url.trim().to_owned(),
-        }
+        Served { child, url }
     }
 
     fn port(&self) -> u16 {
@@ -81,14 +65,11 @@ impl Served {
 
 /// A client: the test executable again, as a worker of `urls`.
 fn client(urls: &str, scope: &str, start: &Path) -> Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", TEST, "--nocapture", "--test-threads=1"])
+    processes::rerun(TEST)
         .env("GDID_SERVE_CLIENT_URLS", urls)
         .env("GDID_SERVE_CLIENT_SCOPE", scope)
         .env("GDID_SERVE_CLIENT_START", start)
         .env("GDID_TOKEN", TOKEN)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
         .spawn()
         .unwrap()
 }

@@ -8,11 +8,10 @@ mod common;
 
 use std::io::Write;
 use std::net::SocketAddr;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use common::KillOnDrop;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpSocket, TcpStream};
 
@@ -123,23 +122,22 @@ async fn every_place_held_by(protocol: Protocol) {
     std::fs::create_dir_all(&dir).unwrap();
     let tokens = dir.join("tokens");
     std::fs::write(&tokens, format!("{TOKEN} shop\n")).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gdid"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--tokens"])
-        .arg(&tokens)
-        .args(["--store", &gdid_testkit::sqlite_url("cli_serve_memory")])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut url = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut url,
-    )
-    .unwrap();
-    let server = KillOnDrop(child);
+    let store = gdid_testkit::sqlite_url("cli_serve_memory");
+    let tokens = tokens.to_str().expect("a UTF-8 path");
+    let (server, url) = common::serve(
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--tokens",
+            tokens,
+            "--store",
+            &store,
+        ],
+        Stdio::null(),
+    );
     let pid = server.0.id();
-    let address: SocketAddr = url.trim().trim_start_matches("http://").parse().unwrap();
+    let address: SocketAddr = url.trim_start_matches("http://").parse().unwrap();
 
     // Every place, from as many addresses as the per-address cap asks.
     let mut holders = Vec::with_capacity(PLACES);

@@ -70,15 +70,23 @@ impl Worker {
     }
 }
 
+/// The test executable again, filtered to `test` alone, its stdout piped and its stderr
+/// dropped: a worker process, once its environment is set and it is spawned.
+pub fn rerun(test: &str) -> Command {
+    let mut worker = Command::new(std::env::current_exe().expect("the test executable"));
+    worker
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    worker
+}
+
 /// A worker of `test` on `url` and `scope`, waiting for the file `start`.
 fn spawn(test: &str, url: &str, scope: &str, start: &Path) -> Child {
-    Command::new(std::env::current_exe().expect("the test executable"))
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+    rerun(test)
         .env("GDID_WORKER_URL", url)
         .env("GDID_WORKER_SCOPE", scope)
         .env("GDID_WORKER_START", start)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
         .spawn()
         .expect("spawning a worker")
 }

@@ -2,7 +2,7 @@
 // Each test binary uses only some of these.
 #![allow(dead_code)]
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
@@ -58,6 +58,27 @@ pub fn stdout(output: &Output) -> &str {
 /// What the run printed on stderr.
 pub fn stderr(output: &Output) -> &str {
     std::str::from_utf8(&output.stderr).unwrap()
+}
+
+/// The first line `child` printed on its (piped) stdout, trimmed: read before it is waited on.
+pub fn first_line(child: &mut Child) -> String {
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("a piped stdout"))
+        .read_line(&mut line)
+        .expect("reading the first line");
+    line.trim().to_owned()
+}
+
+/// `gdid ARGS` (a `gdid serve …`) started, its stderr sent to `stderr`, and the URL it printed.
+pub fn serve(args: &[&str], stderr: Stdio) -> (KillOnDrop, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gdid"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .expect("the gdid binary runs");
+    let url = first_line(&mut child);
+    (KillOnDrop(child), url)
 }
 
 /// A child process (a `gdid serve`, say), killed if a failing test drops it still running.
