@@ -7,7 +7,7 @@ use gdid_engine::BlockGenerator;
 use hdrhistogram::Histogram;
 
 use crate::error::SetupError;
-use crate::row::{Outcome, Row, duplicates};
+use crate::row::{Outcome, Row, Timing, duplicates};
 
 /// What callers got while a fault ran.
 pub(crate) struct Calls {
@@ -105,9 +105,11 @@ impl Calls {
             caller_errors: self.errors,
             duplicates: duplicates(&self.ids),
             lost_to_gaps: 0,
-            recovery,
-            p999: Some(Duration::from_nanos(self.latency.value_at_quantile(0.999))),
-            slowest: Some(Duration::from_nanos(self.latency.max())),
+            timing: Timing {
+                recovery,
+                p999: Some(Duration::from_nanos(self.latency.value_at_quantile(0.999))),
+                slowest: Some(Duration::from_nanos(self.latency.max())),
+            },
         })
     }
 }

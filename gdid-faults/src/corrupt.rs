@@ -19,7 +19,7 @@ use gdid_engine::windows::{AgentError, WindowAgent, WindowGenerator, WindowShard
 use gdid_engine::{Authority, AuthorityError, BlockGenerator, Error, FailureCause, IdGenerator};
 
 use crate::error::SetupError;
-use crate::row::Row;
+use crate::row::{Row, Timing};
 
 /// How many times each case asks for an id from the corrupt data.
 pub const ASKS: usize = 3;
@@ -139,9 +139,7 @@ pub fn row(name: &str, outcomes: &[CaseOutcome]) -> Row {
         caller_errors: refused,
         duplicates: 0,
         lost_to_gaps: 0,
-        recovery: None,
-        p999: None,
-        slowest: None,
+        timing: Timing::UNMEASURED,
     }
 }
 

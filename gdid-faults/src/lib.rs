@@ -18,7 +18,7 @@ pub mod url;
 
 pub use error::SetupError;
 pub use proxy::FaultProxy;
-pub use row::{Outcome, Row, duplicates};
+pub use row::{Outcome, Row, Timing, duplicates};
 
 /// The `gdid` binary of this build: `GDID_BIN`, or `gdid` in the target folder of the running
 /// executable (`target/<profile>/` for a binary, `target/<profile>/deps/` for a test).

@@ -17,7 +17,7 @@ use gdid_engine::BlockGenerator;
 
 use crate::calls::Calls;
 use crate::error::SetupError;
-use crate::row::{Row, duplicates};
+use crate::row::{Row, Timing, duplicates};
 use crate::store;
 
 /// The shape of a load run.
@@ -332,9 +332,11 @@ fn outcome(
             // Every counter up to the highest issued was reserved by some process; the rest of
             // each process's blocks is left when it ends.
             lost_to_gaps: highest.saturating_sub(issued - duplicates),
-            recovery: None,
-            p999: nanos(|r| r.p999_nanos),
-            slowest: nanos(|r| r.slowest_nanos),
+            timing: Timing {
+                recovery: None,
+                p999: nanos(|r| r.p999_nanos),
+                slowest: nanos(|r| r.slowest_nanos),
+            },
         },
         round_trips_per_second,
         predicted,

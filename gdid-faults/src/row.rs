@@ -22,12 +22,28 @@ pub struct Row {
     pub duplicates: u64,
     /// Counter values reserved and never issued (crashes, abandoned blocks).
     pub lost_to_gaps: u64,
-    /// How long until service was back after the fault ended (or failover took), if measured.
+    /// How long service took to come back, and callers' latency: what was measured of them.
+    pub timing: Timing,
+}
+
+/// The times of a [`Row`], each `None` where the scenario does not measure it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timing {
+    /// How long until service was back after the fault ended (or failover took).
     pub recovery: Option<Duration>,
-    /// Callers' latency at the 99.9th percentile, if measured.
+    /// Callers' latency at the 99.9th percentile.
     pub p999: Option<Duration>,
-    /// The slowest call, if measured.
+    /// The slowest call.
     pub slowest: Option<Duration>,
+}
+
+impl Timing {
+    /// Nothing measured: a scenario that times neither service nor callers.
+    pub const UNMEASURED: Timing = Timing {
+        recovery: None,
+        p999: None,
+        slowest: None,
+    };
 }
 
 impl Row {
@@ -42,9 +58,9 @@ impl Row {
             self.caller_errors,
             self.duplicates,
             self.lost_to_gaps,
-            time(self.recovery),
-            time(self.p999),
-            time(self.slowest),
+            time(self.timing.recovery),
+            time(self.timing.p999),
+            time(self.timing.slowest),
         )
     }
 

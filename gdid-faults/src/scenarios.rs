@@ -12,7 +12,7 @@ use rand::Rng;
 use crate::calls::Calls;
 use crate::error::SetupError;
 use crate::proxy::FaultProxy;
-use crate::row::{Outcome, Row, duplicates};
+use crate::row::{Outcome, Row, Timing, duplicates};
 use crate::server::Server;
 use crate::store;
 use crate::url::ServerUrl;
@@ -166,9 +166,7 @@ pub fn crash_loop(gdid: &Path, name: &str, store: &str) -> Result<Row, SetupErro
         caller_errors: 0,
         duplicates,
         lost_to_gaps: highest.saturating_sub(issued - duplicates),
-        recovery: None,
-        p999: None,
-        slowest: None,
+        timing: Timing::UNMEASURED,
     })
 }
 

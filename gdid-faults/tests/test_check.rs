@@ -14,7 +14,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use gdid::{Durability, Store, Verdict};
+use gdid::{Durability, Setting, Store, Verdict};
 use gdid_faults::gdid_binary;
 use gdid_faults::server::{MariaDbReplicas, PostgresReplicas};
 
@@ -31,12 +31,14 @@ fn checked(url: &str) -> Durability {
         .unwrap_or_else(|e| panic!("checking {url}: {e}"))
 }
 
+/// The setting `name` of `report`, if it has one.
+fn setting<'a>(report: &'a Durability, name: &str) -> Option<&'a Setting> {
+    report.settings.iter().find(|setting| setting.name == name)
+}
+
 /// The verdict of setting `name` in `report`.
 fn verdict(report: &Durability, name: &str) -> Verdict {
-    report
-        .settings
-        .iter()
-        .find(|setting| setting.name == name)
+    setting(report, name)
         .unwrap_or_else(|| panic!("no setting {name} in\n{report}"))
         .verdict
 }
@@ -47,8 +49,7 @@ fn report_once(url: &str, name: &str, value: &str) -> Durability {
     let started = Instant::now();
     loop {
         let report = checked(url);
-        let now = report.settings.iter().find(|setting| setting.name == name);
-        if now.is_some_and(|setting| setting.value.starts_with(value)) {
+        if setting(&report, name).is_some_and(|setting| setting.value.starts_with(value)) {
             return report;
         }
         assert!(
@@ -148,12 +149,11 @@ fn postgres_crash_settings_and_standbys() {
     // The failover issue's reproduction: an asynchronous streaming standby.
     let standby = pg.add_standby(0).expect("a standby");
     let report = report_once(&url, "standbys", "walreceiver async");
-    assert_eq!(verdict(&report, "standbys"), Verdict::LostOnFailover);
-    assert_eq!(
-        verdict(&report, "synchronous_standby_names"),
-        Verdict::LostOnFailover
-    );
-    command_names_risk(&url, &["standbys", "synchronous_standby_names"]);
+    let asynchronous = ["standbys", "synchronous_standby_names"];
+    for name in asynchronous {
+        assert_eq!(verdict(&report, name), Verdict::LostOnFailover, "{name}");
+    }
+    command_names_risk(&url, &asynchronous);
     // The standby itself cannot be judged: its primary decides.
     let on_standby = checked(&pg.url(standby));
     assert_eq!(
@@ -210,21 +210,14 @@ fn mariadb_crash_settings_replication_and_semi_sync() {
         "SET GLOBAL rpl_semi_sync_slave_enabled = ON; STOP SLAVE IO_THREAD; START SLAVE IO_THREAD",
     );
     let report = report_once(&primary, "replicas", "1 connected, all acknowledging");
-    assert_eq!(
-        verdict(&report, "rpl_semi_sync_master_wait_point"),
-        Verdict::LostOnFailover
-    );
-    assert_eq!(
-        verdict(&report, "rpl_semi_sync_master_timeout"),
-        Verdict::LostOnFailover
-    );
-    command_names_risk(
-        &primary,
-        &[
-            "rpl_semi_sync_master_wait_point",
-            "rpl_semi_sync_master_timeout",
-        ],
-    );
+    let falling_back = [
+        "rpl_semi_sync_master_wait_point",
+        "rpl_semi_sync_master_timeout",
+    ];
+    for name in falling_back {
+        assert_eq!(verdict(&report, name), Verdict::LostOnFailover, "{name}");
+    }
+    command_names_risk(&primary, &falling_back);
 
     // AFTER_SYNC, waiting a day rather than falling back: safe.
     sql(

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use gdid::verify;
 use gdid::{BlockGenerator, Gdid, IdOrder, OpenOptions, Store};
-use gdid_faults::server::{MariaDbReplicas, PostgresReplicas, Replicas};
+use gdid_faults::server::{MariaDbReplicas, Postgres, PostgresReplicas, Replicas};
 use gdid_faults::url::ServerUrl;
 use gdid_faults::{FaultProxy, gdid_binary};
 use tokio::runtime::Runtime;
@@ -691,6 +691,12 @@ where
     }
 }
 
+/// The bench of `test` (whose `setup` is said) on a PostgreSQL primary and one standby, or
+/// `None` when PostgreSQL is not installed here.
+fn postgres_bench(test: &'static str, setup: &'static str) -> Option<Bench<Postgres>> {
+    postgres(1).map(|postgres| Bench::new(postgres, test, setup))
+}
+
 // ----------------------------------------------------------------------------------------------
 // The scenarios
 // ----------------------------------------------------------------------------------------------
@@ -741,15 +747,13 @@ fn mariadb_failover_to_a_lagging_replica_repeats_no_id() {
 
 #[test]
 fn fifty_clients_racing_the_first_allocation_after_promotion_repeat_nothing() {
-    let Some(postgres) = postgres(1) else {
-        return;
-    };
-    let mut bench = Bench::new(
-        postgres,
+    let Some(mut bench) = postgres_bench(
         "fifty_clients_racing_the_first_allocation_after_promotion_repeat_nothing",
         "primary + async standby stopped (lagging); primary killed, standby promoted; \
          50 stores allocate at once",
-    );
+    ) else {
+        return;
+    };
     bench.next("orders", 3);
     bench.replicas.lag(1);
     bench.next_three_times("orders");
@@ -813,15 +817,13 @@ async fn open_patiently(url: &str) -> Result<Store, String> {
 
 #[test]
 fn a_standby_that_never_received_the_counter_row_repeats_nothing() {
-    let Some(postgres) = postgres(1) else {
-        return;
-    };
-    let mut bench = Bench::new(
-        postgres,
+    let Some(mut bench) = postgres_bench(
         "a_standby_that_never_received_the_counter_row_repeats_nothing",
         "store in use (another sequence) when the standby stopped; the sequence's first ids \
          on the primary only; primary killed, standby promoted",
-    );
+    ) else {
+        return;
+    };
     bench.next("warm-up", 3);
     bench.replicas.lag(1);
     bench.next("orders", 3);
@@ -834,14 +836,12 @@ fn a_standby_that_never_received_the_counter_row_repeats_nothing() {
 
 #[test]
 fn a_standby_that_never_received_the_authority_record_refuses_without_authority() {
-    let Some(postgres) = postgres(1) else {
-        return;
-    };
-    let mut bench = Bench::new(
-        postgres,
+    let Some(mut bench) = postgres_bench(
         "a_standby_that_never_received_the_authority_record_refuses_without_authority",
         "standby stopped before the store's first use; primary killed, standby promoted",
-    );
+    ) else {
+        return;
+    };
     bench.replicas.lag(1);
     bench.next("orders", 3);
     bench.next_three_times("orders");
@@ -871,15 +871,13 @@ fn a_standby_that_never_received_the_authority_record_refuses_without_authority(
 
 #[test]
 fn two_sequences_where_one_allocates_first_after_promotion_repeat_nothing() {
-    let Some(postgres) = postgres(1) else {
-        return;
-    };
-    let mut bench = Bench::new(
-        postgres,
+    let Some(mut bench) = postgres_bench(
         "two_sequences_where_one_allocates_first_after_promotion_repeat_nothing",
         "two sequences; standby stopped (lagging); primary killed, standby promoted; one \
          sequence allocates first",
-    );
+    ) else {
+        return;
+    };
     bench.next("orders", 3);
     bench.next("invoices", 3);
     bench.replicas.lag(1);
@@ -1025,15 +1023,13 @@ impl Drop for Served {
 
 #[test]
 fn gdid_serve_in_front_of_a_failing_over_postgres_repeats_nothing() {
-    let Some(postgres) = postgres(1) else {
-        return;
-    };
-    let mut bench = Bench::new(
-        postgres,
+    let Some(mut bench) = postgres_bench(
         "gdid_serve_in_front_of_a_failing_over_postgres_repeats_nothing",
         "gdid serve on the relay; standby stopped (lagging); primary killed, standby promoted; \
          only the server's clients issue",
-    );
+    ) else {
+        return;
+    };
     let served = Served::start(&bench.url);
     let token = served.token_arg();
     let next = |run: &Run, count| run.next(&served.url, "orders", count, &[&token]);

@@ -71,7 +71,10 @@ fn a_stopped_database_is_invisible_within_the_cover_and_a_typed_error_beyond_it(
         for outcome in &outcomes {
             let row = &outcome.row;
             assert_eq!(row.duplicates, 0, "{row}");
-            assert!(row.recovery.is_some(), "service did not resume: {row}");
+            assert!(
+                row.timing.recovery.is_some(),
+                "service did not resume: {row}"
+            );
         }
         let row = &within.row;
         assert_eq!(row.caller_errors, 0, "{row}");
@@ -86,7 +89,10 @@ fn a_stopped_database_is_invisible_within_the_cover_and_a_typed_error_beyond_it(
         );
         // The error comes within the request timeout (2 s): gdid-engine's tests prove that on a
         // paused clock. Here only a hang is caught: a call 5 times longer.
-        assert!(row.slowest.unwrap() < Duration::from_secs(10), "{row}");
+        assert!(
+            row.timing.slowest.unwrap() < Duration::from_secs(10),
+            "{row}"
+        );
     }
     // The machine's own servers were never stopped: the same processes are still there.
     let after = machine_servers();
@@ -133,7 +139,7 @@ fn a_store_that_goes_down_is_failed_over_and_used_again_when_back() {
     assert_eq!(row.duplicates, 0, "{row}");
     assert_eq!(row.caller_errors, 0, "{row}");
     // PostgreSQL's authority served while MariaDB was down (the recovery is only measured then).
-    assert!(row.recovery.is_some(), "{row}");
+    assert!(row.timing.recovery.is_some(), "{row}");
     // MariaDB served again once back (the scenario waits up to 15 s for it: a hang bound).
     assert!(!row.done.contains("more than 15 s"), "{row}");
 }

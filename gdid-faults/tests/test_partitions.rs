@@ -292,19 +292,14 @@ struct Outcome {
     back_on_server_1_ms: Option<u128>,
 }
 
-/// Applies `fault`, holds it for [`HOLD`], heals it, and waits for the client to be back on
-/// server 1.
-fn run_fault(
-    setup: &Setup,
-    fault: &'static str,
-    apply: impl Fn(&Setup),
-    heal: impl Fn(&Setup),
-) -> Outcome {
+/// Puts `fault` in place (`put(setup, true)`), holds it for [`HOLD`], heals it
+/// (`put(setup, false)`), and waits for the client to be back on server 1.
+fn run_fault(setup: &Setup, fault: &'static str, put: impl Fn(&Setup, bool)) -> Outcome {
     let from = unix_ms();
-    apply(setup);
+    put(setup, true);
     std::thread::sleep(HOLD);
     let healed = unix_ms();
-    heal(setup);
+    put(setup, false);
     let back = setup.back_on_server_1(healed);
     let got = setup.since(from);
     let mut longest_wait_ms = 0;
@@ -326,6 +321,11 @@ fn run_fault(
     }
 }
 
+/// The fault of [`run_fault`] that cuts the link `tag` of namespace `host` (down while it is put).
+fn cut<'a>(host: &'a str, tag: &'a str) -> impl Fn(&Setup, bool) + 'a {
+    move |s, cut| s.net.set_up(Some(host), tag, !cut).unwrap()
+}
+
 #[test]
 fn partitions_issue_no_id_twice_and_the_client_never_fails() {
     let Some(setup) = Setup::start(PostgresReplicas::installed()) else {
@@ -339,30 +339,14 @@ fn partitions_issue_no_id_twice_and_the_client_never_fails() {
     let (c, [s1, _]) = (setup.client_host.clone(), setup.server_hosts.clone());
 
     let outcomes = [
-        run_fault(
-            &setup,
-            "client cut from server 1",
-            |s| s.net.set_up(Some(&c), "c1", false).unwrap(),
-            |s| s.net.set_up(Some(&c), "c1", true).unwrap(),
-        ),
-        run_fault(
-            &setup,
-            "server 1 paused (SIGSTOP) 6 s",
-            |s| signal(&s.servers[0].0, "STOP"),
-            |s| signal(&s.servers[0].0, "CONT"),
-        ),
-        run_fault(
-            &setup,
-            "server 1 cut from PostgreSQL",
-            |s| s.net.set_up(Some(&s1), "s1d", false).unwrap(),
-            |s| s.net.set_up(Some(&s1), "s1d", true).unwrap(),
-        ),
-        run_fault(
-            &setup,
-            "200 ms delay, 20 % loss to both",
-            |s| s.relay("degrade 200 20"),
-            |s| s.relay("clear"),
-        ),
+        run_fault(&setup, "client cut from server 1", cut(&c, "c1")),
+        run_fault(&setup, "server 1 paused (SIGSTOP) 6 s", |s, paused| {
+            signal(&s.servers[0].0, if paused { "STOP" } else { "CONT" });
+        }),
+        run_fault(&setup, "server 1 cut from PostgreSQL", cut(&s1, "s1d")),
+        run_fault(&setup, "200 ms delay, 20 % loss to both", |s, degraded| {
+            s.relay(if degraded { "degrade 200 20" } else { "clear" });
+        }),
     ];
     let all = setup.since(0);
     drop(setup);

@@ -153,6 +153,14 @@ impl SqlAuthority {
             .await?;
         Ok(lineage.as_ref())
     }
+
+    /// The store, with its server's lineage ([`SqlAuthority::lineage`]).
+    async fn on_server(&self) -> Counters<counters::OnServer<'_>> {
+        Ok(counters::OnServer {
+            store: &self.store,
+            lineage: self.lineage().await?,
+        })
+    }
 }
 
 /// What the statements of `counters.rs` return.
@@ -180,23 +188,19 @@ impl CounterStore for SqlAuthority {
         size: i64,
         at: Allocations,
     ) -> Counters<Option<[StoredInt; 2]>> {
-        let lineage = self.lineage().await?;
-        counters::advance(&self.store, lineage, key, size, at).await
+        counters::advance(self.on_server().await?, key, size, at).await
     }
 
     async fn raise(&self, key: &CounterKey<'_>, era: i64, next: i64) -> Counters<bool> {
-        let lineage = self.lineage().await?;
-        counters::raise(&self.store, lineage, key, era, next).await
+        counters::raise(self.on_server().await?, key, era, next).await
     }
 
     async fn lower(&self, key: &CounterKey<'_>, era: i64, from: i64, to: i64) -> Counters<bool> {
-        let lineage = self.lineage().await?;
-        counters::lower(&self.store, lineage, key, era, from, to).await
+        counters::lower(self.on_server().await?, key, era, from, to).await
     }
 
     async fn lineage(&self, key: &CounterKey<'_>) -> Counters<Lineage> {
-        let lineage = SqlAuthority::lineage(self).await?;
-        counters::lineage_of(&self.store, lineage, key).await
+        counters::lineage_of(self.on_server().await?, key).await
     }
 
     async fn records(&self) -> Counters<Vec<StoredCounter>> {

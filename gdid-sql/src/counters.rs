@@ -120,6 +120,14 @@ fn named_row(authority: &dyn std::fmt::Display, scope: &str, sequence: &str) -> 
     format!("the gdid_counters row (authority {authority}, scope {scope:?}, sequence {sequence:?})")
 }
 
+/// The store, and the lineage of its server when it keeps one: what the statements that move a
+/// row, or judge its lineage, are run on.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OnServer<'a> {
+    pub(crate) store: &'a SqlStore,
+    pub(crate) lineage: Option<&'a LineageSql>,
+}
+
 /// Moves the row of `key` forward by `size`: the new `(era, next_counter)`, or `None` when no
 /// row an authority could have written matched (none, or a corrupt one, left as it is). With the
 /// server's `lineage`, the same statement moves a row of another lineage to a new era (see
@@ -130,8 +138,7 @@ fn named_row(authority: &dyn std::fmt::Display, scope: &str, sequence: &str) -> 
 /// [`AuthorityError::Corrupt`] for a value the row cannot hold or that cannot be decoded;
 /// the driver's errors as [`driver_error`] sorts them.
 pub(crate) async fn advance(
-    store: &SqlStore,
-    lineage: Option<&LineageSql>,
+    OnServer { store, lineage }: OnServer<'_>,
     key: &CounterKey<'_>,
     size: i64,
     at: Allocations,
@@ -241,8 +248,7 @@ pub(crate) async fn advance(
 /// Whether the row of `key` is of the lineage of the server (see
 /// [`CounterStore::lineage`](gdid_engine::backend::CounterStore::lineage)).
 pub(crate) async fn lineage_of(
-    store: &SqlStore,
-    lineage: Option<&LineageSql>,
+    OnServer { store, lineage }: OnServer<'_>,
     key: &CounterKey<'_>,
 ) -> Result<Lineage, AuthorityError> {
     let Some(lineage) = lineage else {
@@ -352,8 +358,7 @@ pub(crate) async fn create_row(
 /// Raises the row of `key` to `era`, `next` when it holds valid values below them: whether a
 /// row matched (see [`CounterStore::raise`]).
 pub(crate) async fn raise(
-    store: &SqlStore,
-    lineage: Option<&LineageSql>,
+    OnServer { store, lineage }: OnServer<'_>,
     key: &CounterKey<'_>,
     era: i64,
     next: i64,
@@ -387,8 +392,7 @@ pub(crate) async fn raise(
 /// Moves the row of `key` back from `from` to `to` while it holds exactly `era`, `from`: whether
 /// a row matched (see [`CounterStore::lower`]).
 pub(crate) async fn lower(
-    store: &SqlStore,
-    lineage: Option<&LineageSql>,
+    OnServer { store, lineage }: OnServer<'_>,
     key: &CounterKey<'_>,
     era: i64,
     from: i64,

@@ -14,7 +14,7 @@ use gdid_engine::backend::lineage::{FENCE_EPOCH_UNIX, seconds_now};
 use gdid_engine::backend::{CounterKey, CounterStore, StoredInt, numbering::COUNTER_KEY};
 use gdid_engine::windows::{WindowGenerator, WindowShard};
 use gdid_engine::{
-    Authority, AuthorityError, Block, CounterState,
+    Authority, Block, CounterState,
     backend::{CounterRow, raise_floor},
 };
 use gdid_engine::{Error as IdError, IdGenerator, Pick, RangeLayout};
@@ -26,6 +26,27 @@ fn servers() -> Vec<(&'static str, String)> {
         .into_iter()
         .filter(|(dialect, _)| *dialect != "sqlite")
         .collect()
+}
+
+/// An authority on each server that keeps lineages, with a fresh scope named after `test`.
+async fn authorities(test: &str) -> Vec<(&'static str, SqlAuthority, String)> {
+    let mut opened = Vec::new();
+    for (dialect, url) in servers() {
+        let authority = SqlAuthority::open(&url).await.unwrap();
+        opened.push((dialect, authority, fresh_scope(test)));
+    }
+    opened
+}
+
+/// Asserts that `refused` (an authority's error, or a generator's: an authority's refusal is the
+/// generator's) refuses rows last moved by another server, with a remedy saying each of `says`.
+fn assert_switched(dialect: &str, refused: impl Into<IdError>, says: &[&str]) {
+    let refused = refused.into();
+    assert!(
+        matches!(&refused, IdError::Switched { remedy, .. }
+            if says.iter().all(|said| remedy.contains(said))),
+        "{dialect}: {refused}"
+    );
 }
 
 /// Makes the row of (`key`, `scope`, `sequence`) look last moved by another server.
@@ -40,11 +61,19 @@ async fn moved_elsewhere(store: &SqlStore, key: u8, scope: &str, sequence: &str)
     .await;
 }
 
+/// Makes the rows of `sequence` in `table` (its ranges or its windows) look last moved by another
+/// server.
+async fn rows_moved_elsewhere(store: &SqlStore, table: &str, sequence: &str) {
+    execute(
+        store,
+        format!("UPDATE {table} SET lineage = 'another server' WHERE sequence_name = '{sequence}'"),
+    )
+    .await;
+}
+
 #[tokio::test]
 async fn a_row_of_another_server_moves_to_a_new_era_in_the_reserving_statement() {
-    for (dialect, url) in servers() {
-        let authority = SqlAuthority::open(&url).await.unwrap();
-        let scope = fresh_scope("lineage_era");
+    for (dialect, authority, scope) in authorities("lineage_era").await {
         let before = authority.allocate(&scope, "q", 10).await.unwrap();
         assert_eq!(before.era(), 0, "{dialect}: a fresh row starts at era 0");
         let again = authority.allocate(&scope, "q", 10).await.unwrap();
@@ -77,20 +106,15 @@ async fn a_row_of_another_server_moves_to_a_new_era_in_the_reserving_statement()
 
 #[tokio::test]
 async fn a_second_lineage_change_within_a_minute_is_refused_not_another_era() {
-    for (dialect, url) in servers() {
-        let authority = SqlAuthority::open(&url).await.unwrap();
-        let scope = fresh_scope("lineage_flap");
+    for (dialect, authority, scope) in authorities("lineage_flap").await {
         authority.allocate(&scope, "q", 5).await.unwrap();
         moved_elsewhere(authority.store(), authority.number(), &scope, "q").await;
         let fenced = authority.allocate(&scope, "q", 5).await.unwrap();
         moved_elsewhere(authority.store(), authority.number(), &scope, "q").await;
         let refused = authority.allocate(&scope, "q", 5).await.unwrap_err();
-        assert!(
-            matches!(&refused, AuthorityError::Switched { remedy, .. }
-                if remedy.contains("less than 60 s ago") && remedy.contains("point it at one primary")),
-            "{dialect}: {refused}"
-        );
         assert!(refused.is_retryable(), "another authority may serve");
+        let says = ["less than 60 s ago", "point it at one primary"];
+        assert_switched(dialect, refused, &says);
         // Nothing moved: the record waits for its minute to pass.
         let key = CounterKey::new(authority.number(), &scope, "q");
         let row = authority.read(&key).await.unwrap().unwrap();
@@ -105,18 +129,12 @@ async fn a_second_lineage_change_within_a_minute_is_refused_not_another_era() {
 
 #[tokio::test]
 async fn a_one_at_a_time_counter_of_another_server_refuses_until_its_floor_is_raised() {
-    for (dialect, url) in servers() {
-        let authority = SqlAuthority::open(&url).await.unwrap();
-        let scope = fresh_scope("lineage_counter");
+    for (dialect, authority, scope) in authorities("lineage_counter").await {
         let first = authority.reserve_counter(&scope, "c", 3).await.unwrap();
         assert_eq!(first.start(), 1, "{dialect}");
         moved_elsewhere(authority.store(), COUNTER_KEY, &scope, "c").await;
         let refused = authority.reserve_counter(&scope, "c", 1).await.unwrap_err();
-        assert!(
-            matches!(&refused, AuthorityError::Switched { remedy, .. }
-                if remedy.contains("gdid sequences set-floor --counter")),
-            "{dialect}: {refused}"
-        );
+        assert_switched(dialect, refused, &["gdid sequences set-floor --counter"]);
         // The operator's floor adopts the server's lineage: values from it on.
         let key = CounterKey::new(COUNTER_KEY, &scope, "c");
         let floor = CounterState {
@@ -131,9 +149,7 @@ async fn a_one_at_a_time_counter_of_another_server_refuses_until_its_floor_is_ra
 
 #[tokio::test]
 async fn a_give_back_to_a_row_of_another_server_takes_nothing_back() {
-    for (dialect, url) in servers() {
-        let authority = SqlAuthority::open(&url).await.unwrap();
-        let scope = fresh_scope("lineage_give_back");
+    for (dialect, authority, scope) in authorities("lineage_give_back").await {
         let block = authority.allocate(&scope, "q", 10).await.unwrap();
         let tail = Block::new(block.era(), block.authority(), block.start() + 4, 6).unwrap();
         moved_elsewhere(authority.store(), authority.number(), &scope, "q").await;
@@ -146,9 +162,7 @@ async fn a_give_back_to_a_row_of_another_server_takes_nothing_back() {
 
 #[tokio::test]
 async fn a_row_without_lineage_on_a_server_never_promoted_keeps_its_era() {
-    for (dialect, url) in servers() {
-        let authority = SqlAuthority::open(&url).await.unwrap();
-        let scope = fresh_scope("lineage_legacy");
+    for (dialect, authority, scope) in authorities("lineage_legacy").await {
         authority.allocate(&scope, "q", 5).await.unwrap();
         // A row of before lineages were kept.
         execute(
@@ -171,17 +185,10 @@ async fn a_range_of_another_server_refuses_until_the_ranges_skip_ahead() {
             .await
             .unwrap();
         let before = counter.next_id().await.unwrap();
-        execute(
-            &store,
-            format!("UPDATE gdid_ranges SET lineage = 'another server' WHERE sequence_name = '{sequence}'"),
-        )
-        .await;
+        rows_moved_elsewhere(&store, "gdid_ranges", &sequence).await;
         let refused = counter.next_id().await.unwrap_err();
-        assert!(
-            matches!(&refused, IdError::Switched { remedy, .. }
-                if remedy.contains(&format!("gdid sequences skip-ranges --sequence {sequence} --by N"))),
-            "{dialect}: {refused}"
-        );
+        let remedy = format!("gdid sequences skip-ranges --sequence {sequence} --by N");
+        assert_switched(dialect, refused, &[&remedy]);
         assert_eq!(
             SqlShardedCounter::skip(&store, &sequence, 500)
                 .await
@@ -208,19 +215,12 @@ async fn windows_of_another_server_refuse_until_skipped_past() {
         let generator =
             WindowGenerator::new(vec![(url.clone(), store.clone())], &sequence, 10).unwrap();
         let before = generator.next_id().await.unwrap();
-        execute(
-            &store,
-            format!("UPDATE gdid_windows SET lineage = 'another server' WHERE sequence_name = '{sequence}'"),
-        )
-        .await;
+        rows_moved_elsewhere(&store, "gdid_windows", &sequence).await;
         let fresh =
             WindowGenerator::new(vec![(url.clone(), store.clone())], &sequence, 10).unwrap();
         let refused = fresh.next_id().await.unwrap_err();
-        assert!(
-            matches!(&refused, IdError::Switched { remedy, .. }
-                if remedy.contains(&format!("gdid sequences skip-windows --store URL --sequence {sequence}"))),
-            "{dialect}: {refused}"
-        );
+        let remedy = format!("gdid sequences skip-windows --store URL --sequence {sequence}");
+        assert_switched(dialect, refused, &[&remedy]);
         assert_eq!(
             store.skip(&sequence, 5_000).await.unwrap(),
             Some(1),

@@ -20,6 +20,8 @@
 
 use std::time::Duration;
 
+#[cfg(feature = "metrics")]
+use metrics::{Counter, Gauge, Histogram, counter, gauge, histogram};
 use tracing::warn;
 
 use super::super::authority::Block;
@@ -40,7 +42,7 @@ pub(super) struct Runway {
     scope: String,
     sequence: String,
     #[cfg(feature = "metrics")]
-    handles: handles::Handles,
+    handles: Handles,
 }
 
 impl Runway {
@@ -51,7 +53,7 @@ impl Runway {
             scope: scope.to_owned(),
             sequence: sequence.to_owned(),
             #[cfg(feature = "metrics")]
-            handles: handles::Handles::new(scope, sequence, authorities),
+            handles: Handles::new(scope, sequence, authorities),
         }
     }
 
@@ -90,13 +92,7 @@ impl Runway {
 
     /// The cover now: the ids in hand at the recent rate; warned about under `warning`.
     pub(super) fn cover(&self, ids_in_hand: u64, rate: Option<f64>, warning: Duration) {
-        let Some(rate) = rate.filter(|r| *r > 0.0) else {
-            return;
-        };
-        let seconds = ids_in_hand as f64 / rate;
-        #[cfg(feature = "metrics")]
-        self.handles.cover.set(seconds);
-        if seconds < warning.as_secs_f64() {
+        if let Some(seconds) = self.lasting(Lasting::Cover, ids_in_hand as f64, rate, warning) {
             warn!(
                 scope = %self.scope,
                 sequence = %self.sequence,
@@ -115,13 +111,7 @@ impl Runway {
         self.handles.space_used.set(used);
         #[cfg(not(feature = "metrics"))]
         let _ = used;
-        let Some(rate) = rate.filter(|r| *r > 0.0) else {
-            return;
-        };
-        let seconds = left / rate;
-        #[cfg(feature = "metrics")]
-        self.handles.space_left.set(seconds);
-        if seconds < warning.as_secs_f64() {
+        if let Some(seconds) = self.lasting(Lasting::SpaceLeft, left, rate, warning) {
             warn!(
                 scope = %self.scope,
                 sequence = %self.sequence,
@@ -131,66 +121,95 @@ impl Runway {
             );
         }
     }
+
+    /// How long `amount` of `what` lasts at the recent `rate`, in seconds, set on its gauge:
+    /// `Some` when that is under `warning`. Nothing while the rate is unknown (or zero).
+    fn lasting(
+        &self,
+        what: Lasting,
+        amount: f64,
+        rate: Option<f64>,
+        warning: Duration,
+    ) -> Option<f64> {
+        let seconds = amount / rate.filter(|r| *r > 0.0)?;
+        #[cfg(feature = "metrics")]
+        self.handles.lasting(what).set(seconds);
+        #[cfg(not(feature = "metrics"))]
+        let _ = what;
+        (seconds < warning.as_secs_f64()).then_some(seconds)
+    }
+}
+
+/// What [`Runway::lasting`] measures, each on a gauge of its own.
+#[derive(Debug, Clone, Copy)]
+enum Lasting {
+    /// The ids in hand (`gdid_cover_seconds`).
+    Cover,
+    /// The counters left in the sequence's space (`gdid_counter_space_seconds_left`).
+    SpaceLeft,
+}
+
+/// Per authority: requests by outcome, their latency, failovers.
+#[cfg(feature = "metrics")]
+struct Handles {
+    taken: Counter,
+    block_size: Gauge,
+    cover: Gauge,
+    space_used: Gauge,
+    space_left: Gauge,
+    failovers: Vec<Counter>,
+    allocations: Vec<[(Counter, Histogram); 2]>,
 }
 
 #[cfg(feature = "metrics")]
-mod handles {
-    use std::time::Duration;
-
-    use metrics::{Counter, Gauge, Histogram, counter, gauge, histogram};
-
-    /// Per authority: requests by outcome, their latency, failovers.
-    pub(super) struct Handles {
-        pub(super) taken: Counter,
-        pub(super) block_size: Gauge,
-        pub(super) cover: Gauge,
-        pub(super) space_used: Gauge,
-        pub(super) space_left: Gauge,
-        pub(super) failovers: Vec<Counter>,
-        allocations: Vec<[(Counter, Histogram); 2]>,
+impl Handles {
+    fn new(scope: &str, sequence: &str, authorities: &[u8]) -> Self {
+        let (scope, sequence) = (scope.to_owned(), sequence.to_owned());
+        let labels = [("scope", scope.clone()), ("sequence", sequence.clone())];
+        let of_authority = |number: u8| {
+            [
+                ("scope", scope.clone()),
+                ("sequence", sequence.clone()),
+                ("authority", number.to_string()),
+            ]
+        };
+        let outcome = |number: u8, outcome: &'static str| {
+            let mut labels = of_authority(number).to_vec();
+            labels.push(("outcome", outcome.to_owned()));
+            (
+                counter!("gdid_allocations_total", &labels),
+                histogram!("gdid_allocation_seconds", &labels),
+            )
+        };
+        Handles {
+            taken: counter!("gdid_ids_taken_total", &labels),
+            block_size: gauge!("gdid_block_size", &labels),
+            cover: gauge!("gdid_cover_seconds", &labels),
+            space_used: gauge!("gdid_counter_space_used_ratio", &labels),
+            space_left: gauge!("gdid_counter_space_seconds_left", &labels),
+            failovers: authorities
+                .iter()
+                .map(|&n| counter!("gdid_failovers_total", &of_authority(n)))
+                .collect(),
+            allocations: authorities
+                .iter()
+                .map(|&n| [outcome(n, "ok"), outcome(n, "error")])
+                .collect(),
+        }
     }
 
-    impl Handles {
-        pub(super) fn new(scope: &str, sequence: &str, authorities: &[u8]) -> Self {
-            let (scope, sequence) = (scope.to_owned(), sequence.to_owned());
-            let labels = [("scope", scope.clone()), ("sequence", sequence.clone())];
-            let of_authority = |number: u8| {
-                [
-                    ("scope", scope.clone()),
-                    ("sequence", sequence.clone()),
-                    ("authority", number.to_string()),
-                ]
-            };
-            let outcome = |number: u8, outcome: &'static str| {
-                let mut labels = of_authority(number).to_vec();
-                labels.push(("outcome", outcome.to_owned()));
-                (
-                    counter!("gdid_allocations_total", &labels),
-                    histogram!("gdid_allocation_seconds", &labels),
-                )
-            };
-            Handles {
-                taken: counter!("gdid_ids_taken_total", &labels),
-                block_size: gauge!("gdid_block_size", &labels),
-                cover: gauge!("gdid_cover_seconds", &labels),
-                space_used: gauge!("gdid_counter_space_used_ratio", &labels),
-                space_left: gauge!("gdid_counter_space_seconds_left", &labels),
-                failovers: authorities
-                    .iter()
-                    .map(|&n| counter!("gdid_failovers_total", &of_authority(n)))
-                    .collect(),
-                allocations: authorities
-                    .iter()
-                    .map(|&n| [outcome(n, "ok"), outcome(n, "error")])
-                    .collect(),
-            }
+    /// The gauge of `what`.
+    fn lasting(&self, what: Lasting) -> &Gauge {
+        match what {
+            Lasting::Cover => &self.cover,
+            Lasting::SpaceLeft => &self.space_left,
         }
+    }
 
-        pub(super) fn allocation(&self, i: usize, elapsed: Duration, ok: bool) {
-            let (requests, latency) = &self.allocations[i][usize::from(!ok)];
-            requests.increment(1);
-            latency.record(elapsed.as_secs_f64());
-        }
+    fn allocation(&self, i: usize, elapsed: Duration, ok: bool) {
+        let (requests, latency) = &self.allocations[i][usize::from(!ok)];
+        requests.increment(1);
+        latency.record(elapsed.as_secs_f64());
     }
 }
 

@@ -370,15 +370,13 @@ mod tests {
         s.semi_sync_enabled = true;
         s.semi_sync_clients = 1;
         let report = judge_mysql(&s);
-        assert_eq!(verdict_of(&report, "replicas"), Verdict::LostOnFailover);
-        assert_eq!(
-            verdict_of(&report, "rpl_semi_sync_master_wait_point"),
-            Verdict::LostOnFailover
-        );
-        assert_eq!(
-            verdict_of(&report, "rpl_semi_sync_master_timeout"),
-            Verdict::LostOnFailover
-        );
+        for name in [
+            "replicas",
+            "rpl_semi_sync_master_wait_point",
+            "rpl_semi_sync_master_timeout",
+        ] {
+            assert_eq!(verdict_of(&report, name), Verdict::LostOnFailover, "{name}");
+        }
         s.semi_sync_clients = 2;
         s.semi_sync_wait_point = "AFTER_SYNC".into();
         s.semi_sync_timeout_ms = SEMI_SYNC_PATIENT_MS;

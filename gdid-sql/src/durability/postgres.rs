@@ -263,14 +263,13 @@ mod tests {
             judge_postgres(&s)
         };
         let asynchronous = with("", "on", &["async"]);
-        assert_eq!(
-            verdict_of(&asynchronous, "standbys"),
-            Verdict::LostOnFailover
-        );
-        assert_eq!(
-            verdict_of(&asynchronous, "synchronous_standby_names"),
-            Verdict::LostOnFailover
-        );
+        for name in ["standbys", "synchronous_standby_names"] {
+            assert_eq!(
+                verdict_of(&asynchronous, name),
+                Verdict::LostOnFailover,
+                "{name}"
+            );
+        }
         assert!(with("*", "on", &["sync"]).is_safe());
         assert!(with("*", "remote_apply", &["sync"]).is_safe());
         assert_eq!(
