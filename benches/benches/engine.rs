@@ -226,9 +226,5 @@ fn per_id(c: &mut Criterion) {
     }
 }
 
-criterion_group! {
-    name = engine;
-    config = gdid_benches::criterion(3);
-    targets = per_id
-}
+criterion_group!(name = engine; config = gdid_benches::criterion(3); targets = per_id);
 criterion_main!(engine);

@@ -163,9 +163,5 @@ fn round_trip(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group! {
-    name = http;
-    config = gdid_benches::criterion(5);
-    targets = round_trip
-}
+criterion_group!(name = http; config = gdid_benches::criterion(5); targets = round_trip);
 criterion_main!(http);

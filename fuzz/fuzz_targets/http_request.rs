@@ -84,7 +84,6 @@ fn check_block(data: &[u8], request: &AllocateRequest) {
         request,
         AllocateRequest::decode,
         &Ok(request.clone()),
-        |e| IdsRequest::decode(e).is_ok() || GiveBackRequest::decode(e).is_ok(),
     );
 }
 
@@ -109,13 +108,7 @@ fn check_ids(data: &[u8], request: &IdsRequest) {
         Some(value) => assert_eq!(*value, Value::from(form), "{body:?}"),
     }
 
-    check_written_back(
-        &body,
-        request,
-        IdsRequest::decode,
-        &Ok(request.clone()),
-        |e| AllocateRequest::decode(e).is_ok() || GiveBackRequest::decode(e).is_ok(),
-    );
+    check_written_back(&body, request, IdsRequest::decode, &Ok(request.clone()));
 }
 
 fn check_give_back(data: &[u8], request: &GiveBackRequest, tail: Block) {
@@ -152,19 +145,16 @@ fn check_give_back(data: &[u8], request: &GiveBackRequest, tail: Block) {
     );
 
     let decoded = Ok((request.clone(), tail));
-    check_written_back(&body, request, GiveBackRequest::decode, &decoded, |e| {
-        AllocateRequest::decode(e).is_ok() || IdsRequest::decode(e).is_ok()
-    });
+    check_written_back(&body, request, GiveBackRequest::decode, &decoded);
 }
 
 /// `request`, written back by serde_json (compact and pretty), is read by `decode` as `decoded`,
-/// and by no other decoder (`read_as_another`).
+/// and by no other decoder.
 fn check_written_back<R: serde::Serialize + Debug, D: PartialEq + Debug>(
     body: &str,
     request: &R,
     decode: impl Fn(&[u8]) -> D,
     decoded: &D,
-    read_as_another: impl Fn(&[u8]) -> bool,
 ) {
     for encoded in [
         serde_json::to_vec(request).expect("a request always serializes"),
@@ -176,10 +166,13 @@ fn check_written_back<R: serde::Serialize + Debug, D: PartialEq + Debug>(
             "{request:?} written as {:?} from {body:?}",
             String::from_utf8_lossy(&encoded)
         );
-        assert!(
-            !read_as_another(&encoded),
-            "{request:?} read as another request"
-        );
+        let accepted = [
+            AllocateRequest::decode(&encoded).is_ok(),
+            IdsRequest::decode(&encoded).is_ok(),
+            GiveBackRequest::decode(&encoded).is_ok(),
+        ];
+        let readers = accepted.into_iter().filter(|&ok| ok).count();
+        assert_eq!(readers, 1, "{request:?} read as another request");
     }
 }
 

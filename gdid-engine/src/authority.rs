@@ -404,6 +404,16 @@ pub trait DynAuthority: Send + Sync + 'static {
     fn give_back_boxed<'a>(&'a self, scope: &'a str, seq: &'a str, tail: Block) -> Boxed<'a, bool>;
 }
 
+/// An authority shows its number and label.
+impl std::fmt::Debug for dyn DynAuthority {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DynAuthority")
+            .field("number", &self.number())
+            .field("label", &self.label())
+            .finish()
+    }
+}
+
 /// What the methods of [`DynAuthority`] return: the answer of an [`Authority`], boxed.
 type Boxed<'a, T> = BoxFuture<'a, Result<T, AuthorityError>>;
 

@@ -1,6 +1,7 @@
 //! [`Backend`]: what each kind of store does for a [`Store`](crate::Store), implemented once per
 //! kind (`database.rs` for SQL and MongoDB stores, `memory.rs`) and held as `Arc<dyn Backend>`,
 //! so that the store's methods never ask which kind it is.
+#![cfg(feature = "engine")]
 
 use std::fmt;
 use std::sync::Arc;
@@ -15,6 +16,13 @@ use gdid_engine::{
 
 use crate::error::DriverError;
 use crate::shard::StoreShard;
+
+/// What a [`Backend`] does for a strategy of some stores only: `None` when this store does not
+/// do it, or the work to await.
+pub(crate) type Done<'a, T> = Option<BoxFuture<'a, Result<T, DriverError>>>;
+
+/// The sharded counter a [`Backend`] makes, when it keeps ranges.
+pub(crate) type Sharded<'a> = Done<'a, SharedIdGenerator<u64>>;
 
 /// A store connected (or, for a failover store that is down, set up to connect on first use),
 /// its schema created where it could be: every strategy it hands out.
@@ -32,12 +40,7 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug {
 
     /// The sharded counter of `sequence`, its layout created if missing; `None` (the default)
     /// when the store keeps no ranges.
-    fn sharded<'a>(
-        &'a self,
-        sequence: &'a str,
-        layout: RangeLayout,
-        pick: Pick,
-    ) -> Option<BoxFuture<'a, Result<SharedIdGenerator<u64>, DriverError>>> {
+    fn sharded<'a>(&'a self, sequence: &'a str, layout: RangeLayout, pick: Pick) -> Sharded<'a> {
         let _ = (sequence, layout, pick);
         None
     }
@@ -45,11 +48,7 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug {
     /// Moves every range of `sequence` forward by `by` values, as after a failover or a restore
     /// (`gdid_sql::SqlShardedCounter::skip`): how many ranges moved. `None` (the default) when
     /// the store keeps no ranges whose server can switch under them.
-    fn skip_ranges<'a>(
-        &'a self,
-        sequence: &'a str,
-        by: u64,
-    ) -> Option<BoxFuture<'a, Result<u64, DriverError>>> {
+    fn skip_ranges<'a>(&'a self, sequence: &'a str, by: u64) -> Done<'a, u64> {
         let _ = (sequence, by);
         None
     }

@@ -15,7 +15,7 @@ use gdid_engine::{
     backend::{BoxFuture, CounterKey, CounterRow, CounterStore, raise_floor},
 };
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Done, Sharded};
 use crate::error::DriverError;
 use crate::shard::StoreShard;
 
@@ -113,23 +113,14 @@ impl<S: Driver> Backend for Database<S> {
         Arc::new(OneAtATime::new(row, scope, sequence))
     }
 
-    fn sharded<'a>(
-        &'a self,
-        sequence: &'a str,
-        layout: RangeLayout,
-        pick: Pick,
-    ) -> Option<BoxFuture<'a, Result<SharedIdGenerator<u64>, DriverError>>> {
+    fn sharded<'a>(&'a self, sequence: &'a str, layout: RangeLayout, pick: Pick) -> Sharded<'a> {
         Some(Box::pin(async move {
             let ids = self.store.sharded(sequence, layout, pick).await?;
             Ok(Arc::new(ids) as SharedIdGenerator<u64>)
         }))
     }
 
-    fn skip_ranges<'a>(
-        &'a self,
-        sequence: &'a str,
-        by: u64,
-    ) -> Option<BoxFuture<'a, Result<u64, DriverError>>> {
+    fn skip_ranges<'a>(&'a self, sequence: &'a str, by: u64) -> Done<'a, u64> {
         Some(self.store.skip_ranges(sequence, by))
     }
 

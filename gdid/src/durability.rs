@@ -1,4 +1,5 @@
 //! [`Store::check`]: whether a store's acknowledged blocks survive a crash and a failover.
+#![cfg(feature = "engine")]
 
 use gdid_engine::durability::Durability;
 

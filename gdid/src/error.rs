@@ -1,5 +1,6 @@
 //! [`StoreError`]: why [`Store::open`](crate::Store::open) or one of the strategies of a store
 //! could not be set up.
+#![cfg(feature = "engine")]
 
 use gdid_engine::windows::AgentError;
 use gdid_engine::{AuthorityError, ErrorKind};

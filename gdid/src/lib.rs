@@ -54,42 +54,41 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(missing_docs, missing_debug_implementations)]
 
-/// `$item`s, each only with the engine.
-macro_rules! with_engine {
-    ($($item:item)*) => { $(#[cfg(feature = "engine")] $item)* };
-}
-
 // Everything that issues ids needs the engine (feature `engine`, which every store feature
-// turns on); without it this crate is the value type and its codecs alone.
-with_engine! {
-    mod backend;
-    mod durability;
-    mod error;
-    mod memory;
-    mod options;
-    mod scheme;
-    mod sequences;
-    mod shard;
-    mod store;
-    mod stores;
-    mod url;
+// turns on); without it this crate is the value type and its codecs alone. Each of these
+// modules says so once, at its top: `#![cfg(feature = "engine")]`.
+mod backend;
+mod durability;
+mod error;
+mod memory;
+mod options;
+mod scheme;
+mod sequences;
+mod shard;
+mod store;
+mod stores;
+mod url;
 
-    pub use error::StoreError;
-    pub use gdid_engine::durability::{Durability, Setting, Verdict};
-    pub use options::OpenOptions;
-    pub use scheme::StoreKind;
-    pub use sequences::{FenceScope, Fenced};
-    pub use shard::{ShardError, StoreShard};
-    pub use store::Store;
-    pub use stores::Stores;
+#[cfg(feature = "engine")]
+pub use crate::{
+    error::StoreError,
+    options::OpenOptions,
+    scheme::StoreKind,
+    sequences::{FenceScope, Fenced},
+    shard::{ShardError, StoreShard},
+    store::Store,
+    stores::Stores,
+};
+#[cfg(feature = "engine")]
+pub use gdid_engine::durability::{Durability, Setting, Verdict};
+// What a user of generators names most (the rest is in `engine`).
+#[cfg(feature = "engine")]
+pub use gdid_engine::{
+    Authority, AuthorityError, BlockGenerator, BlockGeneratorBuilder, DynIdGenerator, Error,
+    GeneratorConfig, IdBatch, IdGenerator, IdOrder, MemoryAuthority, Pick, Preference, RangeLayout,
+    SharedIdGenerator, redact,
+};
 
-    // What a user of generators names most (the rest is in `engine`).
-    pub use gdid_engine::{
-        Authority, AuthorityError, BlockGenerator, BlockGeneratorBuilder, DynIdGenerator, Error,
-        GeneratorConfig, IdBatch, IdGenerator, IdOrder, MemoryAuthority, Pick, Preference,
-        RangeLayout, SharedIdGenerator, redact,
-    };
-}
 #[cfg(feature = "blocking")]
 pub mod blocking;
 #[cfg(any(

@@ -1,4 +1,5 @@
 //! `memory:` stores: in this process only, for tests and examples, as a [`Backend`].
+#![cfg(feature = "engine")]
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};

@@ -1,5 +1,6 @@
 //! [`OpenOptions`]: how [`Store::options`](crate::Store::options) opens a store, or several as
 //! one generator's authorities ([`Stores`](crate::Stores)).
+#![cfg(feature = "engine")]
 
 use std::sync::Arc;
 

@@ -1,4 +1,5 @@
 //! The one list of store URL schemes, and the kind of store each names.
+#![cfg(feature = "engine")]
 
 /// The kind of store a URL names, from its scheme: what [`Store::open`](crate::Store::open)
 /// would open, found without opening it.

@@ -3,6 +3,7 @@
 //! after a restore ([`Store::fence`]). The rules are the engine's
 //! (`gdid::engine::backend::raise_floor`, `gdid::engine::sequences`,
 //! `gdid::engine::backend::lineage`).
+#![cfg(feature = "engine")]
 
 use gdid_engine::backend::lineage::{fence_era, seconds_now};
 use gdid_engine::backend::numbering::COUNTER_KEY;

@@ -1,5 +1,6 @@
 //! [`StoreShard`]: any store as a shard of hi-lo windows, so that one window agent or window
 //! generator serves stores of every kind.
+#![cfg(feature = "engine")]
 
 use std::fmt;
 use std::sync::Arc;

@@ -1,6 +1,8 @@
 //! [`Store`]: any store opened from its URL, and every strategy it hands out. How to open one, or
 //! several as one generator's authorities, is [`OpenOptions`](crate::OpenOptions) (`options.rs`,
 //! with `Store::open`).
+#![cfg(feature = "engine")]
+
 use std::sync::Arc;
 
 use gdid_engine::windows::WindowShard;
@@ -28,7 +30,7 @@ use crate::shard::StoreShard;
 /// # Ok(())
 /// # }
 /// ```
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Store {
     label: String,
     number: Option<u8>,
@@ -248,16 +250,6 @@ impl Store {
         let prepared = WindowShard::prepare(&shard).await;
         prepared.map_err(|e| window_error(strategy, sequence, &shard, e))?;
         Ok(shard)
-    }
-}
-
-impl std::fmt::Debug for Store {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Store")
-            .field("label", &self.label)
-            .field("number", &self.number)
-            .field("backend", &self.backend)
-            .finish_non_exhaustive()
     }
 }
 

@@ -1,4 +1,5 @@
 //! [`Stores`]: several stores opened as the authorities of one generator.
+#![cfg(feature = "engine")]
 
 use std::sync::Arc;
 

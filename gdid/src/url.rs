@@ -1,4 +1,5 @@
 //! Which kind of store a URL names, and whether this build can open it.
+#![cfg(feature = "engine")]
 
 use crate::error::StoreError;
 use crate::scheme::{MEMORY, PREFIXES, StoreKind};
