@@ -101,14 +101,6 @@ impl RangeStore for &Memory {
         "fuzz"
     }
 
-    fn range_record(&self, range: i64) -> String {
-        format!("record {range}")
-    }
-
-    fn layout_record(&self) -> String {
-        "the layout record".into()
-    }
-
     async fn take(&self, range: u32, n: u64) -> Result<Option<u64>, Error> {
         let mut rows = self.rows.lock().unwrap();
         let Some((next, max)) = rows.get_mut(&i64::from(range)) else {

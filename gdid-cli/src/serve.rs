@@ -239,10 +239,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
              cross the network in clear (give --tls-cert and --tls-key)"
         );
     }
-    // SIGTERM is listened for before the URL is printed: a script may send it as soon as it
-    // has read the URL.
-    let mut terminate =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    // SIGTERM and SIGINT are listened for before the URL is printed: a script may send one as
+    // soon as it has read the URL.
+    let mut signals = StopSignals::listen();
     // The URL on stdout, alone, for scripts (`--listen 127.0.0.1:0` picks the port).
     let mut out = io::stdout().lock();
     writeln!(out, "{scheme}://{address}")?;
@@ -255,9 +254,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     // The first signal stops gracefully; a second stops at once.
     let (first, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
-        stop_signal(&mut terminate).await;
+        signals.next().await;
         let _ = first.send(());
-        stop_signal(&mut terminate).await;
+        signals.next().await;
         eprintln!(
             "gdid serve: a second signal: stopped at once (ids in hand are lost, never issued \
              again)"
@@ -297,16 +296,36 @@ fn warn_of_exposed_tokens(path: &Path, clear: usize) {
     }
 }
 
-/// SIGTERM (on `terminate`, when it could be listened for) or Ctrl-C.
-async fn stop_signal(terminate: &mut Option<tokio::signal::unix::Signal>) {
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = async {
-            match terminate.as_mut() {
-                Some(signal) => { signal.recv().await; }
+/// The signals that stop the server, SIGTERM and SIGINT (Ctrl-C), listened for from the moment
+/// they are made (each one that could be).
+struct StopSignals {
+    terminate: Option<tokio::signal::unix::Signal>,
+    interrupt: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignals {
+    fn listen() -> StopSignals {
+        use tokio::signal::unix::{SignalKind, signal};
+        StopSignals {
+            terminate: signal(SignalKind::terminate()).ok(),
+            interrupt: signal(SignalKind::interrupt()).ok(),
+        }
+    }
+
+    /// The next of them.
+    async fn next(&mut self) {
+        async fn received(signal: Option<&mut tokio::signal::unix::Signal>) {
+            match signal {
+                Some(signal) => {
+                    signal.recv().await;
+                }
                 None => std::future::pending::<()>().await,
             }
-        } => {}
+        }
+        tokio::select! {
+            () = received(self.terminate.as_mut()) => {}
+            () = received(self.interrupt.as_mut()) => {}
+        }
     }
 }
 

@@ -293,11 +293,19 @@ pub trait RangeStore: Send + Sync {
     fn sequence(&self) -> &str;
 
     /// How messages name the record of range `range`: `the gdid_ranges row (sequence "a",
-    /// shard 3)`.
-    fn range_record(&self, range: i64) -> String;
+    /// shard 3)`. By default: `the record of range 3 of sequence "a"`.
+    fn range_record(&self, range: i64) -> String {
+        format!(
+            "the record of range {range} of sequence {:?}",
+            self.sequence()
+        )
+    }
 
-    /// How messages name the layout record of the sequence.
-    fn layout_record(&self) -> String;
+    /// How messages name the layout record of the sequence. By default: `the layout record of
+    /// sequence "a"`.
+    fn layout_record(&self) -> String {
+        format!("the layout record of sequence {:?}", self.sequence())
+    }
 
     /// Takes exactly `n` values from range `range` in one atomic step, never past its maximum:
     /// the new `next` value, or `None` when fewer than `n` are left.
@@ -573,14 +581,6 @@ mod tests {
             "seq"
         }
 
-        fn range_record(&self, range: i64) -> String {
-            format!("range record {range}")
-        }
-
-        fn layout_record(&self) -> String {
-            "the layout record".into()
-        }
-
         async fn take(&self, range: u32, n: u64) -> Result<Option<u64>, Error> {
             tokio::task::yield_now().await;
             let mut rows = self.rows.lock().unwrap();
@@ -712,7 +712,9 @@ mod tests {
             let err = ids.next_id().await.unwrap_err();
             assert!(
                 matches!(&err, Error::Corrupt(reason)
-                    if reason.contains(&format!("range record {k}: field range is {k}"))),
+                if reason.contains(&format!(
+                    "the record of range {k} of sequence \"seq\": field range is {k}"
+                ))),
                 "{k}: {err:?}"
             );
         }
