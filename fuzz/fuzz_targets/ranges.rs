@@ -95,8 +95,6 @@ struct Memory {
 }
 
 impl RangeStore for &Memory {
-    const FIELDS: RangeFields = RangeFields::GENERIC;
-
     fn sequence(&self) -> &str {
         "fuzz"
     }

@@ -286,8 +286,9 @@ impl RangeLayout {
 /// the record of the layout. Each operation is one statement or one request; the rules (what is
 /// checked, in which order) are [`ShardedCounter::create`]'s and [`ShardedCounter`]'s.
 pub trait RangeStore: Send + Sync {
-    /// How the store names the fields of a range record, for messages.
-    const FIELDS: RangeFields;
+    /// How the store names the fields of a range record, for messages; by default
+    /// [`RangeFields::GENERIC`].
+    const FIELDS: RangeFields = RangeFields::GENERIC;
 
     /// The sequence, for messages.
     fn sequence(&self) -> &str;
@@ -575,8 +576,6 @@ mod tests {
     }
 
     impl RangeStore for &Memory {
-        const FIELDS: RangeFields = RangeFields::GENERIC;
-
         fn sequence(&self) -> &str {
             "seq"
         }
