@@ -251,9 +251,43 @@ impl Stores {
         self.stores.get().left_out()
     }
 
-    /// The stores, as async [`gdid::Stores`](crate::Stores).
+    /// The stores, as async [`gdid::Stores`](crate::Stores): every strategy over them, to run
+    /// with [`block_on`](Self::block_on).
     pub fn as_async(&self) -> &crate::Stores {
         self.stores.get()
+    }
+
+    /// `ids`, any generator made from these stores' [async side](Self::as_async) (a window
+    /// generator over them, say), called without async on their runtime, as
+    /// [`Store::generator`].
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let folder = std::env::temp_dir().join(format!("gdid-blocking-windows-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&folder)?;
+    /// # let urls = ["a", "b"].map(|n| format!("sqlite:{}", folder.join(n).display()));
+    /// # #[cfg(feature = "sqlite")] {
+    /// let shards = gdid::blocking::Store::options().unnumbered().open_all(&urls)?;
+    /// let agent = shards.block_on(shards.as_async().window_agent(1_000, 1))?;
+    /// shards.block_on(agent.run_once(&["orders"]))?;
+    /// let orders = shards.generator(shards.as_async().window_generator("orders", 10)?);
+    /// assert!(orders.next_id()? >= 1);
+    /// # }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn generator<G: gdid_engine::IdGenerator>(&self, ids: G) -> Generator<G> {
+        Generator::new(ids, self.stores.runtime().clone())
+    }
+
+    /// Runs `future` to completion on this thread with the stores' runtime entered, as
+    /// [`Store::block_on`].
+    ///
+    /// # Panics
+    ///
+    /// As [`Store::block_on`].
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        self.stores.runtime().block_on(future)
     }
 }
 
