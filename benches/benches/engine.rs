@@ -5,6 +5,8 @@
 //! an uncontended `AtomicU64::fetch_add` (each thread its own counter, on its own cache line), the
 //! cost of one atomic read-modify-write.
 //!
+//! Then `many_sequences`: ids taken round-robin from 1 to 10,000 generators on one thread.
+//!
 //! `cargo bench -p gdid-benches --bench engine`
 
 use std::hint::black_box;
@@ -226,5 +228,45 @@ fn per_id(c: &mut Criterion) {
     }
 }
 
-criterion_group!(name = engine; config = gdid_benches::criterion(3); targets = per_id);
+/// `next_id().await` round-robin over `count` generators (one sequence each) on one thread,
+/// blocks of 2^20 so that refills are rare: what a service issuing ids for many tables at once
+/// pays per id, beside the one-sequence figure.
+fn many_sequences(c: &mut Criterion) {
+    let rt = runtime();
+    let mut group = c.benchmark_group("many_sequences");
+    group.throughput(Throughput::Elements(1));
+    for count in [1usize, 10, 100, 1_000, 10_000] {
+        let generators: Vec<BlockGenerator> = (0..count)
+            .map(|k| {
+                BlockGenerator::builder("bench", &format!("sequence_{k}"))
+                    .authority(MemoryAuthority::new(1))
+                    .fixed_block_size(1 << 20)
+                    .build()
+                    .unwrap()
+            })
+            .collect();
+        // Each generator has its block, and this thread its slot of each, before the clock runs.
+        rt.block_on(async {
+            for ids in &generators {
+                ids.next_id().await.unwrap();
+            }
+        });
+        group.bench_function(BenchmarkId::new("next_id", count), |b| {
+            b.iter_custom(|iters| {
+                rt.block_on(async {
+                    let started = Instant::now();
+                    let mut at = 0;
+                    for _ in 0..iters {
+                        black_box(generators[at].next_id().await.unwrap());
+                        at = if at + 1 == count { 0 } else { at + 1 };
+                    }
+                    started.elapsed()
+                })
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(name = engine; config = gdid_benches::criterion(3); targets = per_id, many_sequences);
 criterion_main!(engine);

@@ -18,11 +18,13 @@ pub(crate) use self::loom_impl::{Current, PerThread};
 #[cfg(not(gdid_loom))]
 mod std_impl {
     use std::cell::{Cell, RefCell};
+    use std::collections::HashMap;
     use std::marker::PhantomData;
     use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
     use arc_swap::ArcSwap;
+    use foldhash::fast::FixedState;
 
     use crate::segment::Slot;
 
@@ -53,7 +55,8 @@ mod std_impl {
     /// - **Fast path**: [`HOT`], a `const`-initialized thread-local without destructor, holds the
     ///   key of the last generator this thread served (never reused) and its slot: one
     ///   thread-local read and a compare, no thread id lookup, no lock, no atomic.
-    /// - A thread's slots are listed in [`OWNED`], whose destructor, when the thread exits, first
+    /// - A thread's slots are in [`OWNED`], a map by generator key (found in constant time
+    ///   however many generators the thread serves), whose destructor, when the thread exits, first
     ///   clears [`HOT`] and then gives each slot, with the slice left in it, to its generator's
     ///   free list: the next thread that asks that generator for a slot gets it and serves that
     ///   slice first. From then on (in thread-local destructors run after it) the exiting thread
@@ -92,18 +95,26 @@ mod std_impl {
     thread_local! {
         /// The key of the generator this thread served last, and this thread's slot of it.
         static HOT: Cell<(u64, &'static Slot)> = const { Cell::new((0, &NO_SLOT)) };
-        /// This thread's slots: generator key, generator, slot.
-        static OWNED: Owned = const { Owned(RefCell::new(Vec::new())) };
+        /// This thread's slots by generator key: the generator, the slot.
+        static OWNED: Owned = const { Owned(RefCell::new(HashMap::with_hasher(KEYS))) };
     }
 
+    /// How [`OWNED`] hashes a generator's key. The keys are the process's own sequential
+    /// numbers, never a caller's, so a fixed seed is safe; a lookup costs the same whether the
+    /// thread serves ten generators or ten thousand.
+    const KEYS: FixedState = FixedState::with_seed(0x6764_6964);
+
     /// This thread's slots; when it exits, each goes to its generator's free list.
-    struct Owned(RefCell<Vec<(u64, Weak<Registry>, &'static Slot)>>);
+    struct Owned(RefCell<Slots>);
+
+    /// A thread's slots by generator key: the generator, the slot.
+    type Slots = HashMap<u64, (Weak<Registry>, &'static Slot), FixedState>;
 
     impl Drop for Owned {
         fn drop(&mut self) {
             // First: from now on this thread finds no slot.
             HOT.set((0, &NO_SLOT));
-            for (_, registry, slot) in self.0.get_mut().drain(..) {
+            for (_, (registry, slot)) in self.0.get_mut().drain() {
                 if let Some(registry) = registry.upgrade() {
                     lock(&registry.free).push(slot);
                 }
@@ -154,10 +165,7 @@ mod std_impl {
             let slot = OWNED
                 .try_with(|owned| {
                     let owned = owned.0.try_borrow().ok()?;
-                    owned
-                        .iter()
-                        .find(|(key, _, _)| *key == self.key)
-                        .map(|(_, _, slot)| *slot)
+                    owned.get(&self.key).map(|(_, slot)| *slot)
                 })
                 .ok()
                 .flatten()?;
@@ -190,9 +198,12 @@ mod std_impl {
                         lock(&self.shared.all).push(slot);
                         slot
                     });
-                    // Forget the slots of dropped generators (back in the pool).
-                    owned.retain(|(_, registry, _)| registry.strong_count() > 0);
-                    owned.push((self.key, Arc::downgrade(&self.shared), slot));
+                    // Forget the slots of dropped generators (back in the pool), when the map
+                    // would grow: a thread that serves short-lived generators stays small.
+                    if owned.len() == owned.capacity() {
+                        owned.retain(|_, (registry, _)| registry.strong_count() > 0);
+                    }
+                    owned.insert(self.key, (Arc::downgrade(&self.shared), slot));
                     Some(slot)
                 })
                 .ok()
