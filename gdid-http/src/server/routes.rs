@@ -289,18 +289,19 @@ enum Asked {
 
 /// Whether `asked` is within the server's limits (400 beyond: `size_too_large` for a block).
 fn within_limit(shared: &Shared, asked: Asked) -> Result<(), ApiError> {
-    let (field, asked, largest, what, code) = match asked {
+    // The field asked, its value, the server's largest, what that largest is called, the code.
+    let (field, value, largest, what, code) = match asked {
         Asked::Block(size) => ("size", size, shared.max_block, "block", "size_too_large"),
         Asked::Ids(count) => ("count", count, shared.max_count, "count", "bad_request"),
     };
-    if asked <= largest {
+    if value <= largest {
         return Ok(());
     }
     Err(ApiError::new(
         StatusCode::BAD_REQUEST,
         code,
         format!(
-            "{field}: {asked} is above this server's largest {what}, {largest} (GET /v1/authority)"
+            "{field}: {value} is above this server's largest {what}, {largest} (GET /v1/authority)"
         ),
     ))
 }
