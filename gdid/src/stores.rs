@@ -1,4 +1,5 @@
-//! [`Stores`]: several stores opened as the authorities of one generator.
+//! [`Stores`]: several stores opened together, as the authorities of one generator or the shards
+//! of hi-lo windows; the windows of one [`Store`] are made here too.
 #![cfg(feature = "engine")]
 
 use std::sync::Arc;
