@@ -259,12 +259,11 @@ impl OpenOptions {
     pub async fn open(&self, url: &str) -> Result<Store, StoreError> {
         let asked = self.authority;
         check_number(url, asked)?;
+        self.check_unnumbered(url)?;
+        let (label, backend) = self.connect(url, false).await?;
         if self.unnumbered {
-            self.check_unnumbered(url)?;
-            let (label, backend) = self.connect(url, false).await?;
             return Ok(Store::unnumbered(label, backend));
         }
-        let (label, backend) = self.connect(url, false).await?;
         let number =
             claim(backend.record(), asked)
                 .await
@@ -340,15 +339,15 @@ impl OpenOptions {
     /// stores.
     pub async fn open_all<U: AsRef<str>>(&self, urls: &[U]) -> Result<crate::Stores, StoreError> {
         if self.unnumbered {
+            if urls.is_empty() {
+                return Err(StoreError::NoStores);
+            }
             let mut stores = Vec::with_capacity(urls.len());
             for url in urls {
                 let store = self.open(url.as_ref()).await?;
                 stores.push((store.label().to_owned(), Some(store)));
             }
-            return match stores.is_empty() {
-                true => Err(StoreError::NoStores),
-                false => Ok(crate::Stores::of(stores)),
-            };
+            return Ok(crate::Stores::of(stores));
         }
         // One number per store, or none: a single number given for several stores (`authority`)
         // is refused, never dropped.
@@ -419,8 +418,8 @@ impl OpenOptions {
 
     /// Refuses an authority asked of an [`unnumbered`](Self::unnumbered) store.
     fn check_unnumbered(&self, url: &str) -> Result<(), StoreError> {
-        match (self.authority, &self.authorities) {
-            (None, None) => Ok(()),
+        match (self.unnumbered, self.authority, &self.authorities) {
+            (false, _, _) | (true, None, None) => Ok(()),
             _ => Err(StoreError::Unnumbered {
                 url: redact(url.trim()),
                 what: "an authority number cannot be asked for as well",

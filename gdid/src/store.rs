@@ -33,7 +33,6 @@ use crate::shard::StoreShard;
 #[derive(Clone, Debug)]
 pub struct Store {
     label: String,
-    number: Option<u8>,
     backend: Arc<dyn Backend>,
     authority: Option<Arc<dyn DynAuthority>>,
 }
@@ -54,7 +53,7 @@ impl Store {
     /// The authority number recorded in the store (0 to 15); `None` for a store opened
     /// [`unnumbered`](crate::OpenOptions::unnumbered).
     pub fn authority_number(&self) -> Option<u8> {
-        self.number
+        self.authority.as_ref().map(|authority| authority.number())
     }
 
     /// Whether the store answers and still records this store's authority number (any or none,
@@ -78,11 +77,11 @@ impl Store {
             url: self.label.clone(),
             source,
         };
+        let number = self.authority_number();
         match self.backend.record().recorded_number().await {
-            Ok(recorded) if self.number.is_none() || recorded == self.number => Ok(()),
+            Ok(recorded) if number.is_none() || recorded == number => Ok(()),
             Ok(recorded) => Err(failed(gdid_engine::AuthorityError::Corrupt(format!(
-                "the store records authority {recorded:?}, not {:?} as when it was opened",
-                self.number
+                "the store records authority {recorded:?}, not {number:?} as when it was opened"
             )))),
             Err(error) => Err(failed(error)),
         }
@@ -356,7 +355,6 @@ impl Store {
         Store {
             authority: Some(backend.authority(number)),
             label,
-            number: Some(number),
             backend,
         }
     }
@@ -366,7 +364,6 @@ impl Store {
         Store {
             authority: None,
             label,
-            number: None,
             backend,
         }
     }

@@ -409,10 +409,6 @@ async fn the_default_mongodb_database_is_the_options_one() {
         .await
         .expect("by default");
     assert_eq!(named.authority_number(), by_default.authority_number());
-    assert_eq!(
-        by_default.authority().map(|a| a.number()),
-        by_default.authority_number()
-    );
     let sequence = fresh("default_db");
     let first = named
         .one_at_a_time("shop", &sequence)
