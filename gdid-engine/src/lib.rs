@@ -60,6 +60,7 @@
 mod authority;
 pub mod backend;
 mod block_generator;
+mod coalesce;
 mod config;
 mod counter;
 mod counter_store;
@@ -85,6 +86,7 @@ pub mod testing;
 pub mod windows;
 
 pub use authority::{Authority, Block, CounterState, DynAuthority};
+pub use coalesce::Coalescing;
 pub use block_generator::{AuthorityStats, BlockGenerator, BlockGeneratorBuilder, Stats};
 pub use config::{GeneratorConfig, IdOrder, PROBE_EVERY, Preference};
 pub use counter::OneAtATime;

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use gdid_engine::windows::WindowShard;
 use gdid_engine::{
-    BlockGenerator, BlockGeneratorBuilder, DynAuthority, Pick, RangeLayout, SharedIdGenerator,
+    BlockGenerator, BlockGeneratorBuilder, Coalescing, DynAuthority, Pick, RangeLayout,
+    SharedIdGenerator,
 };
 
 use crate::backend::Backend;
@@ -148,7 +149,7 @@ impl Store {
     }
 
     /// Moves every range of the sharded counter of `sequence` forward by `by` values (each at
-    /// most to its end), in one statement: the answer to [`Error::Switched`](crate::Error) from
+    /// most to its end), in one statement: the answer to [`ErrorDetail::Switched`](crate::ErrorDetail::Switched) from
     /// a sharded counter after a failover to a replica or a restore, which may have lost values
     /// the ranges issued (a `u64` has no era to move to). Choose `by` at least the values one
     /// range may have issued since the copy's last update. Safe while generators run. How many
@@ -212,7 +213,7 @@ impl Store {
     }
 
     /// Closes the open windows of `sequence` on this SQL store and claims the `by` values above
-    /// its high-water mark: the answer to [`Error::Switched`](crate::Error) from a window
+    /// its high-water mark: the answer to [`ErrorDetail::Switched`](crate::ErrorDetail::Switched) from a window
     /// generator after a failover to a replica, and to a restore of the store from a backup (a
     /// `u64` has no era to move to). Choose `by` at least the values its windows held since the
     /// copy's last update. Safe while generators and agents run; the agent then opens windows
@@ -350,10 +351,11 @@ impl Store {
         &*self.backend
     }
 
-    /// The store of `backend` as authority `number`.
+    /// The store of `backend` as authority `number`, its concurrent allocations of one sequence
+    /// coalesced into one write ([`Coalescing`]: group commit).
     pub(crate) fn numbered(label: String, backend: Arc<dyn Backend>, number: u8) -> Store {
         Store {
-            authority: Some(backend.authority(number)),
+            authority: Some(Arc::new(Coalescing::new(backend.authority(number)))),
             label,
             backend,
         }

@@ -141,6 +141,86 @@ async fn fenced(url: &str) {
 gdid_testkit::on_every_store!(async fenced("gdid_front_door"):
     fence_on_sqlite, fence_on_mariadb, fence_on_postgres, fence_on_mongodb);
 
+/// 64 callers reserving blocks of one sequence at once from a store's authority (their writes
+/// coalesced), beside a generator of the same sequence: every block has the size asked for, and
+/// no id is in two blocks or also served by the generator. Of two blocks reserved at once, only
+/// the later one's tail can be given back, after which the counter resumes at that tail.
+async fn concurrent_blocks(url: &str) {
+    let store = Store::open(url).await.expect("open");
+    let authority = store.authority().expect("a numbered store");
+    let sequence = fresh("together");
+    let generator = store.block_generator("shop", &sequence).build().unwrap();
+    let callers: Vec<_> = (1..=64u64)
+        .map(|size| {
+            let (authority, sequence) = (authority.clone(), sequence.clone());
+            tokio::spawn(async move { authority.allocate_boxed("shop", &sequence, size).await })
+        })
+        .collect();
+    let mut served = Vec::new();
+    for _ in 0..200 {
+        served.push(generator.next_id().await.unwrap());
+    }
+    let mut blocks = Vec::new();
+    for (size, caller) in (1..).zip(callers) {
+        let block = caller.await.unwrap().expect("a block");
+        assert_eq!(block.len(), size, "{url}: {block}");
+        blocks.push(block);
+    }
+    blocks.sort_by_key(|block| (block.era(), block.start()));
+    for pair in blocks.windows(2) {
+        assert!(
+            pair[0].era() < pair[1].era() || pair[0].end() <= pair[1].start(),
+            "{url}: {} and {} overlap",
+            pair[0],
+            pair[1]
+        );
+    }
+    for id in &served {
+        assert!(
+            !blocks.iter().any(|block| block.contains(*id)),
+            "{url}: {id} served twice"
+        );
+    }
+
+    let (a, b) = tokio::join!(
+        authority.allocate_boxed("shop", &sequence, 10),
+        authority.allocate_boxed("shop", &sequence, 10)
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    let (earlier, later) = if a.start() < b.start() {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    let tail = |block: gdid::engine::Block| {
+        gdid::engine::Block::new(block.era(), block.authority(), block.start() + 4, 6).unwrap()
+    };
+    let gave = authority
+        .give_back_boxed("shop", &sequence, tail(earlier))
+        .await;
+    assert!(
+        !gave.unwrap(),
+        "{url}: a tail with a block after it went back"
+    );
+    let gave = authority
+        .give_back_boxed("shop", &sequence, tail(later))
+        .await;
+    assert!(gave.unwrap(), "{url}: the last tail did not go back");
+    let next = authority
+        .allocate_boxed("shop", &sequence, 1)
+        .await
+        .unwrap();
+    assert_eq!(
+        next.start(),
+        later.start() + 4,
+        "{url}: {next} after {later}"
+    );
+}
+
+gdid_testkit::on_every_store!(async concurrent_blocks("gdid_front_door"):
+    concurrent_blocks_on_sqlite, concurrent_blocks_on_mariadb, concurrent_blocks_on_postgres,
+    concurrent_blocks_on_mongodb);
+
 /// A store opened unnumbered records no number, and is no authority: its counters and ranges
 /// serve, its block generator has no authority and a GDID floor is refused; the store, fresh,
 /// later takes the number asked for (7: the databases are kept between runs, so one number for
