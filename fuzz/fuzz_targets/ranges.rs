@@ -19,7 +19,7 @@ use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
 use gdid_engine::{
-    Error, IdGenerator, Pick, RangeLayout, ShardedCounter,
+    Error, ErrorDetail, IdGenerator, Pick, RangeLayout, ShardedCounter,
     backend::{RangeFields, RangeState, RangeStore},
 };
 use libfuzzer_sys::arbitrary::{Arbitrary, Result as Arbitrarily, Unstructured};
@@ -257,9 +257,10 @@ fn check_engine(input: &Input) {
     } else {
         Pick::RoundRobin
     };
-    let ids = match ready(ShardedCounter::create(&memory, layout, pick)) {
+    let ids = match ready(ShardedCounter::create(&memory, layout, pick)).map_err(Error::into_detail)
+    {
         Ok(ids) => ids,
-        Err(Error::InvalidConfig { .. }) => {
+        Err(ErrorDetail::InvalidConfig { .. }) => {
             assert_eq!(
                 *memory.rows.lock().unwrap(),
                 rows_before,
@@ -272,7 +273,7 @@ fn check_engine(input: &Input) {
             );
             return;
         }
-        Err(Error::Corrupt(_)) => return,
+        Err(ErrorDetail::Corrupt(_)) => return,
         Err(other) => panic!("create failed with {other:?}"),
     };
     assert_eq!(*memory.layout.lock().unwrap(), Some(stored_layout(layout)));
@@ -285,7 +286,7 @@ fn check_engine(input: &Input) {
     *memory.concurrent.lock().unwrap() = input.concurrent.iter().rev().copied().collect();
     let mut served = HashSet::new();
     for &ask in &input.asks {
-        match ready(ids.next_ids(u64::from(ask % 300))) {
+        match ready(ids.next_ids(u64::from(ask % 300))).map_err(Error::into_detail) {
             Ok(batch) => {
                 assert_eq!(batch.len(), u64::from(ask % 300));
                 for id in batch.iter() {
@@ -296,7 +297,11 @@ fn check_engine(input: &Input) {
                     assert!(served.insert(id), "{id} served twice");
                 }
             }
-            Err(Error::Corrupt(_) | Error::Exhausted(_) | Error::InvalidCount { .. }) => {}
+            Err(
+                ErrorDetail::Corrupt(_)
+                | ErrorDetail::Exhausted(_)
+                | ErrorDetail::InvalidCount { .. },
+            ) => {}
             Err(other) => panic!("next_ids failed with {other:?}"),
         }
     }

@@ -8,7 +8,8 @@ use clap::ValueEnum;
 use gdid::Gdid;
 use gdid::engine::windows::AgentError;
 use gdid::engine::{
-    AuthorityError, Error, GeneratorConfig, IdGenerator, Pick, RangeLayout, SharedIdGenerator,
+    AuthorityError, Error, ErrorDetail, GeneratorConfig, IdGenerator, Pick, RangeLayout,
+    SharedIdGenerator,
 };
 use gdid::mongo::ObjectIdGenerator;
 use gdid::random::{IdRange, RandomIdGenerator};
@@ -264,8 +265,10 @@ impl BuildError {
 /// Whether a generator error is the caller's doing (a name, a count, a configuration).
 pub fn is_bad_input(e: &Error) -> bool {
     matches!(
-        e,
-        Error::InvalidName(_) | Error::InvalidCount { .. } | Error::InvalidConfig { .. }
+        e.detail(),
+        ErrorDetail::InvalidName(_)
+            | ErrorDetail::InvalidCount { .. }
+            | ErrorDetail::InvalidConfig { .. }
     )
 }
 

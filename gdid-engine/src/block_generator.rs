@@ -186,8 +186,8 @@ impl BlockGenerator {
     /// # Errors
     ///
     /// When no block is in hand and none can be had within the request timeout:
-    /// [`Error::Unavailable`] (every authority tried failed, each cause named) or
-    /// [`Error::Timeout`].
+    /// [`ErrorDetail::Unavailable`](crate::ErrorDetail::Unavailable) (every authority tried failed, each cause named) or
+    /// [`ErrorDetail::Timeout`](crate::ErrorDetail::Timeout).
     #[inline]
     pub fn next_id(&self) -> impl std::future::Future<Output = Result<Gdid, Error>> + Send + '_ {
         // A future of its own (handoff.rs): small enough to inline into the caller.
@@ -223,7 +223,7 @@ impl BlockGenerator {
     ///
     /// # Errors
     ///
-    /// As [`next_id`](Self::next_id); [`Error::InvalidCount`] for `n` = 0 or above 2^60. Ids
+    /// As [`next_id`](Self::next_id); [`ErrorDetail::InvalidCount`](crate::ErrorDetail::InvalidCount) for `n` = 0 or above 2^60. Ids
     /// already taken for a call that fails are not used (a gap).
     pub async fn next_ids(&self, n: u64) -> Result<IdBatch<Gdid>, Error> {
         check_count(n)?;
@@ -256,14 +256,14 @@ impl BlockGenerator {
     ///
     /// # Errors
     ///
-    /// As [`next_id`](Self::next_id); [`Error::InvalidCount`] for `n` = 0 or above 2^60.
+    /// As [`next_id`](Self::next_id); [`ErrorDetail::InvalidCount`](crate::ErrorDetail::InvalidCount) for `n` = 0 or above 2^60.
     pub async fn next_block(&self, n: u64) -> Result<Block, Error> {
         check_count(n)?;
         let inner = &self.inner;
         if let Some(claim) = inner.current.load().claim_exact(n) {
             return claim
                 .to_block()
-                .map_err(|e| Error::Corrupt(format!("a claim of the current block: {e}")));
+                .map_err(|e| Error::corrupt(format!("a claim of the current block: {e}")));
         }
         let started = Instant::now();
         let round = inner
@@ -312,16 +312,10 @@ impl IdGenerator for BlockGenerator {
 
 fn check_count(n: u64) -> Result<(), Error> {
     if n == 0 {
-        return Err(Error::InvalidCount {
-            count: n,
-            reason: "ask for at least one id",
-        });
+        return Err(Error::invalid_count(n, "ask for at least one id"));
     }
     if n > COUNTER_MAX + 1 {
-        return Err(Error::InvalidCount {
-            count: n,
-            reason: "at most 2^60 ids in one call",
-        });
+        return Err(Error::invalid_count(n, "at most 2^60 ids in one call"));
     }
     Ok(())
 }

@@ -26,7 +26,7 @@ pub trait CounterRow: Send + Sync {
 
 /// A `u64` counter incremented in the store for every id: continuous (1, 2, 3, …) and monotonic,
 /// correct under any concurrency, one round trip per id. Values past 2^60 are refused
-/// ([`Error::Exhausted`]), never wrapped.
+/// ([`ErrorDetail::Exhausted`](crate::ErrorDetail::Exhausted)), never wrapped.
 #[derive(Debug, Clone)]
 pub struct OneAtATime<S> {
     store: S,
@@ -62,7 +62,7 @@ impl<S: CounterRow> OneAtATime<S> {
             .await
             .map_err(Error::from)?;
         if block.era() != 0 {
-            return Err(Error::Exhausted(format!(
+            return Err(Error::exhausted(format!(
                 "counter {}/{} passed 2^60",
                 self.scope, self.sequence
             )));
@@ -89,6 +89,7 @@ impl<S: CounterRow> IdGenerator for OneAtATime<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ErrorDetail;
 
     /// A counter row that hands out what it is told to.
     struct Scripted(Block);
@@ -106,6 +107,10 @@ mod tests {
         let batch = fine.next_ids(3).await.unwrap();
         assert_eq!(batch.iter().collect::<Vec<_>>(), [5, 6, 7]);
         let rolled = OneAtATime::new(Scripted(Block::new(1, 0, 1, 1).unwrap()), "s", "q");
-        assert!(matches!(rolled.next_id().await, Err(Error::Exhausted(_))));
+        let exhausted = rolled.next_id().await.unwrap_err();
+        assert!(
+            matches!(exhausted.detail(), ErrorDetail::Exhausted(_)),
+            "{exhausted}"
+        );
     }
 }

@@ -63,10 +63,28 @@ impl fmt::Display for FailureCause {
     }
 }
 
-/// Why a generator could not serve ids.
+/// Why a generator could not serve ids: one pointer wide, so that `Result<Gdid, Error>` (16
+/// bytes) comes back in registers and the hot path copies no more than a successful id needs.
+///
+/// [`kind`](Self::kind) is the coarse class a caller acts on (try again, fix the configuration,
+/// repair the store); [`detail`](Self::detail) is what happened, to match on. The detail is
+/// boxed: the allocation happens only when something went wrong.
+///
+/// ```
+/// use gdid_engine::{Error, ErrorDetail, ErrorKind};
+///
+/// let error = Error::corrupt("the row holds next = -1");
+/// assert_eq!(error.kind(), ErrorKind::Corrupt);
+/// assert!(matches!(error.detail(), ErrorDetail::Corrupt(reason) if reason.contains("-1")));
+/// assert_eq!(error.to_string(), "corrupt stored state: the row holds next = -1");
+/// ```
+#[derive(Clone)]
+pub struct Error(Box<ErrorDetail>);
+
+/// What went wrong, in an [`Error`] ([`Error::detail`]).
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
-pub enum Error {
+pub enum ErrorDetail {
     /// No authority could hand out a block: the latest cause at each authority tried.
     #[error("no id for {scope}/{sequence}: {}", Causes(.causes))]
     Unavailable {
@@ -146,26 +164,110 @@ pub enum Error {
 }
 
 impl Error {
-    /// Wraps any store error.
-    pub fn store(error: impl Into<DriverError>) -> Self {
-        Error::Store(Arc::new(error.into()))
+    /// The kind of the error.
+    pub fn kind(&self) -> ErrorKind {
+        self.0.kind()
     }
 
+    /// What went wrong.
+    pub fn detail(&self) -> &ErrorDetail {
+        &self.0
+    }
+
+    /// What went wrong, taken out of the error.
+    pub fn into_detail(self) -> ErrorDetail {
+        *self.0
+    }
+
+    /// Wraps any store error ([`ErrorDetail::Store`]).
+    #[cold]
+    #[inline(never)]
+    pub fn store(error: impl Into<DriverError>) -> Self {
+        ErrorDetail::Store(Arc::new(error.into())).into()
+    }
+
+    /// [`ErrorDetail::Corrupt`]: the stored state cannot be right, as `reason` says.
+    #[cold]
+    #[inline(never)]
+    pub fn corrupt(reason: impl Into<String>) -> Self {
+        ErrorDetail::Corrupt(reason.into()).into()
+    }
+
+    /// [`ErrorDetail::Exhausted`]: the id space is used up, as `reason` says.
+    #[cold]
+    #[inline(never)]
+    pub fn exhausted(reason: impl Into<String>) -> Self {
+        ErrorDetail::Exhausted(reason.into()).into()
+    }
+
+    /// [`ErrorDetail::InvalidConfig`]: the generator cannot work, as `reason` says.
+    #[cold]
+    #[inline(never)]
+    pub fn invalid_config(reason: impl Into<String>) -> Self {
+        ErrorDetail::InvalidConfig {
+            reason: reason.into(),
+        }
+        .into()
+    }
+
+    /// [`ErrorDetail::InvalidCount`]: `count` ids cannot be served at once, as `reason` says.
+    #[cold]
+    #[inline(never)]
+    pub fn invalid_count(count: u64, reason: &'static str) -> Self {
+        ErrorDetail::InvalidCount { count, reason }.into()
+    }
+}
+
+impl ErrorDetail {
     /// The kind of the error.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            Error::Unavailable { .. } | Error::Timeout { .. } | Error::Store(_) => {
-                ErrorKind::Unavailable
-            }
-            Error::InvalidName(_)
-            | Error::InvalidCount { .. }
-            | Error::InvalidConfig { .. }
-            | Error::Closed { .. }
-            | Error::Switched { .. } => ErrorKind::Config,
-            Error::Exhausted(_) => ErrorKind::Exhausted,
-            Error::Contention(_) => ErrorKind::Conflict,
-            Error::Corrupt(_) => ErrorKind::Corrupt,
+            ErrorDetail::Unavailable { .. }
+            | ErrorDetail::Timeout { .. }
+            | ErrorDetail::Store(_) => ErrorKind::Unavailable,
+            ErrorDetail::InvalidName(_)
+            | ErrorDetail::InvalidCount { .. }
+            | ErrorDetail::InvalidConfig { .. }
+            | ErrorDetail::Closed { .. }
+            | ErrorDetail::Switched { .. } => ErrorKind::Config,
+            ErrorDetail::Exhausted(_) => ErrorKind::Exhausted,
+            ErrorDetail::Contention(_) => ErrorKind::Conflict,
+            ErrorDetail::Corrupt(_) => ErrorKind::Corrupt,
         }
+    }
+}
+
+impl From<ErrorDetail> for Error {
+    #[cold]
+    #[inline(never)]
+    fn from(detail: ErrorDetail) -> Self {
+        Error(Box::new(detail))
+    }
+}
+
+impl From<InvalidName> for Error {
+    #[cold]
+    fn from(name: InvalidName) -> Self {
+        ErrorDetail::InvalidName(name).into()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Debug for Error {
+    /// As the detail's: `Closed { scope: .., sequence: .. }`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
     }
 }
 
@@ -174,25 +276,27 @@ impl From<AuthorityError> for Error {
     /// its [`kind`](AuthorityError::kind): a corrupt counter or block, an exhausted sequence, an
     /// invalid name or size (the count asked for), a lost race; a store that is another
     /// authority is a configuration error; a store that failed is a store error.
+    #[cold]
     fn from(error: AuthorityError) -> Self {
         match error {
-            AuthorityError::InvalidName(name) => Error::InvalidName(name),
-            AuthorityError::InvalidSize(count) => Error::InvalidCount {
-                count,
-                reason: "a store reserves 1 to 2^60 - 1 values at once",
-            },
+            AuthorityError::InvalidName(name) => ErrorDetail::InvalidName(name).into(),
+            AuthorityError::InvalidSize(count) => {
+                Error::invalid_count(count, "a store reserves 1 to 2^60 - 1 values at once")
+            }
             AuthorityError::Corrupt(reason) | AuthorityError::InvalidBlock(reason) => {
-                Error::Corrupt(reason)
+                Error::corrupt(reason)
             }
-            conflict @ AuthorityError::Conflict(_) => Error::Contention(conflict.to_string()),
-            AuthorityError::Exhausted => Error::Exhausted(AuthorityError::Exhausted.to_string()),
+            conflict @ AuthorityError::Conflict(_) => {
+                ErrorDetail::Contention(conflict.to_string()).into()
+            }
+            AuthorityError::Exhausted => Error::exhausted(AuthorityError::Exhausted.to_string()),
             contention @ AuthorityError::Contention { .. } => {
-                Error::Contention(contention.to_string())
+                ErrorDetail::Contention(contention.to_string()).into()
             }
-            AuthorityError::Number(conflict) => Error::InvalidConfig {
-                reason: conflict.to_string(),
-            },
-            AuthorityError::Switched { record, remedy } => Error::Switched { record, remedy },
+            AuthorityError::Number(conflict) => Error::invalid_config(conflict.to_string()),
+            AuthorityError::Switched { record, remedy } => {
+                ErrorDetail::Switched { record, remedy }.into()
+            }
             other => Error::store(other),
         }
     }
@@ -221,29 +325,69 @@ mod tests {
     use super::*;
     use crate::error::{NameKind, NumberConflict};
 
+    /// The point of the box: an error is one pointer, and an id or an error comes back in two
+    /// registers.
+    #[test]
+    fn an_error_is_one_pointer_wide() {
+        assert_eq!(size_of::<Error>(), size_of::<usize>());
+        assert_eq!(size_of::<Option<Error>>(), size_of::<usize>());
+        assert!(size_of::<Result<gdid_core::Gdid, Error>>() <= 16);
+    }
+
+    /// The detail keeps what the enum said: message, source, kind, debug form, variant.
+    #[test]
+    fn an_error_shows_its_detail() {
+        let name = InvalidName {
+            kind: NameKind::Scope,
+            name: "a b".into(),
+            reason: "a space".into(),
+        };
+        let detail = ErrorDetail::InvalidName(name.clone());
+        let error = Error::from(name);
+        assert_eq!(error.to_string(), detail.to_string());
+        assert_eq!(format!("{error:?}"), format!("{detail:?}"));
+        assert_eq!(error.kind(), ErrorKind::Config);
+        let store = Error::store("connection refused");
+        let source = |e: &dyn std::error::Error| e.source().map(ToString::to_string);
+        assert_eq!(source(&store), source(store.detail()));
+        let closed = Error::from(ErrorDetail::Closed {
+            scope: "s".into(),
+            sequence: "q".into(),
+        });
+        assert!(
+            matches!(closed.clone().into_detail(), ErrorDetail::Closed { scope, .. } if scope == "s")
+        );
+        assert_eq!(closed.to_string(), "the generator of s/q is closed");
+    }
+
     #[test]
     fn an_authority_error_keeps_its_kind_where_a_generator_has_one() {
         let corrupt = Error::from(AuthorityError::Corrupt("next is -1".into()));
-        assert!(matches!(&corrupt, Error::Corrupt(reason) if reason == "next is -1"));
+        assert!(matches!(corrupt.detail(), ErrorDetail::Corrupt(reason) if reason == "next is -1"));
         let name = InvalidName {
             kind: NameKind::Scope,
             name: "a b".into(),
             reason: "a space".into(),
         };
         let invalid = Error::from(AuthorityError::InvalidName(name.clone()));
-        assert!(matches!(invalid, Error::InvalidName(n) if n == name));
+        assert!(matches!(invalid.into_detail(), ErrorDetail::InvalidName(n) if n == name));
         let exhausted = Error::from(AuthorityError::Exhausted);
-        assert!(matches!(&exhausted, Error::Exhausted(_)), "{exhausted}");
+        assert!(
+            matches!(exhausted.detail(), ErrorDetail::Exhausted(_)),
+            "{exhausted}"
+        );
         let lost = Error::from(AuthorityError::Contention {
             record: "the row".into(),
             attempts: 5,
             last: None,
         });
-        assert!(matches!(&lost, Error::Contention(m) if m.starts_with("the row: lost 5")));
+        assert!(
+            matches!(lost.detail(), ErrorDetail::Contention(m) if m.starts_with("the row: lost 5"))
+        );
         assert_eq!(lost.kind(), ErrorKind::Conflict);
         assert_eq!(corrupt.kind(), ErrorKind::Corrupt);
         let failed = Error::from(AuthorityError::store("connection refused"));
-        assert!(matches!(&failed, Error::Store(_)), "{failed}");
+        assert!(matches!(failed.detail(), ErrorDetail::Store(_)), "{failed}");
     }
 
     /// Every authority error is of the same kind once a strategy without a block cache (the

@@ -216,13 +216,10 @@ impl IdBatch<u64> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidCount`] for `n` 0.
+    /// [`ErrorDetail::InvalidCount`](crate::ErrorDetail::InvalidCount) for `n` 0.
     pub(crate) fn for_count(n: u64) -> Result<Self, Error> {
         if n == 0 {
-            return Err(Error::InvalidCount {
-                count: 0,
-                reason: "ask for at least one id",
-            });
+            return Err(Error::invalid_count(0, "ask for at least one id"));
         }
         Ok(IdBatch::consecutive_u64())
     }

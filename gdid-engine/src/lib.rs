@@ -86,12 +86,12 @@ pub mod testing;
 pub mod windows;
 
 pub use authority::{Authority, Block, CounterState, DynAuthority};
-pub use coalesce::Coalescing;
 pub use block_generator::{AuthorityStats, BlockGenerator, BlockGeneratorBuilder, Stats};
+pub use coalesce::Coalescing;
 pub use config::{GeneratorConfig, IdOrder, PROBE_EVERY, Preference};
 pub use counter::OneAtATime;
 pub use error::{AuthorityError, ErrorKind, InvalidName, NameKind};
-pub use generator_error::{AuthorityFailure, Error, FailureCause};
+pub use generator_error::{AuthorityFailure, Error, ErrorDetail, FailureCause};
 pub use id_generator::{DynIdGenerator, IdBatch, IdGenerator, IdRun, SharedIdGenerator};
 pub use memory::MemoryAuthority;
 pub use provider::{GdidProvider, GdidProviderBuilder, Sequenced};

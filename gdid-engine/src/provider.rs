@@ -96,7 +96,7 @@ impl GdidProvider {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidName`] for a bad scope or sequence.
+    /// [`ErrorDetail::InvalidName`](crate::ErrorDetail::InvalidName) for a bad scope or sequence.
     pub fn generator(&self, scope: &str, sequence: &str) -> Result<BlockGenerator, Error> {
         let key = (scope.to_owned(), sequence.to_owned());
         if let Some(generator) = self.read().get(&key) {
@@ -136,7 +136,7 @@ impl GdidProvider {
     /// it reserved and did not serve back to its store. How many ids went back, in all. Call it
     /// before the runtime ends: a generator only dropped gives back in a task of its own, which
     /// a runtime that is shutting down may cancel (the ids are then lost, never repeated). The
-    /// provider's generators are closed for good: their calls after it get [`Error::Closed`].
+    /// provider's generators are closed for good: their calls after it get [`ErrorDetail::Closed`](crate::ErrorDetail::Closed).
     ///
     /// ```
     /// use gdid_engine::{GdidProvider, MemoryAuthority};

@@ -8,10 +8,10 @@
 //!
 //! A sequence's layout is fixed by its first creator: [`ShardedCounter::create`] writes a layout
 //! record with one insert-if-absent before any range record, reads it back, and refuses any other
-//! layout ([`Error::InvalidConfig`]) before writing a range. Creators that race on a fresh
+//! layout ([`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig)) before writing a range. Creators that race on a fresh
 //! sequence agree on the record written first; those asking for the same layout all go on, the
 //! others get the error and issue nothing. A layout never grows: a range record beyond the
-//! layout's count is corrupt ([`Error::Corrupt`]), never a range to take from.
+//! layout's count is corrupt ([`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt)), never a range to take from.
 
 mod create;
 mod stored;
@@ -313,7 +313,7 @@ pub trait RangeStore: Send + Sync {
     fn take(&self, range: u32, n: u64) -> impl Future<Output = Result<Option<u64>, Error>> + Send;
 
     /// The stored state of every range, in range order, each decoded with
-    /// [`RangeState::from_stored`] (a corrupt record is [`Error::Corrupt`]).
+    /// [`RangeState::from_stored`] (a corrupt record is [`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt)).
     fn list(&self) -> impl Future<Output = Result<Vec<RangeState>, Error>> + Send;
 
     /// The layout record of the sequence, decoded with [`RangeLayout::from_stored`], or `None`
@@ -354,9 +354,9 @@ impl<S: RangeStore> ShardedCounter<S> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidConfig`] when the sequence has another layout (recorded, or ranges
+    /// [`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig) when the sequence has another layout (recorded, or ranges
     /// stored before layouts were recorded that disagree): nothing was written.
-    /// [`Error::Corrupt`] when a stored record cannot be right, [`Error::Store`] when the store
+    /// [`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt) when a stored record cannot be right, [`ErrorDetail::Store`](crate::ErrorDetail::Store) when the store
     /// fails.
     pub async fn create(store: S, layout: RangeLayout, pick: Pick) -> Result<Self, Error> {
         create::establish(&store, layout).await?;
@@ -423,7 +423,7 @@ impl<S: RangeStore> ShardedCounter<S> {
             .filter(|first| range.start <= *first && first + n <= range.end)
             .map(Some)
             .ok_or_else(|| {
-                Error::Corrupt(format!(
+                Error::corrupt(format!(
                     "{}: field {} is {next} after taking {n}, outside range {k} ({}..{})",
                     self.store.range_record(i64::from(k)),
                     S::FIELDS.next,
@@ -448,7 +448,7 @@ impl<S: RangeStore> ShardedCounter<S> {
             self.layout
                 .check_state(&state, &S::FIELDS)
                 .map_err(|reason| {
-                    Error::Corrupt(format!(
+                    Error::corrupt(format!(
                         "{}: {reason}",
                         self.store.range_record(i64::from(state.range))
                     ))
@@ -464,7 +464,7 @@ impl<S: RangeStore> ShardedCounter<S> {
                 return Ok(batch);
             }
         }
-        Err(Error::Exhausted(format!(
+        Err(Error::exhausted(format!(
             "the {} ranges of {} cannot give {n} more ids (taken for this call and lost: {})",
             self.layout.ranges,
             self.store.sequence(),
@@ -478,10 +478,7 @@ impl<S: RangeStore> IdGenerator for ShardedCounter<S> {
 
     async fn next_id(&self) -> Result<u64, Error> {
         let batch = self.take(1).await?;
-        batch
-            .iter()
-            .next()
-            .ok_or_else(|| Error::Exhausted("no id".into()))
+        batch.iter().next().ok_or_else(|| Error::exhausted("no id"))
     }
 
     async fn next_ids(&self, n: u64) -> Result<IdBatch<u64>, Error> {
@@ -492,6 +489,7 @@ impl<S: RangeStore> IdGenerator for ShardedCounter<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ErrorDetail;
 
     fn state(range: u32, next: u64, max: u64) -> RangeState {
         RangeState { range, next, max }
@@ -655,7 +653,7 @@ mod tests {
                     result.unwrap();
                 } else {
                     assert!(
-                        matches!(&result, Err(Error::InvalidConfig { reason }) if reason.contains("refused")),
+                        matches!(&result, Err(e) if matches!(e.detail(), ErrorDetail::InvalidConfig { reason } if reason.contains("refused"))),
                         "{result:?}"
                     );
                 }
@@ -672,7 +670,10 @@ mod tests {
         legacy.rows.lock().unwrap().push(state(0, 3, 5));
         let other = RangeLayout::new(1, 6, 3).unwrap();
         let refused = ShardedCounter::create(&legacy, other, Pick::Random).await;
-        assert!(matches!(refused, Err(Error::InvalidConfig { .. })));
+        assert!(matches!(
+            refused.map_err(Error::into_detail),
+            Err(ErrorDetail::InvalidConfig { .. })
+        ));
         assert!(legacy.layout.lock().unwrap().is_none(), "nothing written");
         ShardedCounter::create(&legacy, layout, Pick::Random)
             .await
@@ -686,7 +687,7 @@ mod tests {
         disagreeing.rows.lock().unwrap().push(state(0, 1, 6));
         let corrupt = ShardedCounter::create(&disagreeing, layout, Pick::Random).await;
         assert!(
-            matches!(&corrupt, Err(Error::Corrupt(reason)) if reason.contains("the layout record")),
+            matches!(&corrupt, Err(e) if matches!(e.detail(), ErrorDetail::Corrupt(reason) if reason.contains("the layout record"))),
             "{corrupt:?}"
         );
     }
@@ -710,7 +711,7 @@ mod tests {
             memory.rows.lock().unwrap().push(state(k, 1, 5));
             let err = ids.next_id().await.unwrap_err();
             assert!(
-                matches!(&err, Error::Corrupt(reason)
+                matches!(err.detail(), ErrorDetail::Corrupt(reason)
                 if reason.contains(&format!(
                     "the record of range {k} of sequence \"seq\": field range is {k}"
                 ))),

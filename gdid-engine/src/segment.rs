@@ -28,7 +28,13 @@ impl Claim {
     }
 
     pub(crate) fn first(&self) -> Gdid {
-        Gdid::from_raw(self.era, self.high | self.start)
+        let (era, id64) = self.first_raw();
+        Gdid::from_raw(era, id64)
+    }
+
+    /// [`first`](Self::first), as its era and `id64`.
+    pub(crate) fn first_raw(&self) -> (u32, u64) {
+        (self.era, self.high | self.start)
     }
 
     /// The claim as a block, checked like every block (a claim of at least one id of a checked
@@ -218,16 +224,20 @@ impl Slot {
         self.end.store(0, Relaxed);
     }
 
-    /// The next id of the slice, if any is left. Only the owning thread calls this.
+    /// The next id of the slice, if any is left.
+    #[cfg(test)]
+    fn take(&self) -> Option<Gdid> {
+        self.take_raw().map(|(era, id64)| id_of(era, id64))
+    }
+
+    /// The next id of the slice, if any is left, as its era and `id64`: the caller builds the id
+    /// where it puts it (see [`id_of`]). Only the owning thread calls this.
     #[inline]
-    pub(crate) fn take(&self) -> Option<Gdid> {
+    pub(crate) fn take_raw(&self) -> Option<(u32, u64)> {
         let next = self.next.load(Relaxed);
         if next < self.end.load(Relaxed) {
             self.next.store(next + 1, Relaxed);
-            Some(id_of(
-                self.era.load(Relaxed),
-                self.high.load(Relaxed) | next,
-            ))
+            Some((self.era.load(Relaxed), self.high.load(Relaxed) | next))
         } else {
             None
         }
@@ -284,11 +294,13 @@ impl Slot {
 }
 
 /// `Gdid::from_raw(era, id64)`, built as its first 8 bytes and its last 4: the halves in which
-/// a 12-byte id is copied. Built as 4 and 8 (`from_raw`), every copy of the id that followed
-/// read a u64 across two stores, which the CPU cannot forward from the store buffer: a stall of
-/// about a dozen cycles per id on the fast path.
+/// a 12-byte id (alone or in an `Option`) is copied. Built as 4 and 8 (`from_raw`), every copy of
+/// the id that followed read a u64 across two stores, which the CPU cannot forward from the store
+/// buffer: a stall of about a dozen cycles per id on the fast path. A `Result<Gdid, Error>` is
+/// copied the other way, as 4 and 8 (the error's pointer is its second 8 bytes): `NextId` builds
+/// its id with `from_raw`.
 #[inline(always)]
-fn id_of(era: u32, id64: u64) -> Gdid {
+pub(crate) fn id_of(era: u32, id64: u64) -> Gdid {
     let head = ((u64::from(era) << 32) | (id64 >> 32)).to_be_bytes();
     let tail = id64.to_be_bytes();
     Gdid::from_bytes([

@@ -8,7 +8,7 @@ use std::time::Duration;
 use gdid_core::{COUNTER_MAX, Gdid};
 use gdid_engine::{
     Authority, AuthorityError, Block, BlockGenerator, BlockGeneratorBuilder, CounterState, Error,
-    FailureCause, GdidProvider, IdGenerator, IdOrder, MemoryAuthority, Sequenced,
+    ErrorDetail, FailureCause, GdidProvider, IdGenerator, IdOrder, MemoryAuthority, Sequenced,
     SharedIdGenerator,
     testing::{FaultyAuthority, Latency},
 };
@@ -189,12 +189,14 @@ async fn next_ids_returns_runs_of_consecutive_ids() {
     }
     assert!(batch.runs().len() >= 3, "250 ids span three blocks of 100");
     assert!(matches!(
-        ids.next_ids(0).await,
-        Err(Error::InvalidCount { .. })
+        ids.next_ids(0).await.map_err(Error::into_detail),
+        Err(ErrorDetail::InvalidCount { .. })
     ));
     assert!(matches!(
-        ids.next_ids(COUNTER_MAX + 2).await,
-        Err(Error::InvalidCount { .. })
+        ids.next_ids(COUNTER_MAX + 2)
+            .await
+            .map_err(Error::into_detail),
+        Err(ErrorDetail::InvalidCount { .. })
     ));
 }
 
@@ -270,7 +272,7 @@ async fn all_authorities_down_is_a_typed_error_naming_each() {
     let started = Instant::now();
     let err = ids.next_id().await.unwrap_err();
     assert!(started.elapsed() <= Duration::from_secs(5));
-    let Error::Unavailable { causes, .. } = &err else {
+    let ErrorDetail::Unavailable { causes, .. } = err.detail() else {
         panic!("unexpected {err:?}");
     };
     assert_eq!(
@@ -313,7 +315,10 @@ async fn only_hanging_authorities_give_a_timeout_error() {
     let (err, took) = timed_next_id(&ids).await;
     assert_eq!(took, Duration::from_secs(5));
     let err = err.unwrap_err();
-    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    assert!(
+        matches!(err.detail(), ErrorDetail::Timeout { .. }),
+        "{err:?}"
+    );
     assert_eq!(
         err.to_string(),
         "no id for app/hang-all within 5s: no authority answered"
@@ -494,7 +499,7 @@ async fn zero_and_repeated_blocks_are_refused() {
     assert_eq!(counters, [1, 2, 3, 4]);
     assert_eq!(ids.stats().authorities[0].failures, 1);
     let err = ids.next_id().await.unwrap_err();
-    let Error::Unavailable { causes, .. } = &err else {
+    let ErrorDetail::Unavailable { causes, .. } = err.detail() else {
         panic!("{err:?}")
     };
     assert!(
@@ -646,8 +651,11 @@ async fn the_provider_keeps_one_generator_per_sequence() {
     );
     assert_eq!(other.counter(), 1, "another sequence has its own counter");
     assert!(matches!(
-        provider.next_id("shop", "bad name").await,
-        Err(Error::InvalidName(_))
+        provider
+            .next_id("shop", "bad name")
+            .await
+            .map_err(Error::into_detail),
+        Err(ErrorDetail::InvalidName(_))
     ));
 }
 
@@ -746,8 +754,8 @@ fn waiting_outside_a_runtime_is_an_error_not_a_panic() {
     let mut call = std::pin::pin!(ids.next_id());
     let mut context = std::task::Context::from_waker(std::task::Waker::noop());
     let polled = std::future::Future::poll(call.as_mut(), &mut context);
-    match polled {
-        std::task::Poll::Ready(Err(Error::InvalidConfig { reason })) => {
+    match polled.map_err(Error::into_detail) {
+        std::task::Poll::Ready(Err(ErrorDetail::InvalidConfig { reason })) => {
             assert!(reason.contains("tokio runtime"), "{reason}");
         }
         other => panic!("expected the no-runtime error, got {other:?}"),
@@ -765,8 +773,8 @@ async fn a_name_the_store_spells_otherwise_is_refused_as_such() {
         .shared_authority(authority.clone())
         .build()
         .unwrap();
-    match ids.next_id().await {
-        Err(Error::InvalidName(name)) => {
+    match ids.next_id().await.map_err(Error::into_detail) {
+        Err(ErrorDetail::InvalidName(name)) => {
             assert!(name.reason.contains("differs only in case"), "{name}")
         }
         other => panic!("{other:?}"),

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use gdid_core::Gdid;
 use gdid_engine::{
-    BlockGenerator, CounterState, Error, MemoryAuthority,
+    BlockGenerator, CounterState, Error, ErrorDetail, MemoryAuthority,
     testing::{FaultyAuthority, Latency},
 };
 
@@ -57,7 +57,10 @@ async fn close_gives_back_the_current_and_the_pending_block() {
         authority.inner().state("app", "close"),
         Some(CounterState { era: 0, next: 13 })
     );
-    assert!(matches!(ids.next_id().await, Err(Error::Closed { .. })));
+    assert!(matches!(
+        ids.next_id().await.map_err(Error::into_detail),
+        Err(ErrorDetail::Closed { .. })
+    ));
     assert_eq!(
         ids.close().await.unwrap(),
         0,

@@ -16,7 +16,9 @@ use std::future::Future;
 use std::time::Duration;
 
 use gdid_engine::windows::{AgentError, WindowAgent, WindowGenerator, WindowShard};
-use gdid_engine::{Authority, AuthorityError, BlockGenerator, Error, FailureCause, IdGenerator};
+use gdid_engine::{
+    Authority, AuthorityError, BlockGenerator, Error, ErrorDetail, FailureCause, IdGenerator,
+};
 
 use crate::error::SetupError;
 use crate::row::{Row, Timing};
@@ -174,10 +176,10 @@ impl Judged for AuthorityError {
 
 impl Judged for Error {
     fn is_corruption_report(&self) -> bool {
-        match self {
-            Error::Corrupt(_) => true,
+        match self.detail() {
+            ErrorDetail::Corrupt(_) => true,
             // A BlockGenerator reports what each of its authorities answered.
-            Error::Unavailable { causes, .. } | Error::Timeout { causes, .. } => {
+            ErrorDetail::Unavailable { causes, .. } | ErrorDetail::Timeout { causes, .. } => {
                 causes.iter().any(|failure| {
                     matches!(&failure.cause, FailureCause::Error(e) if matches!(e.as_ref(), AuthorityError::Corrupt(_)))
                 })

@@ -29,7 +29,7 @@ pub enum Error {
     #[error(transparent)]
     Name(#[from] gdid_engine::InvalidName),
     /// A range layout that cannot work, or that disagrees with the documents already stored.
-    /// Worded as the engine's [`InvalidConfig`](gdid_engine::Error::InvalidConfig) that
+    /// Worded as the engine's [`InvalidConfig`](gdid_engine::ErrorDetail::InvalidConfig) that
     /// every backend reports it with: the reason names the sequence.
     #[error("invalid generator configuration: {reason}")]
     Layout {

@@ -36,7 +36,7 @@ pub struct MongoRanges {
 
 /// The error for the range document `id` holding what `reason` says.
 fn corrupt(id: &Bson, reason: &str) -> Error {
-    Error::Corrupt(format!("the range document {id}: {reason}"))
+    Error::corrupt(format!("the range document {id}: {reason}"))
 }
 
 /// An integer field of a stored document, or why the document is corrupt.
@@ -82,7 +82,7 @@ impl MongoRanges {
         let range = integer(document, "range")?;
         let record = format!("the range document {id}");
         if id.as_str() != Some(self.range_id(range).as_str()) {
-            return Err(Error::Corrupt(format!(
+            return Err(Error::corrupt(format!(
                 "{record}: field \"range\" is {range}, the document of range {range} has _id {:?}",
                 self.range_id(range)
             )));
@@ -120,10 +120,8 @@ impl RangeStore for MongoRanges {
     }
 
     async fn take(&self, range: u32, n: u64) -> Result<Option<u64>, Error> {
-        let n = i64::try_from(n).map_err(|_| Error::InvalidCount {
-            count: n,
-            reason: "too many ids for one call",
-        })?;
+        let n =
+            i64::try_from(n).map_err(|_| Error::invalid_count(n, "too many ids for one call"))?;
         // Only a valid range with n values left matches: the increment never passes `max`. A
         // corrupt one is left to `list`, which the caller reads when no range matches.
         let id = self.range_id(i64::from(range));
@@ -224,14 +222,14 @@ impl MongoShardedCounter {
     /// created for a sequence is its layout for good: it is recorded (one insert of the layout
     /// document, which fails if it exists) before any range document is written, so processes
     /// racing to create layouts on a fresh sequence agree on one; those that asked for another
-    /// get [`Error::InvalidConfig`], and nothing was written for them.
+    /// get [`ErrorDetail::InvalidConfig`](gdid_engine::ErrorDetail::InvalidConfig), and nothing was written for them.
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidName`] for a bad sequence name, [`Error::InvalidConfig`] when the sequence
+    /// [`ErrorDetail::InvalidName`](gdid_engine::ErrorDetail::InvalidName) for a bad sequence name, [`ErrorDetail::InvalidConfig`](gdid_engine::ErrorDetail::InvalidConfig) when the sequence
     /// has another layout (recorded, or range documents stored that disagree with `layout`:
-    /// going on could repeat ids), [`Error::Corrupt`] for a stored document that cannot be
-    /// right, [`Error::Store`] when the server fails.
+    /// going on could repeat ids), [`ErrorDetail::Corrupt`](gdid_engine::ErrorDetail::Corrupt) for a stored document that cannot be
+    /// right, [`ErrorDetail::Store`](gdid_engine::ErrorDetail::Store) when the server fails.
     pub async fn create(
         database: &Database,
         collection: &str,

@@ -9,7 +9,7 @@ mod common;
 
 use bson::{Bson, Document, doc};
 use common::{Relay, client, fresh, uri};
-use gdid_engine::{Error, Pick, RangeLayout};
+use gdid_engine::{ErrorDetail, Pick, RangeLayout};
 use gdid_mongo::{MongoAuthority, MongoShardedCounter, MongoWindowShard};
 use gdid_testkit::conformance::{Counters, GoingDown, Ranges, Setup, StoreUnderTest, Windows};
 use mongodb::{Collection, Cursor, Database};
@@ -245,9 +245,9 @@ impl Ranges for Sharded {
     ) -> Result<MongoShardedCounter, Setup> {
         MongoShardedCounter::create(&self.database, &self.collection, sequence, layout, pick)
             .await
-            .map_err(|e| match e {
-                Error::InvalidConfig { .. } => Setup::Layout(e.to_string()),
-                other => Setup::Other(other.to_string()),
+            .map_err(|e| match e.detail() {
+                ErrorDetail::InvalidConfig { .. } => Setup::Layout(e.to_string()),
+                _ => Setup::Other(e.to_string()),
             })
     }
 

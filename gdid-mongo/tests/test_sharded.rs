@@ -7,7 +7,7 @@ mod common;
 
 use bson::{Bson, Document, doc};
 use common::{database, fresh};
-use gdid_engine::{Error, IdGenerator};
+use gdid_engine::{ErrorDetail, IdGenerator};
 use gdid_mongo::{MongoShardedCounter, Pick, RangeLayout};
 
 /// The layout document records the first layout, and is not a range: listing the ranges by
@@ -41,7 +41,7 @@ async fn the_layout_document_records_the_first_layout() {
 }
 
 /// Range numbers beyond what a SQL column holds (at and above `u32::MAX`), and a range document
-/// whose number is not the one its `_id` says, are [`Error::Corrupt`] naming the document and the
+/// whose number is not the one its `_id` says, are [`ErrorDetail::Corrupt`] naming the document and the
 /// field, never a panic and never an id (the suite has the others).
 #[tokio::test]
 async fn a_range_number_only_bson_holds_is_an_error_naming_the_document() {
@@ -75,7 +75,10 @@ async fn a_range_number_only_bson_holds_is_an_error_naming_the_document() {
         for _ in 0..2 {
             let err = ids.next_id().await.unwrap_err();
             let message = err.to_string();
-            assert!(matches!(err, Error::Corrupt(_)), "{case}: {message}");
+            assert!(
+                matches!(err.detail(), ErrorDetail::Corrupt(_)),
+                "{case}: {message}"
+            );
             assert!(
                 message.contains(&format!("\"{sequence}:{id}\""))
                     && message.contains(&format!("field \"range\" is {range}")),

@@ -127,10 +127,10 @@ impl IdGenerator for RandomIdGenerator {
     /// tell).
     async fn next_ids(&self, n: u64) -> Result<IdBatch<u64>, Error> {
         if n == 0 || n > self.id_space() / 2 {
-            return Err(Error::InvalidCount {
-                count: n,
-                reason: "ask for at least one id, and at most half the id space",
-            });
+            return Err(Error::invalid_count(
+                n,
+                "ask for at least one id, and at most half the id space",
+            ));
         }
         let mut seen = HashSet::new();
         let mut ids = Vec::new();

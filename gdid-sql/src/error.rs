@@ -35,7 +35,7 @@ pub enum Error {
     #[error("cannot create the gdid tables: {0}")]
     Schema(#[source] sqlx::Error),
     /// A range layout that cannot work, or that disagrees with the rows already stored.
-    /// Worded as the engine's [`InvalidConfig`](gdid_engine::Error::InvalidConfig) that
+    /// Worded as the engine's [`InvalidConfig`](gdid_engine::ErrorDetail::InvalidConfig) that
     /// every backend reports it with: the reason names the sequence.
     #[error("invalid generator configuration: {reason}")]
     Layout {

@@ -6,7 +6,7 @@
 use std::ops::Range;
 
 use gdid_engine::{
-    Error as IdError, NameKind, Pick, RangeLayout, ShardedCounter,
+    Error as IdError, ErrorDetail, NameKind, Pick, RangeLayout, ShardedCounter,
     backend::{LAYOUT_FIELDS, RangeFields, RangeState, RangeStore, validate_name},
 };
 
@@ -58,10 +58,8 @@ impl RangeStore for SqlRanges {
     }
 
     async fn take(&self, range: u32, n: u64) -> Result<Option<u64>, IdError> {
-        let n = i64::try_from(n).map_err(|_| IdError::InvalidCount {
-            count: n,
-            reason: "too many ids for one call",
-        })?;
+        let n =
+            i64::try_from(n).map_err(|_| IdError::invalid_count(n, "too many ids for one call"))?;
         let shard = i32::try_from(range).map_err(IdError::store)?;
         let lineage = self.lineage.as_ref();
         let next = sharded_rows::take(&self.store, lineage, &self.sequence, shard, n)
@@ -72,7 +70,7 @@ impl RangeStore for SqlRanges {
         }
         next.map(|next| {
             u64::try_from(next).map_err(|_| {
-                IdError::Corrupt(format!(
+                IdError::corrupt(format!(
                     "{}: next_value is {next}, negative",
                     self.range_record(i64::from(shard))
                 ))
@@ -89,13 +87,13 @@ impl RangeStore for SqlRanges {
             .map(|[shard, next, max]| {
                 let fields = Self::FIELDS;
                 let shard = integer(fields.range, shard.as_deref()).map_err(|reason| {
-                    IdError::Corrupt(format!(
+                    IdError::corrupt(format!(
                         "a gdid_ranges row of sequence {:?}: {reason}",
                         self.sequence
                     ))
                 })?;
                 let record = self.range_record(shard);
-                let corrupt = |reason| IdError::Corrupt(format!("{record}: {reason}"));
+                let corrupt = |reason| IdError::corrupt(format!("{record}: {reason}"));
                 let next = integer(fields.next, next.as_deref()).map_err(corrupt)?;
                 let max = integer(fields.max, max.as_deref()).map_err(corrupt)?;
                 RangeState::from_stored(&record, &fields, [shard, next, max])
@@ -114,7 +112,7 @@ impl RangeStore for SqlRanges {
         let mut stored = [0; 3];
         for ((value, described), field) in stored.iter_mut().zip(&values).zip(LAYOUT_FIELDS) {
             *value = integer(field, described.as_deref())
-                .map_err(|reason| IdError::Corrupt(format!("{record}: {reason}")))?;
+                .map_err(|reason| IdError::corrupt(format!("{record}: {reason}")))?;
         }
         RangeLayout::from_stored(&record, stored).map(Some)
     }
@@ -145,7 +143,7 @@ impl RangeStore for SqlRanges {
 }
 
 impl SqlRanges {
-    /// After a take that matched nothing: [`IdError::Switched`] when the range was last moved on
+    /// After a take that matched nothing: [`ErrorDetail::Switched`] when the range was last moved on
     /// another server (a used-up or corrupt range is the engine's to tell).
     async fn check_lineage(&self, shard: i32) -> Result<(), IdError> {
         let Some(lineage) = &self.lineage else {
@@ -155,7 +153,7 @@ impl SqlRanges {
         if same.await.map_err(IdError::store)? {
             return Ok(());
         }
-        Err(IdError::Switched {
+        Err(ErrorDetail::Switched {
             record: self.range_record(i64::from(shard)),
             remedy: format!(
                 "it may be behind values it handed out, and a u64 has no era to move to: move \
@@ -163,7 +161,8 @@ impl SqlRanges {
                  skip-ranges --sequence {} --by N), then it issues again",
                 self.sequence
             ),
-        })
+        }
+        .into())
     }
 }
 
@@ -213,7 +212,7 @@ impl SqlShardedCounter {
 
     /// Moves every range of `sequence` in `store` forward by `by` values (at most to its end),
     /// in one statement, as after a failover to a replica or a restore that may have lost values
-    /// the ranges issued: they refuse to issue until then ([`IdError::Switched`]). Each range
+    /// the ranges issued: they refuse to issue until then ([`ErrorDetail::Switched`]). Each range
     /// takes the lineage of the server. Safe while generators run. How many ranges moved.
     ///
     /// # Errors
@@ -246,9 +245,9 @@ fn setup_error(sequence: &str, error: IdError) -> Error {
         sequence: sequence.to_owned(),
         reason,
     };
-    match error {
-        IdError::InvalidConfig { reason } | IdError::Corrupt(reason) => layout(reason),
-        IdError::Store(store) => {
+    match error.into_detail() {
+        ErrorDetail::InvalidConfig { reason } | ErrorDetail::Corrupt(reason) => layout(reason),
+        ErrorDetail::Store(store) => {
             match std::sync::Arc::try_unwrap(store).map(|e| e.downcast::<sqlx::Error>()) {
                 Ok(Ok(driver)) => Error::Schema(*driver),
                 Ok(Err(other)) => Error::Schema(sqlx::Error::Protocol(other.to_string())),

@@ -17,7 +17,7 @@ use gdid_engine::{
     Authority, Block, CounterState,
     backend::{CounterRow, raise_floor},
 };
-use gdid_engine::{Error as IdError, IdGenerator, Pick, RangeLayout};
+use gdid_engine::{Error as IdError, ErrorDetail, IdGenerator, Pick, RangeLayout};
 use gdid_sql::{SqlAuthority, SqlShardedCounter, SqlStore};
 
 /// The servers that keep lineages (SQLite keeps none).
@@ -43,7 +43,7 @@ async fn authorities(test: &str) -> Vec<(&'static str, SqlAuthority, String)> {
 fn assert_switched(dialect: &str, refused: impl Into<IdError>, says: &[&str]) {
     let refused = refused.into();
     assert!(
-        matches!(&refused, IdError::Switched { remedy, .. }
+        matches!(refused.detail(), ErrorDetail::Switched { remedy, .. }
             if says.iter().all(|said| remedy.contains(said))),
         "{dialect}: {refused}"
     );

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use common::{execute, fresh_scope, urls};
 use gdid_engine::windows::WindowShard;
-use gdid_engine::{Error, IdGenerator};
+use gdid_engine::{ErrorDetail, IdGenerator};
 use gdid_sql::{SqlStore, SqlWindowGenerator, WindowAgent};
 
 /// A directory of its own for SQLite files of `test`.
@@ -47,7 +47,11 @@ async fn shards_of_the_three_dialects_serve_one_sequence() {
             "{id} outside every window"
         );
     }
-    assert!(matches!(ids.next_id().await, Err(Error::Exhausted(_))));
+    let exhausted = ids.next_id().await.unwrap_err();
+    assert!(
+        matches!(exhausted.detail(), ErrorDetail::Exhausted(_)),
+        "{exhausted}"
+    );
 }
 
 /// Named no sequence, the agent supplies every sequence it finds on the shards.

@@ -23,7 +23,7 @@ impl TimestampOverflow {
 
 impl From<TimestampOverflow> for Error {
     fn from(e: TimestampOverflow) -> Self {
-        Error::Exhausted(e.to_string())
+        Error::exhausted(e.to_string())
     }
 }
 
@@ -34,10 +34,7 @@ pub const MAX_BATCH: u64 = 1 << 20;
 /// Checks the count of a `next_ids` call.
 pub(crate) fn check_count(n: u64) -> Result<(), Error> {
     if n == 0 || n > MAX_BATCH {
-        return Err(Error::InvalidCount {
-            count: n,
-            reason: "ask for 1 to 1,048,576 UUIDs",
-        });
+        return Err(Error::invalid_count(n, "ask for 1 to 1,048,576 UUIDs"));
     }
     Ok(())
 }

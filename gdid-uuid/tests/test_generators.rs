@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use gdid_engine::{Error, IdGenerator, SharedIdGenerator};
+use gdid_engine::{Error, ErrorDetail, IdGenerator, SharedIdGenerator};
 use gdid_uuid::{
     MAX_BATCH, ManualClock, NodeId, UuidV1Generator, UuidV4Generator, UuidV6Generator,
     UuidV7Generator,
@@ -145,16 +145,19 @@ async fn batches_come_through_the_trait_in_order_and_counts_are_checked() {
 
     for n in [0, MAX_BATCH + 1] {
         assert!(matches!(
-            v7.next_ids(n).await,
-            Err(Error::InvalidCount { .. })
+            v7.next_ids(n).await.map_err(Error::into_detail),
+            Err(ErrorDetail::InvalidCount { .. })
         ));
         assert!(matches!(
-            v6.next_ids(n).await,
-            Err(Error::InvalidCount { .. })
+            v6.next_ids(n).await.map_err(Error::into_detail),
+            Err(ErrorDetail::InvalidCount { .. })
         ));
         assert!(matches!(
-            UuidV4Generator::new().next_ids(n).await,
-            Err(Error::InvalidCount { .. })
+            UuidV4Generator::new()
+                .next_ids(n)
+                .await
+                .map_err(Error::into_detail),
+            Err(ErrorDetail::InvalidCount { .. })
         ));
     }
 }

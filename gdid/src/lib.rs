@@ -85,8 +85,8 @@ pub use gdid_engine::durability::{Durability, Setting, Verdict};
 #[cfg(feature = "engine")]
 pub use gdid_engine::{
     Authority, AuthorityError, BlockGenerator, BlockGeneratorBuilder, DynIdGenerator, Error,
-    GeneratorConfig, IdBatch, IdGenerator, IdOrder, MemoryAuthority, Pick, Preference, RangeLayout,
-    SharedIdGenerator, redact,
+    ErrorDetail, GeneratorConfig, IdBatch, IdGenerator, IdOrder, MemoryAuthority, Pick, Preference,
+    RangeLayout, SharedIdGenerator, redact,
 };
 
 #[cfg(feature = "blocking")]

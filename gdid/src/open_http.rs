@@ -180,9 +180,7 @@ struct Refused {
 
 impl Refused {
     fn error(&self) -> Error {
-        Error::InvalidConfig {
-            reason: self.reason.clone(),
-        }
+        Error::invalid_config(self.reason.clone())
     }
 }
 

@@ -153,13 +153,13 @@ impl BlockGeneratorBuilder {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidName`] for a bad scope or sequence; [`Error::InvalidConfig`] for no
+    /// [`ErrorDetail::InvalidName`](crate::ErrorDetail::InvalidName) for a bad scope or sequence; [`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig) for no
     /// authority, more than 16, two with the same number, or settings that contradict each other.
     pub fn build(self) -> Result<BlockGenerator, Error> {
         use crate::authority::validate_names;
 
         validate_names(&self.scope, &self.sequence)?;
-        let invalid = |reason: String| Err(Error::InvalidConfig { reason });
+        let invalid = |reason: String| Err(Error::invalid_config(reason));
         if self.authorities.is_empty() {
             return invalid("no authority: add at least one".into());
         }

@@ -24,7 +24,7 @@ impl BlockGenerator {
     /// nothing is lost. Waits for an allocation in flight (up to the request timeout), so that
     /// its block goes back too. Returns how many ids went back.
     ///
-    /// After `close`, no block is allocated: a call that needs one gets [`Error::Closed`]. A
+    /// After `close`, no block is allocated: a call that needs one gets [`ErrorDetail::Closed`](crate::ErrorDetail::Closed). A
     /// thread still serves the slice it holds (those ids are not given back). Dropping the last
     /// clone of a generator that was not closed gives its ids back the same way, in a task on
     /// the current tokio runtime, if there is one (when the runtime is shutting down the task may
@@ -56,7 +56,7 @@ impl BlockGenerator {
         let inner = &self.inner;
         inner.lock_state().closed = true;
         inner.wake_allocator.notify_one();
-        inner.changed.notify_waiters(); // callers waiting for a block get `Error::Closed`
+        inner.changed.notify_waiters(); // callers waiting for a block get `ErrorDetail::Closed`
         inner.wait_for_allocation().await;
         let tails = inner.withdraw_tail();
         give_back_all(

@@ -10,7 +10,7 @@ use tracing::{info, warn};
 use super::super::authority::Block;
 use super::super::config::{GeneratorConfig, PROBE_EVERY, Preference};
 use super::super::error::AuthorityError;
-use super::super::generator_error::{AuthorityFailure, Error, FailureCause};
+use super::super::generator_error::{AuthorityFailure, Error, ErrorDetail, FailureCause};
 use super::{Health, Inner, State};
 use gdid_core::{COUNTER_MAX, Gdid};
 
@@ -192,18 +192,19 @@ impl Inner {
     pub(super) fn unavailable(&self, causes: Vec<AuthorityFailure>) -> Error {
         if let Some(FailureCause::Error(refused)) = causes.last().map(|failure| &failure.cause) {
             match &**refused {
-                AuthorityError::InvalidName(name) => return Error::InvalidName(name.clone()),
+                AuthorityError::InvalidName(name) => return Error::from(name.clone()),
                 AuthorityError::InvalidSize(count) => {
                     return Error::from(AuthorityError::InvalidSize(*count));
                 }
                 _ => {}
             }
         }
-        Error::Unavailable {
+        ErrorDetail::Unavailable {
             scope: self.scope.clone(),
             sequence: self.sequence.clone(),
             causes,
         }
+        .into()
     }
 
     pub(super) fn timeout_error(&self, st: &State, waited: Duration) -> Error {
@@ -219,12 +220,13 @@ impl Inner {
                 })
             })
             .collect();
-        Error::Timeout {
+        ErrorDetail::Timeout {
             scope: self.scope.clone(),
             sequence: self.sequence.clone(),
             waited,
             causes,
         }
+        .into()
     }
 }
 

@@ -8,7 +8,7 @@ use tokio::time::Instant;
 use tracing::{Instrument, debug, info_span, warn};
 
 use super::super::authority::Block;
-use super::super::generator_error::{AuthorityFailure, Error};
+use super::super::generator_error::{AuthorityFailure, Error, ErrorDetail};
 use super::super::sizing::{RATE_PROBE, block_size};
 use super::failover::backoff;
 use super::{Inner, State};
@@ -39,10 +39,11 @@ impl Inner {
                 return Ok(());
             }
             if st.closed {
-                return Err(Error::Closed {
+                return Err(ErrorDetail::Closed {
                     scope: self.scope.clone(),
                     sequence: self.sequence.clone(),
-                });
+                }
+                .into());
             }
             // A refusal that no wait changes, met during this request: said at once.
             if let Some((at, error)) = &st.last_failure
@@ -267,13 +268,14 @@ impl Inner {
 
 /// The error of a caller outside any tokio runtime that would have to wait for a block.
 fn no_runtime() -> Error {
-    Error::InvalidConfig {
-        reason: "a BlockGenerator needs a tokio runtime to allocate blocks".into(),
-    }
+    Error::invalid_config("a BlockGenerator needs a tokio runtime to allocate blocks")
 }
 
 /// Whether `error` is a refusal that no wait and no other authority changes (a name the store
 /// spells otherwise, a size no store takes): the caller's to fix, not to retry.
 fn is_final(error: &Error) -> bool {
-    matches!(error, Error::InvalidName(_) | Error::InvalidCount { .. })
+    matches!(
+        error.detail(),
+        ErrorDetail::InvalidName(_) | ErrorDetail::InvalidCount { .. }
+    )
 }

@@ -5,7 +5,7 @@
 //!    recorded (if any) must be ranges of the layout asked for; then the record is written with
 //!    one insert-if-absent, and read back: of creators racing on a fresh sequence, the first
 //!    write wins and every creator reads the same record.
-//! 2. A record of another layout refuses the one asked for ([`Error::InvalidConfig`]), before
+//! 2. A record of another layout refuses the one asked for ([`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig)), before
 //!    any range record is written.
 //! 3. The missing range records are written, each with an insert-if-absent (every creator of
 //!    this layout writes identical ones), and the stored ranges are checked again.
@@ -18,7 +18,7 @@ use crate::generator_error::Error;
 ///
 /// # Errors
 ///
-/// [`Error::InvalidConfig`] for another layout, [`Error::Corrupt`] for stored records that cannot
+/// [`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig) for another layout, [`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt) for stored records that cannot
 /// be right, the store's errors.
 pub(super) async fn establish<S: RangeStore>(store: &S, layout: RangeLayout) -> Result<(), Error> {
     let recorded = match store.read_layout().await? {
@@ -55,7 +55,7 @@ pub(super) async fn establish<S: RangeStore>(store: &S, layout: RangeLayout) -> 
     }
     let complete = checked_against_record(store, layout).await?;
     if complete != layout.ranges() {
-        return Err(Error::Corrupt(format!(
+        return Err(Error::corrupt(format!(
             "{}: {complete} ranges are stored after creating all {}",
             store.layout_record(),
             layout.ranges()
@@ -68,14 +68,14 @@ pub(super) async fn establish<S: RangeStore>(store: &S, layout: RangeLayout) -> 
 ///
 /// # Errors
 ///
-/// [`Error::Corrupt`] when the stored ranges disagree with their layout record.
+/// [`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt) when the stored ranges disagree with their layout record.
 async fn checked_against_record<S: RangeStore>(
     store: &S,
     layout: RangeLayout,
 ) -> Result<u32, Error> {
     let stored = store.list().await?;
     layout.check_stored(&stored).map_err(|reason| {
-        Error::Corrupt(format!(
+        Error::corrupt(format!(
             "the ranges of {:?} disagree with {} ({layout}): {reason}",
             store.sequence(),
             store.layout_record()
@@ -94,10 +94,8 @@ fn refused_for<S: RangeStore>(store: &S, layout: RangeLayout, recorded: RangeLay
 
 /// The error for asking `layout` of a sequence that has another.
 fn refused<S: RangeStore>(store: &S, layout: RangeLayout, reason: &str) -> Error {
-    Error::InvalidConfig {
-        reason: format!(
-            "{layout} refused as the range layout of {:?}: {reason}; going on could repeat ids",
-            store.sequence()
-        ),
-    }
+    Error::invalid_config(format!(
+        "{layout} refused as the range layout of {:?}: {reason}; going on could repeat ids",
+        store.sequence()
+    ))
 }

@@ -44,13 +44,13 @@ impl RangeState {
     ///
     /// # Errors
     ///
-    /// [`Error::Corrupt`] naming the record and the field.
+    /// [`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt) naming the record and the field.
     pub fn from_stored(
         record: &str,
         fields: &RangeFields,
         [range, next, max]: [i64; 3],
     ) -> Result<RangeState, Error> {
-        let corrupt = |reason: String| Error::Corrupt(format!("{record}: {reason}"));
+        let corrupt = |reason: String| Error::corrupt(format!("{record}: {reason}"));
         let range = u32::try_from(range).map_err(|_| {
             corrupt(format!(
                 "field {} is {range}, expected 0 to {}",
@@ -89,9 +89,9 @@ impl RangeLayout {
     ///
     /// # Errors
     ///
-    /// [`Error::Corrupt`] naming the record and what is wrong.
+    /// [`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt) naming the record and what is wrong.
     pub fn from_stored(record: &str, [base, size, ranges]: [i64; 3]) -> Result<RangeLayout, Error> {
-        let corrupt = |reason: String| Error::Corrupt(format!("{record}: {reason}"));
+        let corrupt = |reason: String| Error::corrupt(format!("{record}: {reason}"));
         let [base_field, size_field, ranges_field] = LAYOUT_FIELDS;
         let non_negative = |field: &str, value: i64| {
             u64::try_from(value).map_err(|_| corrupt(format!("field {field} is {value}, negative")))
@@ -114,6 +114,7 @@ impl RangeLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ErrorDetail;
 
     const SQL: RangeFields = RangeFields {
         range: "shard",
@@ -122,8 +123,8 @@ mod tests {
     };
 
     fn message(result: Result<impl std::fmt::Debug, Error>) -> String {
-        match result {
-            Err(Error::Corrupt(reason)) => reason,
+        match result.map_err(Error::into_detail) {
+            Err(ErrorDetail::Corrupt(reason)) => reason,
             other => panic!("expected Corrupt, got {other:?}"),
         }
     }

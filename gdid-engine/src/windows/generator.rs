@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use tokio::sync::Mutex;
 
 use super::{FIRST_VALUE, VALUE_MAX, WindowShard};
-use crate::{Error, IdBatch, IdGenerator, NameKind, backend::validate_name};
+use crate::{Error, ErrorDetail, IdBatch, IdGenerator, NameKind, backend::validate_name};
 
 /// Serves `u64` ids from windows the [`WindowAgent`](super::WindowAgent) opened on the shards:
 /// `batch` values at a time from the first open window of a shard (shards taken in turn, the
@@ -27,14 +27,14 @@ impl<S: WindowShard> WindowGenerator<S> {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidName`] for a bad sequence name; [`Error::InvalidConfig`] for no shard or a
+    /// [`ErrorDetail::InvalidName`](crate::ErrorDetail::InvalidName) for a bad sequence name; [`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig) for no shard or a
     /// batch of 0 or above `i64::MAX`.
     pub fn new(shards: Vec<(String, S)>, sequence: &str, batch: u64) -> Result<Self, Error> {
         validate_name(NameKind::Sequence, sequence)?;
         if shards.is_empty() || batch == 0 || batch > VALUE_MAX {
-            return Err(Error::InvalidConfig {
-                reason: "at least one shard, and a batch of 1 to i64::MAX".into(),
-            });
+            return Err(Error::invalid_config(
+                "at least one shard, and a batch of 1 to i64::MAX",
+            ));
         }
         Ok(WindowGenerator {
             shards,
@@ -61,10 +61,7 @@ impl<S: WindowShard> WindowGenerator<S> {
     /// Up to `n` values from the first shard (in turn) that has an open window.
     async fn take_any(&self, n: u64) -> Result<(u64, u64), Error> {
         if n > VALUE_MAX {
-            return Err(Error::InvalidCount {
-                count: n,
-                reason: "above i64::MAX",
-            });
+            return Err(Error::invalid_count(n, "above i64::MAX"));
         }
         let first = self.turn.fetch_add(1, Ordering::Relaxed);
         let mut causes = Vec::new();
@@ -80,7 +77,7 @@ impl<S: WindowShard> WindowGenerator<S> {
                     return Ok((start, count));
                 }
                 Ok(Some((start, count))) => {
-                    return Err(Error::Corrupt(format!(
+                    return Err(Error::corrupt(format!(
                         "shard {label} gave {count} values from {start} of {} when asked for \
                          {n}",
                         self.sequence
@@ -98,7 +95,7 @@ impl<S: WindowShard> WindowGenerator<S> {
         }
         if !switched.is_empty() {
             let sequence = &self.sequence;
-            return Err(Error::Switched {
+            return Err(ErrorDetail::Switched {
                 record: format!("the open windows of {sequence} on {}", switched.join(", ")),
                 remedy: format!(
                     "their values may have been handed out by the lost copy, and a u64 has no \
@@ -106,16 +103,17 @@ impl<S: WindowShard> WindowGenerator<S> {
                      (gdid sequences skip-windows --store URL --sequence {sequence} --by N, \
                      N at least the values its windows held since the copy's last update)"
                 ),
-            });
+            }
+            .into());
         }
         let causes = causes.join("; ");
         if corrupt {
-            return Err(Error::Corrupt(format!(
+            return Err(Error::corrupt(format!(
                 "no window of {} could serve: {causes}",
                 self.sequence
             )));
         }
-        Err(Error::Exhausted(format!(
+        Err(Error::exhausted(format!(
             "no window of {} could serve: {causes} (is the agent running?)",
             self.sequence
         )))

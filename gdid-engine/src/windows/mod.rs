@@ -74,7 +74,7 @@ pub trait WindowShard: Send + Sync {
 
     /// Whether `error` says that stored windows cannot be right, rather than that the store
     /// failed: the [`WindowGenerator`] then reports
-    /// [`Error::Corrupt`](crate::Error::Corrupt). `false` unless the shard says so.
+    /// [`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt). `false` unless the shard says so.
     fn is_corrupt(error: &Self::Error) -> bool {
         let _ = error;
         false
@@ -83,7 +83,7 @@ pub trait WindowShard: Send + Sync {
     /// Whether `error` says that the shard's open windows were last moved on another database
     /// server (a failover to a replica, a restore: see [`lineage`](crate::backend::lineage)),
     /// so that none is taken from until an operator runs [`skip`](Self::skip): the
-    /// [`WindowGenerator`] then reports [`Error::Switched`](crate::Error::Switched)
+    /// [`WindowGenerator`] then reports [`ErrorDetail::Switched`](crate::ErrorDetail::Switched)
     /// when no other shard serves. `false` unless the shard says so.
     fn is_switched(error: &Self::Error) -> bool {
         let _ = error;

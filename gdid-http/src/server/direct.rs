@@ -8,8 +8,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use gdid_core::Gdid;
-use gdid_engine::Error;
 use gdid_engine::{BlockGenerator, DynAuthority, GeneratorConfig, IdBatch};
+use gdid_engine::{Error, ErrorDetail};
 
 use super::ApiError;
 
@@ -71,10 +71,11 @@ impl Direct {
         if state.closed {
             return Err(ApiError::from_generator(
                 "issuing ids",
-                &Error::Closed {
+                &ErrorDetail::Closed {
                     scope: scope.to_owned(),
                     sequence: sequence.to_owned(),
-                },
+                }
+                .into(),
             ));
         }
         let key = (scope.to_owned(), sequence.to_owned());

@@ -4,7 +4,7 @@
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use gdid_engine::{AuthorityError, AuthorityFailure, Error, ErrorKind, FailureCause};
+use gdid_engine::{AuthorityError, AuthorityFailure, Error, ErrorDetail, ErrorKind, FailureCause};
 use tracing::warn;
 
 use crate::wire::{BadRequest, ErrorBody, ErrorReply};
@@ -53,17 +53,17 @@ impl ApiError {
 
     /// What a client is told of a generator's error; the error itself is logged with `what`.
     pub(crate) fn from_generator(what: &str, error: &Error) -> Self {
-        match error {
-            Error::InvalidName(_) | Error::InvalidCount { .. } => {
+        match error.detail() {
+            ErrorDetail::InvalidName(_) | ErrorDetail::InvalidCount { .. } => {
                 ApiError::new(StatusCode::BAD_REQUEST, "bad_request", error.to_string())
             }
-            Error::Closed { .. } => ApiError::new(
+            ErrorDetail::Closed { .. } => ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "shutting_down",
                 "the server is shutting down: ask another authority",
             ),
-            Error::Switched { .. } => ApiError::switched(what, error),
-            Error::Unavailable { causes, .. } | Error::Timeout { causes, .. } => {
+            ErrorDetail::Switched { .. } => ApiError::switched(what, error),
+            ErrorDetail::Unavailable { causes, .. } | ErrorDetail::Timeout { causes, .. } => {
                 // The server's own store is the only authority: when it said why, that is the
                 // answer (exhausted, corrupt, misconfigured are final), not an outage.
                 ApiError::from_kind(what, said_by_every(causes).unwrap_or(error.kind()), error)

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use gdid_core::Gdid;
-use gdid_engine::{Authority, AuthorityError, Block, BlockGenerator, Error};
+use gdid_engine::{Authority, AuthorityError, Block, BlockGenerator, Error, ErrorDetail};
 
 use super::{StoreUnderTest, fresh};
 
@@ -159,7 +159,10 @@ pub async fn a_closed_generator_gives_its_tail_back<B: StoreUnderTest>(backend: 
         let given = ids.close().await.unwrap();
         assert!(given > 0, "{store}: the unused tail went back");
         assert!(
-            matches!(ids.next_id().await, Err(Error::Closed { .. })),
+            matches!(
+                ids.next_id().await.map_err(Error::into_detail),
+                Err(ErrorDetail::Closed { .. })
+            ),
             "{store}: a closed generator allocates nothing"
         );
     }

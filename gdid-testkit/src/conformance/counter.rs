@@ -1,6 +1,6 @@
 //! The one-at-a-time counter (`OneAtATime` over the store's authority).
 
-use gdid_engine::{Authority, Error, IdGenerator, OneAtATime};
+use gdid_engine::{Authority, Error, ErrorDetail, IdGenerator, OneAtATime};
 
 use super::{Counters, fresh};
 
@@ -81,8 +81,8 @@ pub async fn a_corrupt_sibling_is_named_not_skipped_when_the_counter_starts<B: C
             .corrupt_counter(&authority, &scope, "legacy", case)
             .await;
         let counter = OneAtATime::new(authority.clone(), &scope, "legacy");
-        match counter.next_id().await {
-            Err(Error::Corrupt(message)) => assert!(
+        match counter.next_id().await.map_err(Error::into_detail) {
+            Err(ErrorDetail::Corrupt(message)) => assert!(
                 named.iter().all(|name| message.contains(name.as_str())),
                 "{store}, {case}: {message:?} does not name {named:?}"
             ),

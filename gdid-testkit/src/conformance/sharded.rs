@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use gdid_engine::{Error, IdGenerator, Pick, RangeLayout};
+use gdid_engine::{Error, ErrorDetail, IdGenerator, Pick, RangeLayout};
 
 use super::{Ranges, Setup, assert_fails_naming, fresh};
 
@@ -21,7 +21,7 @@ async fn created<B: Ranges>(
 
 /// Whether `error` says the stored data cannot be right.
 fn is_corrupt(error: &Error) -> bool {
-    matches!(error, Error::Corrupt(_))
+    matches!(error.detail(), ErrorDetail::Corrupt(_))
 }
 
 /// The ranges a fresh `layout` has: range k from its first value to its last.
@@ -51,7 +51,7 @@ pub async fn twelve_digit_ids_stay_in_their_ranges<B: Ranges>(backend: &B) {
 }
 
 /// 3 ranges of 5 values, random pick: the 15 values come out exactly once (a batch of 4, then
-/// one by one), used-up ranges are skipped, and the 16th id is [`Error::Exhausted`].
+/// one by one), used-up ranges are skipped, and the 16th id is [`ErrorDetail::Exhausted`].
 pub async fn exhausted_ranges_are_skipped_until_all_are_used_up<B: Ranges>(backend: &B) {
     let store = backend.store();
     let layout = RangeLayout::new(1, 5, 3).unwrap();
@@ -63,11 +63,14 @@ pub async fn exhausted_ranges_are_skipped_until_all_are_used_up<B: Ranges>(backe
     got.sort_unstable();
     assert_eq!(got, (1..=15).collect::<Vec<u64>>(), "{store}");
     let err = ids.next_id().await.unwrap_err();
-    assert!(matches!(err, Error::Exhausted(_)), "{store}: {err}");
+    assert!(
+        matches!(err.detail(), ErrorDetail::Exhausted(_)),
+        "{store}: {err}"
+    );
 }
 
 /// A batch no single range can hold is split over several ranges, each run within its range;
-/// nothing is issued twice, and once all is used up a batch is [`Error::Exhausted`].
+/// nothing is issued twice, and once all is used up a batch is [`ErrorDetail::Exhausted`].
 pub async fn batches_span_ranges_when_they_must<B: Ranges>(backend: &B) {
     let store = backend.store();
     let layout = RangeLayout::new(100, 5, 3).unwrap();
@@ -87,7 +90,10 @@ pub async fn batches_span_ranges_when_they_must<B: Ranges>(backend: &B) {
         );
     }
     assert!(
-        matches!(ids.next_ids(1).await, Err(Error::Exhausted(_))),
+        matches!(
+            ids.next_ids(1).await.map_err(Error::into_detail),
+            Err(ErrorDetail::Exhausted(_))
+        ),
         "{store}"
     );
 }
@@ -202,7 +208,7 @@ pub async fn ranges_without_a_layout_record_are_checked_then_recorded<B: Ranges>
     );
 }
 
-/// A stored range whose number is beyond the layout (or negative) is [`Error::Corrupt`] naming
+/// A stored range whose number is beyond the layout (or negative) is [`ErrorDetail::Corrupt`] naming
 /// it and the field, never a panic and never an id: when a batch had to be split over the
 /// ranges, the number used to index the used-up flags out of bounds, or compute a range past
 /// `u64::MAX` (ranges of 2^33 values here).
@@ -219,7 +225,7 @@ pub async fn a_range_number_out_of_bounds_is_an_error_naming_it<B: Ranges>(backe
 }
 
 /// A corrupt range (a negative `next`, one beyond its end, and what else the store can hold) is
-/// [`Error::Corrupt`] naming it and its field, never an id, however often it is asked: a negative
+/// [`ErrorDetail::Corrupt`] naming it and its field, never an id, however often it is asked: a negative
 /// `next` used to be moved up to the range's first values (id 0 issued again), and one beyond its
 /// end read as "exhausted".
 pub async fn a_corrupt_range_is_an_error_naming_it_never_an_id<B: Ranges>(backend: &B) {

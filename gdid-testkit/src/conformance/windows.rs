@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use gdid_engine::windows::{AgentError, Window, WindowAgent, WindowGenerator, WindowShard};
-use gdid_engine::{Error, IdGenerator};
+use gdid_engine::{Error, ErrorDetail, IdGenerator};
 
 use super::{Windows, assert_fails_naming, fresh};
 
@@ -40,7 +40,7 @@ fn assert_disjoint(store: &str, windows: &[(String, Window)]) {
 
 /// The agent opens 2 windows on each of 3 shards; clients use them up in batches that do not
 /// divide the window size, without passing a window's end; with none open the error is
-/// [`Error::Exhausted`]; every window is used up exactly; the next run refills.
+/// [`ErrorDetail::Exhausted`]; every window is used up exactly; the next run refills.
 pub async fn clients_use_the_windows_the_agent_opens<B: Windows>(backend: &B) {
     let store = backend.store();
     let sequence = fresh("windows");
@@ -64,7 +64,10 @@ pub async fn clients_use_the_windows_the_agent_opens<B: Windows>(backend: &B) {
         );
     }
     let err = ids.next_id().await.unwrap_err();
-    assert!(matches!(err, Error::Exhausted(_)), "{store}: {err}");
+    assert!(
+        matches!(err.detail(), ErrorDetail::Exhausted(_)),
+        "{store}: {err}"
+    );
     for (_, window) in agent.windows(&sequence).await.unwrap() {
         assert_eq!(
             window.next_hi, window.end,
@@ -98,7 +101,7 @@ pub async fn concurrent_takes_never_cross_a_window_end<B: Windows>(backend: &B) 
                     // none is lost to the exhaustion at the end (a failed batch is a gap).
                     match ids.next_ids(5).await {
                         Ok(batch) => runs.extend(batch.runs().iter().map(|r| (r.first, r.len))),
-                        Err(Error::Exhausted(_)) => return runs,
+                        Err(e) if matches!(e.detail(), ErrorDetail::Exhausted(_)) => return runs,
                         Err(e) => panic!("{e}"),
                     }
                 }
@@ -223,7 +226,7 @@ pub async fn adding_a_shard_is_one_call<B: Windows>(backend: &B) {
     assert!(first_of_new >= old_end, "{store}: {report:?}");
 }
 
-/// A window with its start after its end is [`Error::Corrupt`] naming it, never an id, and is
+/// A window with its start after its end is [`ErrorDetail::Corrupt`] naming it, never an id, and is
 /// not touched; the agent's listing is a corrupt-data error too: one whose start was moved past
 /// its end used to hand out values (or have them taken, lost, on every call), one whose end was
 /// moved below its start read as "no open window".
@@ -243,7 +246,7 @@ pub async fn a_window_with_start_after_end_is_an_error_naming_it<B: Windows>(bac
         let before = backend.windows_text(&sequence).await;
         let ids = WindowGenerator::new(shards.clone(), &sequence, 10).unwrap();
         let what = format!("{store} case {case}");
-        let is_corrupt = |e: &Error| matches!(e, Error::Corrupt(_));
+        let is_corrupt = |e: &Error| matches!(e.detail(), ErrorDetail::Corrupt(_));
         assert_fails_naming(&what, 3, &names, is_corrupt, || ids.next_id()).await;
         assert_eq!(
             backend.windows_text(&sequence).await,
