@@ -5,13 +5,16 @@
 //! an uncontended `AtomicU64::fetch_add` (each thread its own counter, on its own cache line), the
 //! cost of one atomic read-modify-write.
 //!
-//! Then `many_sequences`: ids taken round-robin from 1 to 10,000 generators on one thread.
+//! Then `many_sequences`: ids taken round-robin from 1 to 10,000 generators on one thread; and
+//! `many_sequences_2_threads`: the same on two threads at once, each round-robin over all the
+//! generators (as the two worker threads of a service, where any request, for any sequence, may
+//! land on either), ns per id of the whole process.
 //!
 //! `cargo bench -p gdid-benches --bench engine`
 
 use std::hint::black_box;
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -60,6 +63,37 @@ where
     })
     .elapsed()
         / threads
+}
+
+/// As [`on_threads`], but the clock stops once every thread's run has returned, before the
+/// threads exit: a thread that served 10,000 generators hands 10,000 slots back as it exits (its
+/// thread-local destructor), which is no id's cost.
+///
+/// Each run is dropped as soon as it returns, with the runtime it holds: a block allocation that
+/// runtime spawned, and that no thread drives any more, goes with it, and the generator's next
+/// caller starts another. Kept until the end, it would leave the other thread waiting for it
+/// until the request timeout.
+fn on_threads_until_done<F>(threads: u32, iters: u64, make: impl Fn() -> F + Sync) -> Duration
+where
+    F: FnMut(u64),
+{
+    let start = Barrier::new(threads as usize + 1);
+    let done = Barrier::new(threads as usize + 1);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let mut run = make();
+                start.wait();
+                run(iters);
+                drop(run);
+                done.wait();
+            });
+        }
+        start.wait();
+        let started = Instant::now();
+        done.wait();
+        started.elapsed() / threads
+    })
 }
 
 /// A value alone on its cache lines (128 bytes, as crossbeam's `CachePadded` on x86-64).
@@ -228,6 +262,33 @@ fn per_id(c: &mut Criterion) {
     }
 }
 
+/// The numbers of generators `many_sequences` takes ids from.
+const SEQUENCES: [usize; 5] = [1, 10, 100, 1_000, 10_000];
+
+/// `count` generators of their own sequences, blocks of 2^20 so that refills are rare.
+fn sequences(count: usize) -> Vec<BlockGenerator> {
+    (0..count)
+        .map(|k| {
+            BlockGenerator::builder("bench", &format!("sequence_{k}"))
+                .authority(MemoryAuthority::new(1))
+                .fixed_block_size(1 << 20)
+                .build()
+                .unwrap()
+        })
+        .collect()
+}
+
+/// `next_id().await` `iters` times round-robin over `generators` from `at`, in `rt`; returns
+/// where the next call would have been.
+async fn round_robin(generators: &[BlockGenerator], mut at: usize, iters: u64) -> usize {
+    let count = generators.len();
+    for _ in 0..iters {
+        black_box(generators[at].next_id().await.unwrap());
+        at = if at + 1 == count { 0 } else { at + 1 };
+    }
+    at
+}
+
 /// `next_id().await` round-robin over `count` generators (one sequence each) on one thread,
 /// blocks of 2^20 so that refills are rare: what a service issuing ids for many tables at once
 /// pays per id, beside the one-sequence figure.
@@ -235,16 +296,8 @@ fn many_sequences(c: &mut Criterion) {
     let rt = runtime();
     let mut group = c.benchmark_group("many_sequences");
     group.throughput(Throughput::Elements(1));
-    for count in [1usize, 10, 100, 1_000, 10_000] {
-        let generators: Vec<BlockGenerator> = (0..count)
-            .map(|k| {
-                BlockGenerator::builder("bench", &format!("sequence_{k}"))
-                    .authority(MemoryAuthority::new(1))
-                    .fixed_block_size(1 << 20)
-                    .build()
-                    .unwrap()
-            })
-            .collect();
+    for count in SEQUENCES {
+        let generators = sequences(count);
         // Each generator has its block, and this thread its slot of each, before the clock runs.
         rt.block_on(async {
             for ids in &generators {
@@ -255,11 +308,7 @@ fn many_sequences(c: &mut Criterion) {
             b.iter_custom(|iters| {
                 rt.block_on(async {
                     let started = Instant::now();
-                    let mut at = 0;
-                    for _ in 0..iters {
-                        black_box(generators[at].next_id().await.unwrap());
-                        at = if at + 1 == count { 0 } else { at + 1 };
-                    }
+                    round_robin(&generators, 0, iters).await;
                     started.elapsed()
                 })
             })
@@ -268,5 +317,39 @@ fn many_sequences(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(name = engine; config = gdid_benches::criterion(3); targets = per_id, many_sequences);
+/// `many_sequences` on two threads at once, each round-robin over all the generators, as the two
+/// worker threads of a service, either of which may serve any sequence (each thread has its slot
+/// of every generator). The second thread starts half-way round, so the two do not walk in step.
+/// ns per id of the whole process, as `per_id/2_thread`.
+fn many_sequences_2_threads(c: &mut Criterion) {
+    const THREADS: u32 = 2;
+    let mut group = c.benchmark_group("many_sequences_2_threads");
+    group.throughput(Throughput::Elements(1));
+    for count in SEQUENCES {
+        let generators = sequences(count);
+        group.bench_function(BenchmarkId::new("next_id", count), |b| {
+            b.iter_custom(|iters| {
+                let started = AtomicUsize::new(0);
+                on_threads_until_done(THREADS, iters, || {
+                    let rt = runtime();
+                    // Each generator has its block, and this thread its slot of each, before
+                    // the clock runs.
+                    rt.block_on(async {
+                        for ids in &generators {
+                            ids.next_id().await.unwrap();
+                        }
+                    });
+                    let at = started.fetch_add(1, Ordering::Relaxed) * count / THREADS as usize;
+                    let generators = &generators;
+                    move |iters| {
+                        rt.block_on(round_robin(generators, at, iters));
+                    }
+                })
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(name = engine; config = gdid_benches::criterion(3); targets = per_id, many_sequences, many_sequences_2_threads);
 criterion_main!(engine);
