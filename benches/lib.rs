@@ -32,6 +32,17 @@ pub fn criterion(seconds: u64) -> criterion::Criterion {
         .measurement_time(Duration::from_secs(seconds))
 }
 
+/// A duration in nanoseconds, as the tables print it: ns, µs or ms.
+pub fn fmt_ns(ns: u64) -> String {
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    } else {
+        format!("{:.1} ms", ns as f64 / 1e6)
+    }
+}
+
 /// The name and URL of each of `servers` (name, URL variable) whose variable is set; the others
 /// are said skipped on stderr.
 pub fn configured(servers: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {

@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use gdid::{IdGenerator, Store};
-use gdid_benches::{SQL_SERVERS, THROUGHPUT_HEADER, configured, listing, measurement_length};
+use gdid_benches::{
+    SQL_SERVERS, THROUGHPUT_HEADER, configured, fmt_ns, listing, measurement_length,
+};
 use hdrhistogram::Histogram;
 
 /// Statements per reservation on the counter table: MySQL reads the result back with a second.
@@ -55,16 +57,6 @@ async fn latency_under_load(
     stop.store(true, Ordering::Relaxed);
     load.await.unwrap();
     (latency, load_ids.load(Ordering::Relaxed))
-}
-
-fn fmt_ns(ns: u64) -> String {
-    if ns < 1_000 {
-        format!("{ns} ns")
-    } else if ns < 1_000_000 {
-        format!("{:.1} µs", ns as f64 / 1e3)
-    } else {
-        format!("{:.1} ms", ns as f64 / 1e6)
-    }
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
