@@ -186,8 +186,8 @@ impl BlockGenerator {
     /// # Errors
     ///
     /// When no block is in hand and none can be had within the request timeout:
-    /// [`ErrorDetail::Unavailable`](crate::ErrorDetail::Unavailable) (every authority tried failed, each cause named) or
-    /// [`ErrorDetail::Timeout`](crate::ErrorDetail::Timeout).
+    /// [`ErrorDetail::Unavailable`](crate::ErrorDetail::Unavailable) (every authority tried failed,
+    /// each cause named) or [`ErrorDetail::Timeout`](crate::ErrorDetail::Timeout).
     #[inline]
     pub fn next_id(&self) -> impl std::future::Future<Output = Result<Gdid, Error>> + Send + '_ {
         // A future of its own (handoff.rs): small enough to inline into the caller.
@@ -223,8 +223,9 @@ impl BlockGenerator {
     ///
     /// # Errors
     ///
-    /// As [`next_id`](Self::next_id); [`ErrorDetail::InvalidCount`](crate::ErrorDetail::InvalidCount) for `n` = 0 or above 2^60. Ids
-    /// already taken for a call that fails are not used (a gap).
+    /// As [`next_id`](Self::next_id);
+    /// [`ErrorDetail::InvalidCount`](crate::ErrorDetail::InvalidCount) for `n` = 0 or above 2^60.
+    /// Ids already taken for a call that fails are not used (a gap).
     pub async fn next_ids(&self, n: u64) -> Result<IdBatch<Gdid>, Error> {
         check_count(n)?;
         let inner = &self.inner;
@@ -256,7 +257,8 @@ impl BlockGenerator {
     ///
     /// # Errors
     ///
-    /// As [`next_id`](Self::next_id); [`ErrorDetail::InvalidCount`](crate::ErrorDetail::InvalidCount) for `n` = 0 or above 2^60.
+    /// As [`next_id`](Self::next_id);
+    /// [`ErrorDetail::InvalidCount`](crate::ErrorDetail::InvalidCount) for `n` = 0 or above 2^60.
     pub async fn next_block(&self, n: u64) -> Result<Block, Error> {
         check_count(n)?;
         let inner = &self.inner;

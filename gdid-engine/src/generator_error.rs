@@ -354,9 +354,8 @@ mod tests {
             scope: "s".into(),
             sequence: "q".into(),
         });
-        assert!(
-            matches!(closed.clone().into_detail(), ErrorDetail::Closed { scope, .. } if scope == "s")
-        );
+        let detail = closed.clone().into_detail();
+        assert!(matches!(detail, ErrorDetail::Closed { scope, .. } if scope == "s"));
         assert_eq!(closed.to_string(), "the generator of s/q is closed");
     }
 

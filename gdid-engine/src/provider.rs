@@ -132,11 +132,12 @@ impl GdidProvider {
         self.next_id(T::SCOPE, T::SEQUENCE).await
     }
 
-    /// Closes every generator the provider made ([`BlockGenerator::close`]): each gives the ids
-    /// it reserved and did not serve back to its store. How many ids went back, in all. Call it
-    /// before the runtime ends: a generator only dropped gives back in a task of its own, which
-    /// a runtime that is shutting down may cancel (the ids are then lost, never repeated). The
-    /// provider's generators are closed for good: their calls after it get [`ErrorDetail::Closed`](crate::ErrorDetail::Closed).
+    /// Closes every generator the provider made ([`BlockGenerator::close`]): each gives the ids it
+    /// reserved and did not serve back to its store. How many ids went back, in all. Call it before
+    /// the runtime ends: a generator only dropped gives back in a task of its own, which a runtime
+    /// that is shutting down may cancel (the ids are then lost, never repeated). The provider's
+    /// generators are closed for good: their calls after it get
+    /// [`ErrorDetail::Closed`](crate::ErrorDetail::Closed).
     ///
     /// ```
     /// use gdid_engine::{GdidProvider, MemoryAuthority};

@@ -8,10 +8,11 @@
 //!
 //! A sequence's layout is fixed by its first creator: [`ShardedCounter::create`] writes a layout
 //! record with one insert-if-absent before any range record, reads it back, and refuses any other
-//! layout ([`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig)) before writing a range. Creators that race on a fresh
-//! sequence agree on the record written first; those asking for the same layout all go on, the
-//! others get the error and issue nothing. A layout never grows: a range record beyond the
-//! layout's count is corrupt ([`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt)), never a range to take from.
+//! layout ([`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig)) before writing a
+//! range. Creators that race on a fresh sequence agree on the record written first; those asking
+//! for the same layout all go on, the others get the error and issue nothing. A layout never grows:
+//! a range record beyond the layout's count is corrupt
+//! ([`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt)), never a range to take from.
 
 mod create;
 mod stored;
@@ -313,7 +314,8 @@ pub trait RangeStore: Send + Sync {
     fn take(&self, range: u32, n: u64) -> impl Future<Output = Result<Option<u64>, Error>> + Send;
 
     /// The stored state of every range, in range order, each decoded with
-    /// [`RangeState::from_stored`] (a corrupt record is [`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt)).
+    /// [`RangeState::from_stored`] (a corrupt record is
+    /// [`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt)).
     fn list(&self) -> impl Future<Output = Result<Vec<RangeState>, Error>> + Send;
 
     /// The layout record of the sequence, decoded with [`RangeLayout::from_stored`], or `None`
@@ -354,9 +356,10 @@ impl<S: RangeStore> ShardedCounter<S> {
     ///
     /// # Errors
     ///
-    /// [`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig) when the sequence has another layout (recorded, or ranges
-    /// stored before layouts were recorded that disagree): nothing was written.
-    /// [`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt) when a stored record cannot be right, [`ErrorDetail::Store`](crate::ErrorDetail::Store) when the store
+    /// [`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig) when the sequence has
+    /// another layout (recorded, or ranges stored before layouts were recorded that disagree):
+    /// nothing was written. [`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt) when a stored
+    /// record cannot be right, [`ErrorDetail::Store`](crate::ErrorDetail::Store) when the store
     /// fails.
     pub async fn create(store: S, layout: RangeLayout, pick: Pick) -> Result<Self, Error> {
         create::establish(&store, layout).await?;
@@ -652,8 +655,12 @@ mod tests {
                 if layout == winner {
                     result.unwrap();
                 } else {
+                    let refused = result.as_ref().map_err(Error::detail);
                     assert!(
-                        matches!(&result, Err(e) if matches!(e.detail(), ErrorDetail::InvalidConfig { reason } if reason.contains("refused"))),
+                        matches!(
+                            refused,
+                            Err(ErrorDetail::InvalidConfig { reason }) if reason.contains("refused")
+                        ),
                         "{result:?}"
                     );
                 }
@@ -686,8 +693,12 @@ mod tests {
         *disagreeing.layout.lock().unwrap() = Some(layout);
         disagreeing.rows.lock().unwrap().push(state(0, 1, 6));
         let corrupt = ShardedCounter::create(&disagreeing, layout, Pick::Random).await;
+        let detail = corrupt.as_ref().map_err(Error::detail);
         assert!(
-            matches!(&corrupt, Err(e) if matches!(e.detail(), ErrorDetail::Corrupt(reason) if reason.contains("the layout record"))),
+            matches!(
+                detail,
+                Err(ErrorDetail::Corrupt(reason)) if reason.contains("the layout record")
+            ),
             "{corrupt:?}"
         );
     }

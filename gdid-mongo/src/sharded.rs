@@ -218,18 +218,21 @@ impl MongoRanges {
 pub struct MongoShardedCounter(ShardedCounter<MongoRanges>);
 
 impl MongoShardedCounter {
-    /// Creates the range documents of `layout` in `collection` if missing. The first layout
-    /// created for a sequence is its layout for good: it is recorded (one insert of the layout
-    /// document, which fails if it exists) before any range document is written, so processes
-    /// racing to create layouts on a fresh sequence agree on one; those that asked for another
-    /// get [`ErrorDetail::InvalidConfig`](gdid_engine::ErrorDetail::InvalidConfig), and nothing was written for them.
+    /// Creates the range documents of `layout` in `collection` if missing. The first layout created
+    /// for a sequence is its layout for good: it is recorded (one insert of the layout document,
+    /// which fails if it exists) before any range document is written, so processes racing to
+    /// create layouts on a fresh sequence agree on one; those that asked for another get
+    /// [`ErrorDetail::InvalidConfig`](gdid_engine::ErrorDetail::InvalidConfig), and nothing was
+    /// written for them.
     ///
     /// # Errors
     ///
-    /// [`ErrorDetail::InvalidName`](gdid_engine::ErrorDetail::InvalidName) for a bad sequence name, [`ErrorDetail::InvalidConfig`](gdid_engine::ErrorDetail::InvalidConfig) when the sequence
-    /// has another layout (recorded, or range documents stored that disagree with `layout`:
-    /// going on could repeat ids), [`ErrorDetail::Corrupt`](gdid_engine::ErrorDetail::Corrupt) for a stored document that cannot be
-    /// right, [`ErrorDetail::Store`](gdid_engine::ErrorDetail::Store) when the server fails.
+    /// [`ErrorDetail::InvalidName`](gdid_engine::ErrorDetail::InvalidName) for a bad sequence name,
+    /// [`ErrorDetail::InvalidConfig`](gdid_engine::ErrorDetail::InvalidConfig) when the sequence
+    /// has another layout (recorded, or range documents stored that disagree with `layout`: going
+    /// on could repeat ids), [`ErrorDetail::Corrupt`](gdid_engine::ErrorDetail::Corrupt) for a
+    /// stored document that cannot be right,
+    /// [`ErrorDetail::Store`](gdid_engine::ErrorDetail::Store) when the server fails.
     pub async fn create(
         database: &Database,
         collection: &str,

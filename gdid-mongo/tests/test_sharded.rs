@@ -41,8 +41,8 @@ async fn the_layout_document_records_the_first_layout() {
 }
 
 /// Range numbers beyond what a SQL column holds (at and above `u32::MAX`), and a range document
-/// whose number is not the one its `_id` says, are [`ErrorDetail::Corrupt`] naming the document and the
-/// field, never a panic and never an id (the suite has the others).
+/// whose number is not the one its `_id` says, are [`ErrorDetail::Corrupt`] naming the document and
+/// the field, never a panic and never an id (the suite has the others).
 #[tokio::test]
 async fn a_range_number_only_bson_holds_is_an_error_naming_the_document() {
     let Some(db) = database().await else { return };

@@ -143,8 +143,8 @@ impl RangeStore for SqlRanges {
 }
 
 impl SqlRanges {
-    /// After a take that matched nothing: [`ErrorDetail::Switched`] when the range was last moved on
-    /// another server (a used-up or corrupt range is the engine's to tell).
+    /// After a take that matched nothing: [`ErrorDetail::Switched`] when the range was last moved
+    /// on another server (a used-up or corrupt range is the engine's to tell).
     async fn check_lineage(&self, shard: i32) -> Result<(), IdError> {
         let Some(lineage) = &self.lineage else {
             return Ok(());

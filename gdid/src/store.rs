@@ -148,12 +148,12 @@ impl Store {
         self.run("sharded counter", sequence, created).await
     }
 
-    /// Moves every range of the sharded counter of `sequence` forward by `by` values (each at
-    /// most to its end), in one statement: the answer to [`ErrorDetail::Switched`](crate::ErrorDetail::Switched) from
-    /// a sharded counter after a failover to a replica or a restore, which may have lost values
-    /// the ranges issued (a `u64` has no era to move to). Choose `by` at least the values one
-    /// range may have issued since the copy's last update. Safe while generators run. How many
-    /// ranges moved.
+    /// Moves every range of the sharded counter of `sequence` forward by `by` values (each at most
+    /// to its end), in one statement: the answer to
+    /// [`ErrorDetail::Switched`](crate::ErrorDetail::Switched) from a sharded counter after a
+    /// failover to a replica or a restore, which may have lost values the ranges issued (a `u64`
+    /// has no era to move to). Choose `by` at least the values one range may have issued since the
+    /// copy's last update. Safe while generators run. How many ranges moved.
     ///
     /// # Errors
     ///
@@ -212,12 +212,12 @@ impl Store {
             .map_err(|e| window_error(STRATEGY, sequence, &shard, e))
     }
 
-    /// Closes the open windows of `sequence` on this SQL store and claims the `by` values above
-    /// its high-water mark: the answer to [`ErrorDetail::Switched`](crate::ErrorDetail::Switched) from a window
-    /// generator after a failover to a replica, and to a restore of the store from a backup (a
-    /// `u64` has no era to move to). Choose `by` at least the values its windows held since the
-    /// copy's last update. Safe while generators and agents run; the agent then opens windows
-    /// past the skipped values. How many windows were closed.
+    /// Closes the open windows of `sequence` on this SQL store and claims the `by` values above its
+    /// high-water mark: the answer to [`ErrorDetail::Switched`](crate::ErrorDetail::Switched) from
+    /// a window generator after a failover to a replica, and to a restore of the store from a
+    /// backup (a `u64` has no era to move to). Choose `by` at least the values its windows held
+    /// since the copy's last update. Safe while generators and agents run; the agent then opens
+    /// windows past the skipped values. How many windows were closed.
     ///
     /// # Errors
     ///

@@ -153,8 +153,9 @@ impl BlockGeneratorBuilder {
     ///
     /// # Errors
     ///
-    /// [`ErrorDetail::InvalidName`](crate::ErrorDetail::InvalidName) for a bad scope or sequence; [`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig) for no
-    /// authority, more than 16, two with the same number, or settings that contradict each other.
+    /// [`ErrorDetail::InvalidName`](crate::ErrorDetail::InvalidName) for a bad scope or sequence;
+    /// [`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig) for no authority, more
+    /// than 16, two with the same number, or settings that contradict each other.
     pub fn build(self) -> Result<BlockGenerator, Error> {
         use crate::authority::validate_names;
 

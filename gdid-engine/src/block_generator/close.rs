@@ -24,11 +24,12 @@ impl BlockGenerator {
     /// nothing is lost. Waits for an allocation in flight (up to the request timeout), so that
     /// its block goes back too. Returns how many ids went back.
     ///
-    /// After `close`, no block is allocated: a call that needs one gets [`ErrorDetail::Closed`](crate::ErrorDetail::Closed). A
-    /// thread still serves the slice it holds (those ids are not given back). Dropping the last
-    /// clone of a generator that was not closed gives its ids back the same way, in a task on
-    /// the current tokio runtime, if there is one (when the runtime is shutting down the task may
-    /// not run, and the ids are lost, never repeated): call `close` where it matters.
+    /// After `close`, no block is allocated: a call that needs one gets
+    /// [`ErrorDetail::Closed`](crate::ErrorDetail::Closed). A thread still serves the slice it
+    /// holds (those ids are not given back). Dropping the last clone of a generator that was not
+    /// closed gives its ids back the same way, in a task on the current tokio runtime, if there is
+    /// one (when the runtime is shutting down the task may not run, and the ids are lost, never
+    /// repeated): call `close` where it matters.
     ///
     /// ```
     /// use gdid_engine::{BlockGenerator, MemoryAuthority};

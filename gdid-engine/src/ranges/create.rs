@@ -5,8 +5,9 @@
 //!    recorded (if any) must be ranges of the layout asked for; then the record is written with
 //!    one insert-if-absent, and read back: of creators racing on a fresh sequence, the first
 //!    write wins and every creator reads the same record.
-//! 2. A record of another layout refuses the one asked for ([`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig)), before
-//!    any range record is written.
+//! 2. A record of another layout refuses the one asked for
+//!    ([`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig)), before any range record
+//!    is written.
 //! 3. The missing range records are written, each with an insert-if-absent (every creator of
 //!    this layout writes identical ones), and the stored ranges are checked again.
 
@@ -18,8 +19,9 @@ use crate::generator_error::Error;
 ///
 /// # Errors
 ///
-/// [`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig) for another layout, [`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt) for stored records that cannot
-/// be right, the store's errors.
+/// [`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig) for another layout,
+/// [`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt) for stored records that cannot be right,
+/// the store's errors.
 pub(super) async fn establish<S: RangeStore>(store: &S, layout: RangeLayout) -> Result<(), Error> {
     let recorded = match store.read_layout().await? {
         Some(recorded) => recorded,
@@ -68,7 +70,8 @@ pub(super) async fn establish<S: RangeStore>(store: &S, layout: RangeLayout) -> 
 ///
 /// # Errors
 ///
-/// [`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt) when the stored ranges disagree with their layout record.
+/// [`ErrorDetail::Corrupt`](crate::ErrorDetail::Corrupt) when the stored ranges disagree with their
+/// layout record.
 async fn checked_against_record<S: RangeStore>(
     store: &S,
     layout: RangeLayout,

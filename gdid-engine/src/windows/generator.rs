@@ -27,8 +27,9 @@ impl<S: WindowShard> WindowGenerator<S> {
     ///
     /// # Errors
     ///
-    /// [`ErrorDetail::InvalidName`](crate::ErrorDetail::InvalidName) for a bad sequence name; [`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig) for no shard or a
-    /// batch of 0 or above `i64::MAX`.
+    /// [`ErrorDetail::InvalidName`](crate::ErrorDetail::InvalidName) for a bad sequence name;
+    /// [`ErrorDetail::InvalidConfig`](crate::ErrorDetail::InvalidConfig) for no shard or a batch of
+    /// 0 or above `i64::MAX`.
     pub fn new(shards: Vec<(String, S)>, sequence: &str, batch: u64) -> Result<Self, Error> {
         validate_name(NameKind::Sequence, sequence)?;
         if shards.is_empty() || batch == 0 || batch > VALUE_MAX {

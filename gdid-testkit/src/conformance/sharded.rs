@@ -208,8 +208,8 @@ pub async fn ranges_without_a_layout_record_are_checked_then_recorded<B: Ranges>
     );
 }
 
-/// A stored range whose number is beyond the layout (or negative) is [`ErrorDetail::Corrupt`] naming
-/// it and the field, never a panic and never an id: when a batch had to be split over the
+/// A stored range whose number is beyond the layout (or negative) is [`ErrorDetail::Corrupt`]
+/// naming it and the field, never a panic and never an id: when a batch had to be split over the
 /// ranges, the number used to index the used-up flags out of bounds, or compute a range past
 /// `u64::MAX` (ranges of 2^33 values here).
 pub async fn a_range_number_out_of_bounds_is_an_error_naming_it<B: Ranges>(backend: &B) {
@@ -225,9 +225,9 @@ pub async fn a_range_number_out_of_bounds_is_an_error_naming_it<B: Ranges>(backe
 }
 
 /// A corrupt range (a negative `next`, one beyond its end, and what else the store can hold) is
-/// [`ErrorDetail::Corrupt`] naming it and its field, never an id, however often it is asked: a negative
-/// `next` used to be moved up to the range's first values (id 0 issued again), and one beyond its
-/// end read as "exhausted".
+/// [`ErrorDetail::Corrupt`] naming it and its field, never an id, however often it is asked: a
+/// negative `next` used to be moved up to the range's first values (id 0 issued again), and one
+/// beyond its end read as "exhausted".
 pub async fn a_corrupt_range_is_an_error_naming_it_never_an_id<B: Ranges>(backend: &B) {
     let store = backend.store();
     let cases = backend.range_corruptions();

@@ -159,7 +159,8 @@ impl BlockGeneratorBuilder {
     ///
     /// # Errors
     ///
-    /// As `gdid::BlockGeneratorBuilder::build`: [`ErrorDetail::InvalidConfig`](gdid_engine::ErrorDetail::InvalidConfig) for bad settings.
+    /// As `gdid::BlockGeneratorBuilder::build`:
+    /// [`ErrorDetail::InvalidConfig`](gdid_engine::ErrorDetail::InvalidConfig) for bad settings.
     pub fn build(self) -> Result<BlockGenerator, Error> {
         let ids = self.runtime.enter(|| self.builder.build())?;
         Ok(Generator::new(ids, self.runtime))
