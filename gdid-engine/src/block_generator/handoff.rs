@@ -55,7 +55,9 @@ impl<'a> NextId<'a> {
 impl Future for NextId<'_> {
     type Output = Result<Gdid, Error>;
 
-    #[inline]
+    // Always: left to its heuristics, the compiler stopped inlining this into callers' loops
+    // when the slot lookup grew by a branch, and a call's frame cost 30 instructions per id.
+    #[inline(always)]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let slow = match &mut this.slow {
