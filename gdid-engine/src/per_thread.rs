@@ -90,16 +90,11 @@ mod std_impl {
         pub(crate) fn get(&self) -> Option<Local<'_, T>> {
             match thread_index::current()? {
                 0 => Some(&self.first),
-                index => self.in_bucket(index),
+                index => {
+                    let (bucket, at) = bucket_of(index);
+                    Some(self.rest.get(bucket)?.get()?.get(at)?)
+                }
             }
-        }
-
-        /// The value of `index` (at least 1), if its bucket is allocated: out of line, so that
-        /// the caller's fast path stays small enough to be inlined where ids are taken.
-        #[inline(never)]
-        fn in_bucket(&self, index: usize) -> Option<Local<'_, T>> {
-            let (bucket, at) = bucket_of(index);
-            self.rest.get(bucket)?.get()?.get(at)
         }
 
         /// This thread's value (that a thread which exited left, or a new one); `None` once

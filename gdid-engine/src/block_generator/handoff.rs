@@ -55,9 +55,7 @@ impl<'a> NextId<'a> {
 impl Future for NextId<'_> {
     type Output = Result<Gdid, Error>;
 
-    // Always: left to its heuristics, the compiler stopped inlining this into callers' loops
-    // when the slot lookup grew by a branch, and a call's frame cost 30 instructions per id.
-    #[inline(always)]
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         let slow = match &mut this.slow {
