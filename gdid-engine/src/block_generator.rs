@@ -232,10 +232,9 @@ impl BlockGenerator {
         let mut batch = IdBatch::gdids();
         let mut left = n;
         if inner.config.order == IdOrder::PerThread {
-            // Not `get`: a thread without a slot may be given one with ids left (that of a
-            // thread that exited), to serve before newer ids, or its ids would not increase.
-            let slot = inner.slots.try_get_or_default();
-            if let Some(claim) = slot.and_then(|slot| slot.take_many(left)) {
+            // `get_or`, not `get`: a thread without a slot may be given one with ids left (that
+            // of a thread that exited), to serve before newer ids, or its ids would not increase.
+            if let Some(claim) = inner.slots.get_or(Slot::default).take_many(left) {
                 left -= claim.len();
                 batch.push_run(claim.first(), claim.len());
             }

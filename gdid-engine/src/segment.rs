@@ -162,8 +162,8 @@ impl Segment {
 }
 
 /// One thread's slice: written only by its thread, read by others for statistics. When the thread
-/// exits, the slot (with what is left of the slice) passes to the next thread that takes its
-/// index, which serves that first ([`PerThread`](crate::per_thread::PerThread)).
+/// exits, the slot (with what is left of the slice) passes to the next thread that asks the
+/// generator for one, which serves that first ([`PerThread`](crate::per_thread::PerThread)).
 ///
 /// Other threads read it consistently through `version` (a sequence lock): odd while [`fill`]
 /// replaces the slice, so that a reader never combines the end of one slice with the cursor of
@@ -174,7 +174,7 @@ impl Segment {
 /// Aligned to 128 bytes (two cache lines, as crossbeam's `CachePadded` on x86-64) so that threads
 /// writing their own slots never share a cache line: false sharing halved the 2-thread throughput
 /// in the engine benchmark.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 #[repr(align(128))]
 pub(crate) struct Slot {
     era: AtomicU32,
@@ -184,7 +184,46 @@ pub(crate) struct Slot {
     version: AtomicU64,
 }
 
+/// A slot with no slice, as an expression: [`Slot::new`] is `const` except under loom.
+macro_rules! empty_slot {
+    () => {
+        Slot {
+            era: AtomicU32::new(0),
+            high: AtomicU64::new(0),
+            next: AtomicU64::new(0),
+            end: AtomicU64::new(0),
+            version: AtomicU64::new(0),
+        }
+    };
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Slot::new()
+    }
+}
+
 impl Slot {
+    /// A slot with no slice.
+    #[cfg(not(gdid_loom))]
+    pub(crate) const fn new() -> Self {
+        empty_slot!()
+    }
+
+    /// A slot with no slice (loom's atomics are not `const`).
+    #[cfg(gdid_loom)]
+    pub(crate) fn new() -> Self {
+        empty_slot!()
+    }
+
+    /// Empties the slot, for a generator to come. Only when no thread uses it any more (its
+    /// generator was dropped).
+    #[cfg(not(gdid_loom))]
+    pub(crate) fn reset(&self) {
+        self.next.store(0, Relaxed);
+        self.end.store(0, Relaxed);
+    }
+
     /// The next id of the slice, if any is left.
     #[cfg(test)]
     fn take(&self) -> Option<Gdid> {

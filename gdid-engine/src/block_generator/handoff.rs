@@ -1,13 +1,13 @@
 //! The fast path and the hand-off between the shared block and the threads' slices.
 //!
-//! - A thread serves ids from its slice ([`Slot`]), which only that thread writes, found by the
-//!   thread's dense index ([`PerThread`](crate::per_thread::PerThread)): a thread-local read,
-//!   an array access, three plain loads and a plain store; no read-modify-write, no lock. A
-//!   thread's slot outlives it: when it exits, its thread-local destructor first forgets its
-//!   index, then gives it back, and the next thread that takes it gets its slot of every
-//!   generator, with the slice left in it, and serves that slice first. A call made on the
-//!   exiting thread after that (from another thread-local destructor) finds no slot and is given
-//!   none: it takes its id straight from the current segment. So one slot never has two writers.
+//! - A thread serves ids from its slice ([`Slot`]), which only that thread writes, found through a
+//!   one-entry thread-local cache ([`PerThread`](crate::per_thread::PerThread)): a thread-local
+//!   read, a compare, three plain loads and a plain store; no read-modify-write, no lock. A
+//!   thread's slot outlives it: when it exits, its thread-local destructor first forgets the slot,
+//!   then gives it, with the slice left in it, to the next thread that asks the generator for a
+//!   slot, which serves that slice first. A call made on the exiting thread after that (from
+//!   another thread-local destructor) finds no slot and is given none: it takes its id straight
+//!   from the current segment. So one slot never has two writers.
 //! - A slice is replaced only once it is used up, by a new one claimed from the current
 //!   [`Segment`] with one compare-and-swap.
 //! - A block is installed as the current segment only once the current one is used up (under the
@@ -29,7 +29,7 @@ use tracing::debug;
 use super::super::authority::Block;
 use super::super::config::IdOrder;
 use super::super::generator_error::Error;
-use super::super::segment::{Claim, Segment, id_of};
+use super::super::segment::{Claim, Segment, Slot, id_of};
 use super::{Inner, State};
 use gdid_core::Gdid;
 
@@ -83,8 +83,8 @@ impl Inner {
     /// current segment when it is used up (per-thread order), or the shared cursor (strict
     /// order). `None` when the current segment is used up.
     ///
-    /// The fast path is this thread's slot, found by the thread's dense index (a strict
-    /// generator's slots stay empty).
+    /// The fast path is this thread's slot, found in the one-entry thread-local cache (a strict
+    /// generator has no slots: it never finds one there).
     #[inline]
     pub(super) fn try_next_id(self: &Arc<Self>) -> Option<Gdid> {
         self.try_next_raw().map(|(era, id64)| id_of(era, id64))
@@ -95,33 +95,37 @@ impl Inner {
     /// [`NextId`]'s `Result<Gdid, Error>`: see `id_of`).
     #[inline]
     fn try_next_raw(self: &Arc<Self>) -> Option<(u32, u64)> {
-        match self.slots.get().and_then(|slot| slot.take_raw()) {
+        match self.slots.hot().and_then(|slot| slot.take_raw()) {
             Some(raw) => Some(raw),
             None => self.try_next_raw_cold(),
         }
     }
 
-    /// [`try_next_raw`](Self::try_next_raw) when this thread's slot is used up or not made yet.
+    /// [`try_next_raw`](Self::try_next_raw) when this thread's slot is not in the cache or is
+    /// used up.
     #[inline(never)]
     fn try_next_raw_cold(self: &Arc<Self>) -> Option<(u32, u64)> {
         match self.config.order {
-            IdOrder::PerThread => self.refill_slice(),
+            IdOrder::PerThread => self
+                .slots
+                .get()
+                .and_then(|slot| slot.take_raw())
+                .or_else(|| self.refill_slice()),
             IdOrder::Strict => self.claim(1).map(|claim| claim.first_raw()),
         }
     }
 
-    /// Gives this thread a new slice, whose first id it returns (era and `id64`). Called once
-    /// this thread's slice is used up, or when `PerThread::get` found none for it, with no await
-    /// since: only this thread writes its slot.
+    /// Gives this thread a new slice, whose first id it returns (era and `id64`). Called once this thread's slice
+    /// is used up, or when `PerThread::get` found none for it, with no await since: only this
+    /// thread writes its slot.
     ///
-    /// A thread that had no slot may be given one with ids left: the index of a thread that
-    /// exited, and with it its slots, goes to the next thread that asks for one. The slice the
-    /// exited thread left is served first; replacing it would lose its ids. A thread whose
-    /// thread-locals are being destroyed gets no slot: its id comes straight from the current
-    /// segment.
+    /// A thread that had no slot may be given one with ids left: the slot of a thread that
+    /// exited goes to the next thread that asks for one. The slice the exited thread left is
+    /// served first; replacing it would lose its ids. A thread whose thread-locals are being
+    /// destroyed gets no slot: its id comes straight from the current segment.
     #[cold]
     fn refill_slice(self: &Arc<Self>) -> Option<(u32, u64)> {
-        let Some(slot) = self.slots.try_get_or_default() else {
+        let Some(slot) = self.slots.try_get_or(Slot::default) else {
             return self.claim(1).map(|claim| claim.first_raw());
         };
         if let Some(raw) = slot.take_raw() {
