@@ -1,7 +1,8 @@
 //! Per-thread slices (`Slot`s, one per thread and generator, found through the thread-locals of
-//! the generator engine, `per_thread.rs`) from plain std threads, each with a current-thread runtime of its
-//! own: no id is served twice, each thread's ids increase, and no id is lost (every
-//! claimed id is served or still in a slice: `Stats::issued` counts exactly the ids served).
+//! the generator engine, `per_thread.rs`) from plain std threads, each with a current-thread
+//! runtime of its own: no id is served twice, each thread's ids increase, and no id is lost
+//! (every claimed id is served or still in a slice: `Stats::issued` counts exactly the ids
+//! served).
 //!
 //! Threads also exit while others serve and new threads start: an exiting thread's slots go to
 //! their generators' free lists, and the next thread that asks a generator for a slot gets one,
