@@ -83,6 +83,8 @@ mod sync;
 #[cfg(any(test, feature = "testing"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
+#[cfg(not(gdid_loom))]
+mod thread_index;
 pub mod windows;
 
 pub use authority::{Authority, Block, CounterState, DynAuthority};

@@ -162,8 +162,8 @@ impl Segment {
 }
 
 /// One thread's slice: written only by its thread, read by others for statistics. When the thread
-/// exits, the slot (with what is left of the slice) passes to the next thread that asks the
-/// generator for one, which serves that first ([`PerThread`](crate::per_thread::PerThread)).
+/// exits, the slot (with what is left of the slice) passes to the next thread that takes its
+/// dense index, which serves that first ([`PerThread`](crate::per_thread::PerThread)).
 ///
 /// Other threads read it consistently through `version` (a sequence lock): odd while [`fill`]
 /// replaces the slice, so that a reader never combines the end of one slice with the cursor of

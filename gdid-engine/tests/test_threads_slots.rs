@@ -4,12 +4,12 @@
 //! (every claimed id is served or still in a slice: `Stats::issued` counts exactly the ids
 //! served).
 //!
-//! Threads also exit while others serve and new threads start: an exiting thread's slots go to
-//! their generators' free lists, and the next thread that asks a generator for a slot gets one,
-//! with the slice left in it, to serve first: replacing it lost its ids and fired `Slot::fill`'s
-//! debug assertion "a slice with ids left is being replaced". Calls made from thread-local
-//! destructors, after the thread's slots were handed on, never reach a slot another live thread
-//! uses: they take their ids from the shared block.
+//! Threads also exit while others serve and new threads start: an exiting thread gives its dense
+//! index back, and the next thread that takes it gets that index's slot of every generator, with
+//! the slice left in it, to serve first: replacing it lost its ids and fired `Slot::fill`'s debug
+//! assertion "a slice with ids left is being replaced". Calls made from thread-local destructors,
+//! after the thread's index was given back, never reach a slot another live thread uses: they
+//! take their ids from the shared block.
 //!
 //! Run in debug builds too (the assertion is active there):
 //! `cargo test -p gdid-engine --test test_threads_slots`.
@@ -99,9 +99,65 @@ fn threads_with_runtimes_of_their_own() {
     }
 }
 
-/// A thread takes one id (its slice keeps the rest) and exits; the next thread started asks the
-/// generator for a slot and gets the one the exited thread left, slice included. Deterministic
-/// but for other tests' threads taking the freed slot first: repeated.
+/// Threads serving many generators in turn, as a service with a generator per table does: each
+/// thread finds its slot of each generator by its index (its one-entry cache holds another
+/// generator's), and the generators are replaced between rounds, so that new ones get the
+/// emptied slots of dropped ones while the threads' caches still name the dropped ones: no id
+/// served twice, each thread's ids of each generator increase, none lost.
+#[test]
+fn threads_serving_many_generators_in_turn() {
+    const GENERATORS: usize = 40;
+    const TURNS: usize = 150;
+    let mut generators: Vec<BlockGenerator> = (0..GENERATORS)
+        .map(|i| {
+            generator(if i % 8 == 7 {
+                IdOrder::Strict
+            } else {
+                IdOrder::PerThread
+            })
+        })
+        .collect();
+    // Every run each generator served since it was made: `check` counts them all as issued.
+    let mut served: Vec<Vec<Vec<Gdid>>> = vec![Vec::new(); GENERATORS];
+    for round in 0..6 {
+        // runs[thread][generator]: the ids each thread was served by each generator.
+        let runs: Vec<Vec<Vec<Gdid>>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..THREADS)
+                .map(|thread| {
+                    let generators = &generators;
+                    scope.spawn(move || {
+                        let mut runs = vec![Vec::new(); GENERATORS];
+                        runtime().block_on(async {
+                            for turn in 0..TURNS {
+                                // Threads go round in different orders.
+                                for k in 0..GENERATORS {
+                                    let g = (k * (2 * thread + 1) + turn) % GENERATORS;
+                                    let id = generators[g].next_id().await.expect("next_id");
+                                    runs[g].push(id);
+                                }
+                            }
+                        });
+                        runs
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).collect()
+        });
+        for (g, ids) in generators.iter().enumerate() {
+            served[g].extend(runs.iter().map(|by_g| by_g[g].clone()));
+            check(ids, &served[g]);
+        }
+        // Half of them replaced: the new ones take the dropped ones' slots from the pool.
+        for g in (round % 2..GENERATORS).step_by(2) {
+            generators[g] = generator(generators[g].config().order);
+            served[g].clear();
+        }
+    }
+}
+
+/// A thread takes one id (its slice keeps the rest) and exits; the next thread started takes the
+/// index it gave back, and with it its slot, slice included. Deterministic but for other tests'
+/// threads taking the freed index first: repeated.
 #[test]
 fn a_new_thread_serves_the_slice_an_exited_thread_left() {
     let ids = generator(IdOrder::PerThread);
@@ -166,7 +222,7 @@ where
 }
 
 /// Long-lived threads serve ids throughout while short-lived ones come and go (each takes a few
-/// ids and exits, the next one starting at once and getting its id and slot): threads exit and
+/// ids and exits, the next one starting at once and getting its index and slots): threads exit and
 /// start mid-run.
 #[test]
 fn threads_come_and_go() {
@@ -245,10 +301,11 @@ thread_local! {
 }
 
 /// Threads that call the generator from a thread-local destructor as they exit, registered
-/// before the engine's thread-local of slots (so run after it handed the thread's slots on: on
-/// Linux thread-local destructors run in the reverse order of registration) or after it (run
-/// while the thread holds its slot), while new threads, one of which may have got the exiting
-/// thread's slot, serve ids: never an id twice, none lost, no panic.
+/// before the engine's thread-local that holds the thread's index (so run after it gave the index,
+/// and with it the thread's slots, back: on Linux thread-local destructors run in the reverse
+/// order of registration) or after it (run while the thread holds its slot), while new threads,
+/// one of which may have got the exiting thread's index and slot, serve ids: never an id twice,
+/// none lost, no panic.
 ///
 /// A call after the hand-off finds no slot and is given none: it takes its ids from the shared
 /// block. A call before it serves from the thread's own slice. Either way no slot is shared.

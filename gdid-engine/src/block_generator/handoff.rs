@@ -3,11 +3,12 @@
 //! - A thread serves ids from its slice ([`Slot`]), which only that thread writes, found through a
 //!   one-entry thread-local cache ([`PerThread`](crate::per_thread::PerThread)): a thread-local
 //!   read, a compare, three plain loads and a plain store; no read-modify-write, no lock. A
-//!   thread's slot outlives it: when it exits, its thread-local destructor first forgets the slot,
-//!   then gives it, with the slice left in it, to the next thread that asks the generator for a
-//!   slot, which serves that slice first. A call made on the exiting thread after that (from
-//!   another thread-local destructor) finds no slot and is given none: it takes its id straight
-//!   from the current segment. So one slot never has two writers.
+//!   thread's slot outlives it: when it exits, its thread-local destructor first forgets the slot
+//!   and the thread's dense index, then gives the index back; the next thread that takes it gets
+//!   its slot of every generator, with the slice left in it, and serves that slice first. A call
+//!   made on the exiting thread after that (from another thread-local destructor) finds no slot
+//!   and is given none: it takes its id straight from the current segment. So one slot never has
+//!   two writers.
 //! - A slice is replaced only once it is used up, by a new one claimed from the current
 //!   [`Segment`] with one compare-and-swap.
 //! - A block is installed as the current segment only once the current one is used up (under the
@@ -103,14 +104,18 @@ impl Inner {
 
     /// [`try_next_raw`](Self::try_next_raw) when this thread's slot is not in the cache or is
     /// used up.
+    ///
+    /// The slot is looked up by the thread's index (the cache held another generator's, or
+    /// this one's, used up), before the order is read: a strict generator has none, its
+    /// buckets stay empty. So a thread serving many generators in turn reads one line of each
+    /// besides its slot.
     #[inline(never)]
     fn try_next_raw_cold(self: &Arc<Self>) -> Option<(u32, u64)> {
+        if let Some(raw) = self.slots.find().and_then(|slot| slot.take_raw()) {
+            return Some(raw);
+        }
         match self.config.order {
-            IdOrder::PerThread => self
-                .slots
-                .get()
-                .and_then(|slot| slot.take_raw())
-                .or_else(|| self.refill_slice()),
+            IdOrder::PerThread => self.refill_slice(),
             IdOrder::Strict => self.claim(1).map(|claim| claim.first_raw()),
         }
     }
@@ -119,8 +124,8 @@ impl Inner {
     /// is used up, or when `PerThread::get` found none for it, with no await since: only this
     /// thread writes its slot.
     ///
-    /// A thread that had no slot may be given one with ids left: the slot of a thread that
-    /// exited goes to the next thread that asks for one. The slice the exited thread left is
+    /// A thread that had no slot may be given one with ids left: the slots of a thread that
+    /// exited go to the next thread that takes its index. The slice the exited thread left is
     /// served first; replacing it would lose its ids. A thread whose thread-locals are being
     /// destroyed gets no slot: its id comes straight from the current segment.
     #[cold]
@@ -194,7 +199,7 @@ impl super::BlockGenerator {
     }
 
     /// What the thread-local destructor does when the calling thread exits: its slot, with the
-    /// slice left in it, goes to the next thread that asks for a slot.
+    /// slice left in it, goes to the next thread that needs one.
     #[doc(hidden)]
     pub fn loom_thread_exit(&self) {
         self.inner.slots.release();
