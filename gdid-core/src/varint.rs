@@ -675,6 +675,22 @@ mod tests {
         })
     }
 
+    /// Random byte strings of `N`: a quarter of the bytes are 0x80 (a continuation with no
+    /// bits), a quarter are `other`, the rest random; so long forms turn up.
+    fn biased_bytes<const N: usize>(seed: u64, other: u8) -> impl Iterator<Item = [u8; N]> {
+        let mut random = pseudo_random(seed);
+        core::iter::repeat_with(move || {
+            core::array::from_fn(|_| {
+                let r = random.next().unwrap();
+                match r % 4 {
+                    0 => 0x80,
+                    1 => other,
+                    _ => r.to_le_bytes()[1],
+                }
+            })
+        })
+    }
+
     /// Every 7-bit boundary and its neighbours, 0, `u64::MAX`, and random values of every width.
     fn interesting_values() -> Vec<u64> {
         let mut values = vec![0, 1, u64::MAX, u64::MAX - 1, 1 << 63];
@@ -734,17 +750,7 @@ mod tests {
             }
         }
         // Random bytes, biased to continuation bytes so that long forms turn up.
-        let mut random = pseudo_random(11);
-        for _ in 0..50_000 {
-            let mut bytes = [0u8; 12];
-            for b in &mut bytes {
-                let r = random.next().unwrap();
-                *b = match r % 4 {
-                    0 => 0x80,
-                    1 => 0xff,
-                    _ => r.to_le_bytes()[1],
-                };
-            }
+        for bytes in biased_bytes::<12>(11, 0xff).take(50_000) {
             check(&bytes);
             check(&bytes[..9]);
         }
@@ -777,17 +783,7 @@ mod tests {
             }
             check(&bytes);
         }
-        let mut random = pseudo_random(13);
-        for _ in 0..50_000 {
-            let mut bytes = [0u8; 16];
-            for b in &mut bytes {
-                let r = random.next().unwrap();
-                *b = match r % 4 {
-                    0 => 0x80,
-                    1 => 0x00,
-                    _ => r.to_le_bytes()[1],
-                };
-            }
+        for bytes in biased_bytes::<16>(13, 0x00).take(50_000) {
             for end in [1, 2, 3, 7, 9, 11, 16] {
                 check(&bytes[..end]);
             }
