@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant};
 
+use gdid::engine::{BlockGenerator, MemoryAuthority};
 use gdid::{IdGenerator, Store};
 
 /// The SQL servers the store benchmarks run on, each when its URL variable is set
@@ -144,4 +145,19 @@ async fn blocks(store: &Store, scope: &str, length: Duration, fixed: bool) -> Th
         elapsed: started.elapsed(),
         allocations: generator.stats().allocations,
     }
+}
+
+/// `count` generators of sequences of their own, each over an in-memory authority, with blocks
+/// of 2^20 so that refills are rare: the many-sequences benchmarks (`engine.rs`,
+/// `instructions.rs`).
+pub fn sequences(count: usize) -> Vec<BlockGenerator> {
+    (0..count)
+        .map(|k| {
+            BlockGenerator::builder("bench", &format!("sequence_{k}"))
+                .authority(MemoryAuthority::new(1))
+                .fixed_block_size(1 << 20)
+                .build()
+                .expect("an in-memory generator")
+        })
+        .collect()
 }

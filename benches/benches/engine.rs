@@ -265,19 +265,6 @@ fn per_id(c: &mut Criterion) {
 /// The numbers of generators `many_sequences` takes ids from.
 const SEQUENCES: [usize; 5] = [1, 10, 100, 1_000, 10_000];
 
-/// `count` generators of their own sequences, blocks of 2^20 so that refills are rare.
-fn sequences(count: usize) -> Vec<BlockGenerator> {
-    (0..count)
-        .map(|k| {
-            BlockGenerator::builder("bench", &format!("sequence_{k}"))
-                .authority(MemoryAuthority::new(1))
-                .fixed_block_size(1 << 20)
-                .build()
-                .unwrap()
-        })
-        .collect()
-}
-
 /// `next_id().await` `iters` times round-robin over `generators` from `at`, in `rt`; returns
 /// where the next call would have been.
 async fn round_robin(generators: &[BlockGenerator], mut at: usize, iters: u64) -> usize {
@@ -297,7 +284,7 @@ fn many_sequences(c: &mut Criterion) {
     let mut group = c.benchmark_group("many_sequences");
     group.throughput(Throughput::Elements(1));
     for count in SEQUENCES {
-        let generators = sequences(count);
+        let generators = gdid_benches::sequences(count);
         // Each generator has its block, and this thread its slot of each, before the clock runs.
         rt.block_on(async {
             for ids in &generators {
@@ -326,7 +313,7 @@ fn many_sequences_2_threads(c: &mut Criterion) {
     let mut group = c.benchmark_group("many_sequences_2_threads");
     group.throughput(Throughput::Elements(1));
     for count in SEQUENCES {
-        let generators = sequences(count);
+        let generators = gdid_benches::sequences(count);
         group.bench_function(BenchmarkId::new("next_id", count), |b| {
             b.iter_custom(|iters| {
                 let started = AtomicUsize::new(0);

@@ -96,15 +96,7 @@ fn varint_id(label: &str) -> Option<Gdid> {
 /// `next_id().await` `n` times, round-robin over `count` generators of their own sequences.
 fn many_sequences(count: usize, n: u64) {
     let rt = runtime();
-    let generators: Vec<BlockGenerator> = (0..count)
-        .map(|k| {
-            BlockGenerator::builder("bench", &format!("sequence_{k}"))
-                .authority(MemoryAuthority::new(1))
-                .fixed_block_size(1 << 20)
-                .build()
-                .unwrap()
-        })
-        .collect();
+    let generators = gdid_benches::sequences(count);
     rt.block_on(async {
         for ids in &generators {
             ids.next_id().await.unwrap();
