@@ -290,8 +290,12 @@ pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), 
                 let store = Store::open(&store.url).await?;
                 let floor = CounterState { era, next: at };
                 let moved = store.raise_floor(scope, sequence, floor).await?;
-                let number = store.authority_number().unwrap_or_default();
-                (store, moved, format!("authority {number}"))
+                // Opened numbered, so the store has its number; never a made-up 0.
+                let whose = match store.authority_number() {
+                    Some(number) => format!("authority {number}"),
+                    None => "GDID record".to_owned(),
+                };
+                (store, moved, whose)
             };
             let what = if moved { "raised to" } else { "already at" };
             writeln!(
