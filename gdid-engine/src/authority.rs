@@ -382,12 +382,22 @@ impl<A: Authority> Authority for std::sync::Arc<A> {
         (**self).label()
     }
 
-    async fn allocate(&self, scope: &str, seq: &str, size: u64) -> Result<Block, AuthorityError> {
-        (**self).allocate(scope, seq, size).await
+    async fn allocate(
+        &self,
+        scope: &str,
+        sequence: &str,
+        size: u64,
+    ) -> Result<Block, AuthorityError> {
+        (**self).allocate(scope, sequence, size).await
     }
 
-    async fn give_back(&self, scope: &str, seq: &str, tail: Block) -> Result<bool, AuthorityError> {
-        (**self).give_back(scope, seq, tail).await
+    async fn give_back(
+        &self,
+        scope: &str,
+        sequence: &str,
+        tail: Block,
+    ) -> Result<bool, AuthorityError> {
+        (**self).give_back(scope, sequence, tail).await
     }
 }
 
@@ -399,9 +409,19 @@ pub trait DynAuthority: Send + Sync + 'static {
     /// See [`Authority::label`].
     fn label(&self) -> String;
     /// See [`Authority::allocate`].
-    fn allocate_boxed<'a>(&'a self, scope: &'a str, seq: &'a str, size: u64) -> Boxed<'a, Block>;
+    fn allocate_boxed<'a>(
+        &'a self,
+        scope: &'a str,
+        sequence: &'a str,
+        size: u64,
+    ) -> Boxed<'a, Block>;
     /// See [`Authority::give_back`].
-    fn give_back_boxed<'a>(&'a self, scope: &'a str, seq: &'a str, tail: Block) -> Boxed<'a, bool>;
+    fn give_back_boxed<'a>(
+        &'a self,
+        scope: &'a str,
+        sequence: &'a str,
+        tail: Block,
+    ) -> Boxed<'a, bool>;
 }
 
 /// An authority shows its number and label.
@@ -426,12 +446,22 @@ impl<A: Authority> DynAuthority for A {
         Authority::label(self)
     }
 
-    fn allocate_boxed<'a>(&'a self, scope: &'a str, seq: &'a str, size: u64) -> Boxed<'a, Block> {
-        Box::pin(self.allocate(scope, seq, size))
+    fn allocate_boxed<'a>(
+        &'a self,
+        scope: &'a str,
+        sequence: &'a str,
+        size: u64,
+    ) -> Boxed<'a, Block> {
+        Box::pin(self.allocate(scope, sequence, size))
     }
 
-    fn give_back_boxed<'a>(&'a self, scope: &'a str, seq: &'a str, tail: Block) -> Boxed<'a, bool> {
-        Box::pin(self.give_back(scope, seq, tail))
+    fn give_back_boxed<'a>(
+        &'a self,
+        scope: &'a str,
+        sequence: &'a str,
+        tail: Block,
+    ) -> Boxed<'a, bool> {
+        Box::pin(self.give_back(scope, sequence, tail))
     }
 }
 
