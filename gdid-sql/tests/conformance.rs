@@ -36,7 +36,7 @@ fn as_text(store: &SqlStore, column: &str) -> String {
 async fn text_rows(store: &SqlStore, select: String) -> String {
     let select = sqlx::AssertSqlSafe(select);
     let rows: Vec<(Option<String>, Option<String>, Option<String>)> =
-        gdid_sql::with_pool!(store, pool => sqlx::query_as(select).fetch_all(pool).await).unwrap();
+        common::with_pool!(store, pool => sqlx::query_as(select).fetch_all(pool).await).unwrap();
     format!("{rows:?}")
 }
 
@@ -162,7 +162,7 @@ impl Counters for Sql {
 
     async fn counters_of(&self, authority: &SqlAuthority, number: u8) -> u64 {
         let count = format!("SELECT COUNT(*) FROM gdid_counters WHERE authority = {number}");
-        let count: i64 = gdid_sql::with_pool!(authority.store(), pool => {
+        let count: i64 = common::with_pool!(authority.store(), pool => {
             sqlx::query_scalar(sqlx::AssertSqlSafe(count)).fetch_one(pool).await
         })
         .unwrap();
@@ -253,7 +253,7 @@ impl Ranges for Sharded {
             "SELECT CAST(shard AS {integer}), next_value, max_value FROM gdid_ranges \
              WHERE sequence_name = '{sequence}' ORDER BY shard"
         ));
-        gdid_sql::with_pool!(&self.connection, pool => sqlx::query_as(select).fetch_all(pool).await)
+        common::with_pool!(&self.connection, pool => sqlx::query_as(select).fetch_all(pool).await)
             .unwrap()
     }
 
@@ -384,9 +384,7 @@ impl Windows for Shards {
         let closing = store.clone();
         GoingDown {
             shard: store,
-            stop: Box::pin(
-                async move { gdid_sql::with_pool!(&closing, pool => pool.close().await) },
-            ),
+            stop: Box::pin(async move { common::with_pool!(&closing, pool => pool.close().await) }),
         }
     }
 
@@ -420,16 +418,19 @@ impl Windows for Shards {
     }
 }
 
+#[cfg(feature = "sqlite")]
 gdid_testkit::conformance!(sqlite {
     authority, counters, counter, numbers, processes, sequences => Sql::open("SQLite");
     sharded => Sharded::open("SQLite").await;
     windows => Shards::open("SQLite");
 });
+#[cfg(feature = "mysql")]
 gdid_testkit::conformance!(mariadb {
     authority, counters, counter, numbers, processes, sequences => Sql::open("MariaDB");
     sharded => Sharded::open("MariaDB").await;
     windows => Shards::open("MariaDB");
 });
+#[cfg(feature = "postgres")]
 gdid_testkit::conformance!(postgres {
     authority, counters, counter, numbers, processes, sequences => Sql::open("PostgreSQL");
     sharded => Sharded::open("PostgreSQL").await;

@@ -39,22 +39,26 @@ async fn unsupported_and_unreachable_stores_say_so() {
             .starts_with("unsupported store URL \"redis://127.0.0.1/\""),
         "{err}"
     );
-    let err = SqlAuthority::connect("mysql://root:hunter2@127.0.0.1:1/test", 1)
-        .await
-        .unwrap_err();
-    let text = err.to_string();
-    assert!(
-        text.starts_with("cannot connect to mysql://root:***@127.0.0.1:1/test"),
-        "{text}"
-    );
-    assert!(!text.contains("hunter2"));
-    let err = SqlAuthority::connect("sqlite:/nonexistent-dir/x/ids.sqlite", 1)
-        .await
-        .unwrap_err();
-    assert!(
-        err.to_string().starts_with("cannot connect to sqlite:"),
-        "{err}"
-    );
+    if cfg!(feature = "mysql") {
+        let err = SqlAuthority::connect("mysql://root:hunter2@127.0.0.1:1/test", 1)
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with("cannot connect to mysql://root:***@127.0.0.1:1/test"),
+            "{text}"
+        );
+        assert!(!text.contains("hunter2"));
+    }
+    if cfg!(feature = "sqlite") {
+        let err = SqlAuthority::connect("sqlite:/nonexistent-dir/x/ids.sqlite", 1)
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().starts_with("cannot connect to sqlite:"),
+            "{err}"
+        );
+    }
 }
 
 /// `SqlAuthority::connect` checks the number at once: a store recorded as authority 1 refuses 2

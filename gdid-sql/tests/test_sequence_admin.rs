@@ -79,12 +79,14 @@ async fn the_window_tables_have_the_high_water_index() {
                   AND name IN ('gdid_windows_end', 'gdid_window_claims_end')"
             }
         };
-        let count: i64 = gdid_sql::with_pool!(&store, pool => {
+        let count: i64 = common::with_pool!(&store, pool => {
             sqlx::query_scalar(query).fetch_one(pool).await
         })
         .unwrap();
         assert_eq!(count, 2, "{dialect}");
+        #[cfg(feature = "sqlite")]
         if dialect == "sqlite" {
+            #[allow(irrefutable_let_patterns)] // with the SQLite driver alone
             let SqlStore::Sqlite(pool) = &store else {
                 unreachable!()
             };
