@@ -78,7 +78,8 @@ pub(crate) fn sql(dialect: Dialect, text: &str) -> AssertSqlSafe<String> {
 
 /// `CREATE TABLE IF NOT EXISTS name (columns)` on any dialect (InnoDB on MySQL). Idempotent, and
 /// safe from many processes at once: PostgreSQL can still fail the loser of a creation race
-/// (`42P07`, or `23505` on its type), which is success here.
+/// (`42P07`; `23505` or `42710`, "type … already exists", on the table's row type), which is
+/// success here.
 pub(crate) async fn create_table(
     store: &SqlStore,
     name: &str,
@@ -94,7 +95,7 @@ pub(crate) async fn create_table(
     {
         Ok(()) => Ok(()),
         Err(sqlx::Error::Database(e))
-            if matches!(e.code().as_deref(), Some("42P07") | Some("23505")) =>
+            if matches!(e.code().as_deref(), Some("42P07" | "23505" | "42710")) =>
         {
             Ok(())
         }

@@ -29,6 +29,41 @@ async fn creating_the_schema_twice_and_concurrently_is_harmless() {
     }
 }
 
+/// Processes that start at once on a database without the tables race to create them: every
+/// one succeeds. (PostgreSQL fails the loser of `CREATE TABLE IF NOT EXISTS` with "relation
+/// exists", or with "type … already exists" for the table's row type.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stores_creating_the_tables_at_once_all_succeed() {
+    for (dialect, url) in common::urls() {
+        // A database of its own, its tables dropped: each round creates them anew.
+        let url = gdid_testkit::database(&url, "gdid_schema_race").await;
+        for round in 0..20 {
+            let store = gdid_sql::SqlStore::connect(&url).await.unwrap();
+            for table in ["gdid_counters", "gdid_authority"] {
+                common::execute(&store, format!("DROP TABLE IF EXISTS {table}")).await;
+            }
+            let runs: Vec<_> = (0..16)
+                .map(|_| {
+                    let url = url.clone();
+                    tokio::spawn(async move {
+                        // Each its own pool, as separate processes have.
+                        SqlAuthority::connect(&url, 1)
+                            .await?
+                            .ensure_schema()
+                            .await?;
+                        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+                    })
+                })
+                .collect();
+            for run in runs {
+                run.await
+                    .unwrap()
+                    .unwrap_or_else(|e| panic!("{dialect}, round {round}: {e}"));
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn unsupported_and_unreachable_stores_say_so() {
     let err = SqlAuthority::connect("redis://127.0.0.1/", 1)
