@@ -64,6 +64,8 @@ mod external;
 
 pub use elink::{ELink, ELinkError};
 pub use error::{BufferTooSmall, DecodeError, Field, InvalidLength, InvalidParts, ParseError};
+#[cfg(any(feature = "sqlx-postgres", feature = "postgres-types"))]
+pub use external::native_postgres::PgGdid;
 pub use gdid::{AUTHORITY_MAX, COUNTER_MAX, Gdid};
 pub use symbol::{GdidSymbol, ParseAnyError};
 

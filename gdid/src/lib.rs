@@ -107,6 +107,10 @@ mod open_sql;
 pub mod verify;
 
 // The value type and its errors.
+/// A `Gdid` in a column of the native PostgreSQL type `gdid` (the `gdid` extension), for sqlx
+/// (feature `postgres`) and tokio-postgres (feature `postgres-types`); a plain `Gdid` is `BYTEA`.
+#[cfg(any(feature = "postgres", feature = "postgres-types"))]
+pub use gdid_core::PgGdid;
 pub use gdid_core::{
     AUTHORITY_MAX, BufferTooSmall, COUNTER_MAX, DecodeError, ELink, ELinkError, Field, Gdid,
     GdidSymbol, InvalidLength, InvalidParts, ParseAnyError, ParseError,

@@ -21,3 +21,6 @@ mod postgres_types_support;
 
 #[cfg(feature = "sea-orm")]
 mod sea_orm_support;
+
+#[cfg(any(feature = "sqlx-postgres", feature = "postgres-types"))]
+pub(crate) mod native_postgres;
