@@ -256,7 +256,8 @@ fn many_sessions_and_a_rust_generator_share_a_sequence_without_a_duplicate() {
 }
 
 /// The primary issues ids through the column default; a standby stops replaying (it lags), the
-/// primary issues more and dies, the standby is promoted: its ids are new, and sort after all.
+/// primary issues more and goes away, the standby is promoted: its ids are new, and sort after
+/// all.
 #[test]
 fn after_a_failover_to_a_lagging_standby_the_column_default_repeats_nothing() {
     let Some(mut server) = server(1) else { return };
@@ -272,12 +273,25 @@ fn after_a_failover_to_a_lagging_standby_the_column_default_repeats_nothing() {
         runtime.block_on(async { insert(&mut connect(&server.url(0)).await, "f", 30).await }),
     );
     server.wait_caught_up(1).unwrap();
+    // A standby cannot issue: its reservation cannot write.
+    let on_standby = runtime.block_on(async {
+        failure(
+            &mut connect(&server.url(1)).await,
+            "SELECT gdid_next('shop', 'f')",
+        )
+        .await
+    });
+    assert!(
+        on_standby.contains("could not reserve a block"),
+        "{on_standby}"
+    );
+    assert!(on_standby.contains("read-only"), "{on_standby}");
     server.stop(1).unwrap();
     // The standby missed these: its counter row is behind them.
     writers.push(
         runtime.block_on(async { insert(&mut connect(&server.url(0)).await, "f", 120).await }),
     );
-    server.kill(0).unwrap();
+    server.stop(0).unwrap();
     server.start_again(1).unwrap();
     server.promote(1).unwrap();
     let after =
@@ -292,7 +306,7 @@ fn after_a_failover_to_a_lagging_standby_the_column_default_repeats_nothing() {
 }
 
 /// On 100,000 rows under default settings the planner uses the primary key's index for an
-/// equality and for the last rows in order.
+/// equality, a range and the last rows in order.
 #[test]
 fn the_index_serves_equality_and_order_on_100000_rows() {
     let Some(server) = server(0) else { return };
@@ -317,6 +331,17 @@ fn the_index_serves_equality_and_order_on_100000_rows() {
     );
     let equal = plan("SELECT * FROM big WHERE id = '0:1:5'");
     assert!(equal.contains("Index Scan using big_pkey"), "{equal}");
+    let range = plan("SELECT * FROM big WHERE id BETWEEN '0:1:100' AND '0:1:200'");
+    assert!(range.contains("Index Scan using big_pkey"), "{range}");
+    assert_eq!(
+        server
+            .query(
+                0,
+                "SELECT count(*) FROM big WHERE id BETWEEN '0:1:100' AND '0:1:200'"
+            )
+            .unwrap(),
+        "101"
+    );
     let last = plan("SELECT * FROM big ORDER BY id DESC LIMIT 5");
     assert!(
         last.contains("Index Scan Backward using big_pkey"),
@@ -376,6 +401,10 @@ fn sqlx_and_tokio_postgres_read_and_write_the_type() {
             .fetch_one(&mut session)
             .await;
         assert!(wrong.is_err(), "a gdid column read as BYTEA: {wrong:?}");
+        let wrong = sqlx::query_scalar::<_, PgGdid>("SELECT old FROM w")
+            .fetch_one(&mut session)
+            .await;
+        assert!(wrong.is_err(), "a BYTEA column read as gdid: {wrong:?}");
 
         let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
             .await
@@ -409,6 +438,8 @@ fn sqlx_and_tokio_postgres_read_and_write_the_type() {
             .query_one("SELECT old FROM w WHERE id = $1", &[&second])
             .await;
         assert!(refused.is_err(), "a Gdid (BYTEA) bound to a gdid parameter");
+        let bytea_as_gdid = row.try_get::<_, PgGdid>(1);
+        assert!(bytea_as_gdid.is_err(), "a BYTEA column read as gdid");
     });
 }
 
@@ -420,10 +451,13 @@ async fn next_with(session: &mut PgConnection, store_url: String) -> String {
         .execute(&mut *session)
         .await
         .unwrap();
-    let error = sqlx::query("SELECT gdid_next('shop', 'x')")
-        .execute(&mut *session)
-        .await
-        .unwrap_err();
+    failure(session, "SELECT gdid_next('shop', 'x')").await
+}
+
+/// What the server says when `session` runs `sql`, which must fail: its message, without the
+/// detail (a backtrace where the server's environment asks for one).
+async fn failure(session: &mut PgConnection, sql: &'static str) -> String {
+    let error = sqlx::query(sql).execute(session).await.unwrap_err();
     match error.as_database_error() {
         Some(error) => error.message().to_owned(),
         None => panic!("{error}"),

@@ -96,7 +96,8 @@ struct Session {
     url: String,
     runtime: tokio::runtime::Runtime,
     store: Option<gdid::Store>,
-    blocks: HashMap<(String, String), Remaining>,
+    /// By scope, then sequence: looked up with the arguments as they are, no key built per id.
+    blocks: HashMap<String, HashMap<String, Remaining>>,
 }
 
 /// The ids left of a block: counters `next..end` of `era`, `authority`.
@@ -125,8 +126,10 @@ impl Session {
     }
 
     fn next(&mut self, scope: &str, sequence: &str) -> Gdid {
-        let key = (scope.to_owned(), sequence.to_owned());
-        if let Some(remaining) = self.blocks.get_mut(&key)
+        if let Some(remaining) = self
+            .blocks
+            .get_mut(scope)
+            .and_then(|sequences| sequences.get_mut(sequence))
             && let Some(id) = remaining.take()
         {
             return id;
@@ -135,7 +138,10 @@ impl Session {
         let id = remaining
             .take()
             .unwrap_or_else(|| error!("gdid_next: the store returned an empty block"));
-        self.blocks.insert(key, remaining);
+        self.blocks
+            .entry(scope.to_owned())
+            .or_default()
+            .insert(sequence.to_owned(), remaining);
         id
     }
 
@@ -209,19 +215,18 @@ fn wait_interruptibly<F: Future>(runtime: &tokio::runtime::Runtime, future: F) -
     }
 }
 
-/// The URL of this server's Unix socket, this database and the session's user.
+/// The URL of this server's Unix socket, this database and the session's user. Read with a
+/// read-only query: it assigns the caller's transaction no id, and runs on a standby too.
 fn this_server() -> String {
-    let value = |query: &str| -> String {
-        Spi::get_one::<String>(query)
-            .ok()
-            .flatten()
-            .unwrap_or_default()
-    };
-    let sockets = value("SELECT current_setting('unix_socket_directories')");
+    const QUERY: &str = "SELECT current_setting('unix_socket_directories'), \
+                         current_setting('port'), current_database()::text, session_user::text";
+    let [sockets, port, database, user] = Spi::connect(|client| {
+        let row = client.select(QUERY, Some(1), &[])?.first();
+        let column = |i| row.get::<String>(i).map(Option::unwrap_or_default);
+        Ok::<_, pgrx::spi::Error>([column(1)?, column(2)?, column(3)?, column(4)?])
+    })
+    .unwrap_or_else(|e| error!("gdid_next cannot read this server's settings: {e}"));
     let socket = sockets.split(',').next().unwrap_or_default().trim();
-    let port = value("SELECT current_setting('port')");
-    let database = value("SELECT current_database()::text");
-    let user = value("SELECT session_user::text");
     let encode = |text: &str| utf8_percent_encode(text, NON_ALPHANUMERIC).to_string();
     format!(
         "postgres://{}@localhost/{}?host={}&port={port}",

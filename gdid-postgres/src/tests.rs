@@ -191,7 +191,8 @@ mod tests {
              ALTER TABLE old ALTER COLUMN id TYPE gdid USING id::gdid",
         )
         .unwrap();
-        assert_eq!(one::<String>("SELECT max(id::text) FROM old"), "0:1:9");
+        assert_eq!(one::<String>("SELECT max(id)::text FROM old"), "0:1:9");
+        assert_eq!(one::<String>("SELECT min(id)::text FROM old"), "0:1:7");
         assert_eq!(
             one::<String>(
                 "SELECT format_type(atttypid, NULL) FROM pg_attribute WHERE attrelid = 'old'::regclass AND attname = 'id'"

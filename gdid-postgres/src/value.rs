@@ -183,6 +183,18 @@ fn gdid_hash_extended(id: Gdid, seed: i64) -> i64 {
     hash.cast_signed()
 }
 
+/// The larger of two ids: `max(gdid)`'s step.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn gdid_larger(left: Gdid, right: Gdid) -> Gdid {
+    left.max(right)
+}
+
+/// The smaller of two ids: `min(gdid)`'s step.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn gdid_smaller(left: Gdid, right: Gdid) -> Gdid {
+    left.min(right)
+}
+
 extension_sql!("CREATE TYPE gdid;", name = "gdid_shell_type", bootstrap);
 
 extension_sql!(
@@ -212,4 +224,13 @@ CREATE OPERATOR CLASS gdid_hash_ops DEFAULT FOR TYPE gdid USING hash AS
 "#,
     name = "gdid_hash_ops",
     requires = ["gdid_type", gdid_hash, gdid_hash_extended, gdid_eq]
+);
+
+extension_sql!(
+    r#"
+CREATE AGGREGATE max(gdid) (SFUNC = gdid_larger, STYPE = gdid, SORTOP = >, COMBINEFUNC = gdid_larger, PARALLEL = SAFE);
+CREATE AGGREGATE min(gdid) (SFUNC = gdid_smaller, STYPE = gdid, SORTOP = <, COMBINEFUNC = gdid_smaller, PARALLEL = SAFE);
+"#,
+    name = "gdid_min_max",
+    requires = ["gdid_type", gdid_larger, gdid_smaller, gdid_lt, gdid_gt]
 );
