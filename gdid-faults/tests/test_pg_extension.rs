@@ -41,6 +41,15 @@ fn server(standbys: usize) -> Option<PostgresReplicas> {
     Some(replicas)
 }
 
+/// [`server`], with a table of the test's made on the primary by `create_table`.
+fn server_with(standbys: usize, create_table: &str) -> Option<PostgresReplicas> {
+    let server = server(standbys)?;
+    server
+        .query(0, create_table)
+        .unwrap_or_else(|e| panic!("{create_table}: {e}"));
+    Some(server)
+}
+
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -124,13 +133,12 @@ fn assert_no_id_twice(name: &str, writers: &[Vec<Gdid>]) {
 
 #[test]
 fn a_column_default_issues_ids_and_select_prints_them() {
-    let Some(server) = server(0) else { return };
-    server
-        .query(
-            0,
-            "CREATE TABLE t (id gdid PRIMARY KEY DEFAULT gdid_next('shop', 't'), item text)",
-        )
-        .unwrap();
+    let Some(server) = server_with(
+        0,
+        "CREATE TABLE t (id gdid PRIMARY KEY DEFAULT gdid_next('shop', 't'), item text)",
+    ) else {
+        return;
+    };
     server
         .query(0, "INSERT INTO t (item) VALUES ('a'), ('b'), ('c')")
         .unwrap();
@@ -156,14 +164,13 @@ fn a_column_default_issues_ids_and_select_prints_them() {
 /// would hand the same id to the next session.
 #[test]
 fn a_rolled_back_insert_never_leads_to_a_repeated_id() {
-    let Some(server) = server(0) else { return };
+    let Some(server) = server_with(
+        0,
+        "CREATE TABLE r (id gdid PRIMARY KEY DEFAULT gdid_next('shop', 'r'))",
+    ) else {
+        return;
+    };
     let url = server.url(0);
-    server
-        .query(
-            0,
-            "CREATE TABLE r (id gdid PRIMARY KEY DEFAULT gdid_next('shop', 'r'))",
-        )
-        .unwrap();
     runtime().block_on(async {
         let mut writers = Vec::new();
         for cache in [1, 100] {
@@ -207,14 +214,13 @@ fn a_rolled_back_insert_never_leads_to_a_repeated_id() {
 /// same sequence: every id once, by `gdid verify`.
 #[test]
 fn many_sessions_and_a_rust_generator_share_a_sequence_without_a_duplicate() {
-    let Some(server) = server(0) else { return };
+    let Some(server) = server_with(
+        0,
+        "CREATE TABLE c (id gdid PRIMARY KEY DEFAULT gdid_next('shop', 'c'))",
+    ) else {
+        return;
+    };
     let url = server.url(0);
-    server
-        .query(
-            0,
-            "CREATE TABLE c (id gdid PRIMARY KEY DEFAULT gdid_next('shop', 'c'))",
-        )
-        .unwrap();
     const SESSIONS: usize = 8;
     const ROWS: usize = 400;
     let writers = runtime().block_on(async {
@@ -260,13 +266,12 @@ fn many_sessions_and_a_rust_generator_share_a_sequence_without_a_duplicate() {
 /// all.
 #[test]
 fn after_a_failover_to_a_lagging_standby_the_column_default_repeats_nothing() {
-    let Some(mut server) = server(1) else { return };
-    server
-        .query(
-            0,
-            "CREATE TABLE f (id gdid PRIMARY KEY DEFAULT gdid_next('shop', 'f'))",
-        )
-        .unwrap();
+    let Some(mut server) = server_with(
+        1,
+        "CREATE TABLE f (id gdid PRIMARY KEY DEFAULT gdid_next('shop', 'f'))",
+    ) else {
+        return;
+    };
     let runtime = runtime();
     let mut writers = Vec::new();
     writers.push(
@@ -365,14 +370,13 @@ fn the_index_serves_equality_and_order_on_100000_rows() {
 /// `Gdid` stays `BYTEA`, and each is refused for the other's column.
 #[test]
 fn sqlx_and_tokio_postgres_read_and_write_the_type() {
-    let Some(server) = server(0) else { return };
+    let Some(server) = server_with(
+        0,
+        "CREATE TABLE w (id gdid PRIMARY KEY, old bytea, maybe gdid)",
+    ) else {
+        return;
+    };
     let url = server.url(0);
-    server
-        .query(
-            0,
-            "CREATE TABLE w (id gdid PRIMARY KEY, old bytea, maybe gdid)",
-        )
-        .unwrap();
     let id = Gdid::from_parts(1293, 3, 57).unwrap();
     runtime().block_on(async {
         let mut session = connect(&url).await;
