@@ -1,13 +1,15 @@
 //! Clients without a token that try to take the server offline: silent sockets, an HTTP/2
-//! preface and nothing more, a client that sends requests and never reads the replies. Each is
-//! dropped within the deadline that concerns it, and a well-behaved client from another address
-//! is served meanwhile.
+//! preface and nothing more, a client that sends requests and never reads the replies, many
+//! hosts keeping connections open with requests that need no token, a host guessing tokens. Each
+//! is dropped or slowed within the deadline that concerns it, and a well-behaved client from
+//! another address is served meanwhile.
 
 mod common;
 
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use gdid_engine::MemoryAuthority;
@@ -258,4 +260,164 @@ async fn ids_from(source: &str, server: &common::Running) -> (u16, String) {
         status,
         body["error"]["code"].as_str().unwrap_or("").to_owned(),
     )
+}
+
+/// Keeps connections from `source` to `server` for as long as the server lets it, each sending
+/// `GET /v1/health` (no token) every 100 ms and reading the reply; a connection closed is opened
+/// again 50 ms later. Until `stop`.
+async fn keep_alive_without_a_token(source: String, server: SocketAddr, stop: Arc<AtomicBool>) {
+    let request = b"GET /v1/health HTTP/1.1\r\nhost: x\r\n\r\n";
+    while !stop.load(Ordering::Relaxed) {
+        if let Ok(mut stream) = connect_from(&source, server, None).await {
+            let mut buffer = [0; 1024];
+            while !stop.load(Ordering::Relaxed) {
+                if stream.write_all(request).await.is_err() {
+                    break;
+                }
+                let read = tokio::time::timeout(Duration::from_secs(1), stream.read(&mut buffer));
+                if !matches!(read.await, Ok(Ok(1..))) {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A reqwest client from `source` that opens a connection of its own for each request.
+fn client_from(source: &str) -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .local_address(source.parse::<std::net::IpAddr>().unwrap())
+        .pool_max_idle_per_host(0)
+        .timeout(Duration::from_secs(3))
+        .no_proxy()
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn hosts_keeping_connections_with_requests_without_a_token_leave_room_for_a_token() {
+    let server = server().await;
+    // 8 hosts, each with as many connections as it may hold: twice the server's places, every
+    // one sending a request without a token more often than the idle timeout.
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut hosts = Vec::new();
+    for host in 10..18 {
+        for _ in 0..limits().max_per_address {
+            let source = format!("127.0.0.{host}");
+            hosts.push(tokio::spawn(keep_alive_without_a_token(
+                source,
+                server.addr,
+                stop.clone(),
+            )));
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    // A token holder, on a new connection each time, is served at once.
+    let holder = client_from("127.0.0.1");
+    for _ in 0..5 {
+        let began = Instant::now();
+        let reply = holder
+            .post(format!("{}/v1/blocks", server.url))
+            .bearer_auth(common::ALL)
+            .body(r#"{"scope":"shop","sequence":"orders","size":10}"#)
+            .send()
+            .await;
+        let status = reply.map(|reply| reply.status().as_u16());
+        assert!(
+            matches!(status, Ok(200)) && began.elapsed() < Duration::from_secs(1),
+            "the token holder waited {:?} for {status:?}",
+            began.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    for host in hosts {
+        tokio::time::timeout(Duration::from_secs(5), host)
+            .await
+            .expect("a host did not stop")
+            .unwrap();
+    }
+    server.stop().await;
+}
+
+/// `GET /v1/authority` from `client` with `token`: the status and the reply's `Retry-After`.
+async fn authority_with(
+    client: &reqwest::Client,
+    server: &common::Running,
+    token: &str,
+) -> (u16, Option<String>) {
+    let reply = client
+        .get(format!("{}/v1/authority", server.url))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    let retry_after = reply
+        .headers()
+        .get("retry-after")
+        .map(|value| value.to_str().unwrap().to_owned());
+    (reply.status().as_u16(), retry_after)
+}
+
+/// One HTTP/1.1 `GET /v1/authority` with `token` on `stream`, kept open: the status line.
+async fn authority_on(stream: &mut TcpStream, token: &str) -> String {
+    let request =
+        format!("GET /v1/authority HTTP/1.1\r\nhost: x\r\nauthorization: Bearer {token}\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut buffer = [0; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(2), stream.read(&mut buffer));
+    let n = read.await.expect("no reply within 2 s").unwrap();
+    let reply = String::from_utf8_lossy(&buffer[..n]).into_owned();
+    reply.lines().next().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn a_host_guessing_tokens_is_slowed_and_valid_tokens_are_not() {
+    let server = server().await;
+    // A client of the guessing host that showed a valid token before the guesses began.
+    let mut known = connect_from("127.0.0.20", server.addr, None).await.unwrap();
+    assert_eq!(
+        authority_on(&mut known, common::ALL).await,
+        "HTTP/1.1 200 OK"
+    );
+    // The guesses: a few are told 401, then every one is refused before its token is read.
+    let guesser = client_from("127.0.0.20");
+    let mut answers = Vec::new();
+    for guess in 0..40 {
+        let token = format!("a-guess-at-a-token-{guess:04}");
+        answers.push(authority_with(&guesser, &server, &token).await);
+    }
+    let told = answers
+        .iter()
+        .take_while(|(status, _)| *status == 401)
+        .count();
+    assert!((5..=30).contains(&told), "{answers:?}");
+    for (status, retry_after) in &answers[told..] {
+        assert_eq!(*status, 429, "{answers:?}");
+        assert_eq!(retry_after.as_deref(), Some("1"), "{answers:?}");
+    }
+    // A valid token is still served on the guessing host's connection that showed one before.
+    assert_eq!(
+        authority_on(&mut known, common::ALL).await,
+        "HTTP/1.1 200 OK"
+    );
+    // And a valid token is served at once from another host, as often as it likes.
+    let other = client_from("127.0.0.21");
+    let began = Instant::now();
+    for _ in 0..40 {
+        assert_eq!(authority_with(&other, &server, common::SHOP).await.0, 200);
+    }
+    assert!(
+        began.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        began.elapsed()
+    );
+    // The guesser, a second later, may try once more.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (status, _) = authority_with(&guesser, &server, "a-guess-at-a-token-late").await;
+    assert_eq!(status, 401);
+    server.stop().await;
 }

@@ -561,9 +561,12 @@ async fn an_idle_http2_connection_gives_its_place_up() {
             .unwrap()
     };
     let health = format!("{}/v1/health", server.url);
-    // The first client keeps its HTTP/2 connection open in its pool, idle.
+    // The first client keeps its HTTP/2 connection open in its pool, idle (a token keeps it).
     let first = h2();
-    assert_eq!(first.get(&health).send().await.unwrap().status(), 200);
+    let shown = first
+        .get(format!("{}/v1/authority", server.url))
+        .bearer_auth(SHOP);
+    assert_eq!(shown.send().await.unwrap().status(), 200);
     // The only place is taken: a second client gets in once the first has been idle 300 ms.
     let began = std::time::Instant::now();
     let second = h2()
@@ -593,5 +596,91 @@ async fn a_second_spelling_is_a_final_refusal_on_the_ids_route() {
     assert!(reply.headers().get("retry-after").is_none());
     let body: Value = serde_json::from_slice(&reply.bytes().await.unwrap()).unwrap();
     assert_eq!(body["error"]["code"], "bad_request", "{body}");
+    server.stop().await;
+}
+
+/// A tokens file read again that cannot be used still revokes the tokens it no longer lists:
+/// those it lists keep what they had, no token is added, until a file that can be used is read.
+#[tokio::test]
+async fn a_tokens_file_that_cannot_be_used_on_reload_revokes_the_tokens_it_no_longer_lists() {
+    let server = common::builder(Arc::new(MemoryAuthority::new(1))).build();
+    let running = common::start(server.clone(), None).await;
+    let status = |token: &'static str| {
+        let url = running.url.clone();
+        async move { get(&url, "/v1/authority", Some(token)).await.status() }
+    };
+    let (all, shop, metrics, keeper) = (ALL, SHOP, common::SHOP_METRICS, common::NO_GIVE_BACK);
+    // ALL and SHOP_METRICS are taken out; a new token is added; one line does not parse, and
+    // KEEPER's own line is broken.
+    let broken = format!(
+        "{}\n{keeper} shop,\nnew-token-0123456789 *\nnot a line of a tokens file\n",
+        gdid_http::server::hashed_line(shop, "shop:give-back"),
+    );
+    let refused = server.reload_tokens_text(&broken).unwrap_err();
+    assert_eq!(refused.line, 2, "{refused}");
+    assert_eq!(status(all).await, 401);
+    assert_eq!(status(metrics).await, 401);
+    assert_eq!(status("new-token-0123456789").await, 401);
+    assert_eq!(status(shop).await, 200);
+    assert_eq!(status(keeper).await, 200);
+    // A file that cannot be read at all lists no token.
+    server.reload_tokens_text("").unwrap_err();
+    assert_eq!(status(shop).await, 401);
+    // A good file: its tokens, all of them.
+    let good = format!("{all} *\nnew-token-0123456789 shop\n");
+    assert_eq!(server.reload_tokens_text(&good).unwrap(), 2);
+    assert_eq!(status(all).await, 200);
+    assert_eq!(status("new-token-0123456789").await, 200);
+    assert_eq!(status(shop).await, 401);
+    running.stop().await;
+}
+
+/// One token uses at most the server's bound of sequences (each a row in the store, and its
+/// metrics series): beyond, 403 saying the bound and how to raise it; the sequences it used
+/// before, and other tokens, are still served.
+#[tokio::test]
+async fn a_token_uses_a_bounded_number_of_sequences() {
+    let (server, authority) =
+        common::memory_server_with(|builder| builder.max_sequences_per_token(3)).await;
+    let ask = |token: &'static str, path: &'static str, sequence: &'static str| {
+        let url = server.url.clone();
+        async move {
+            let (field, value) = if path == "/v1/ids" {
+                ("count", 1)
+            } else {
+                ("size", 10)
+            };
+            let body = json!({"scope": "shop", "sequence": sequence, field: value});
+            post(&url, path, Some(token), bytes(body)).await
+        }
+    };
+    for sequence in ["a", "b"] {
+        assert_eq!(ask(ALL, "/v1/blocks", sequence).await.0, 200);
+    }
+    assert_eq!(ask(ALL, "/v1/ids", "c").await.0, 200);
+    for path in ["/v1/blocks", "/v1/ids"] {
+        let (status, reply) = ask(ALL, path, "d").await;
+        assert_eq!(
+            (status, code(&reply).as_str()),
+            (403, "forbidden"),
+            "{reply}"
+        );
+        let message = reply["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains('3') && message.contains("--max-sequences-per-token"),
+            "{message}"
+        );
+    }
+    // Nothing was made of the sequence refused.
+    let made: Vec<String> = authority
+        .states()
+        .into_iter()
+        .map(|((_, sequence), _)| sequence)
+        .collect();
+    assert_eq!(made, ["a", "b", "c"]);
+    // The sequences it used, again; another token, its own three.
+    assert_eq!(ask(ALL, "/v1/blocks", "a").await.0, 200);
+    assert_eq!(ask(ALL, "/v1/ids", "a").await.0, 200);
+    assert_eq!(ask(SHOP, "/v1/blocks", "d").await.0, 200);
     server.stop().await;
 }

@@ -10,6 +10,15 @@
 //! seen); `idle_timeout` with nothing in flight; and a graceful close that gets the longer of
 //! `header_timeout` and the request timeout before the connection is dropped.
 //!
+//! Only a token keeps a place beyond that: a connection none of whose requests showed a token
+//! the server accepts is closed once its requests are answered (HTTP/1 replies say `Connection:
+//! close`), and dropped at `header_timeout` from its accept in any case; one whose last token
+//! was refused is closed once its requests are answered. So hosts that send requests needing no
+//! token (`GET /v1/health`) or bad tokens hold places for a moment each, not through keep-alive.
+//!
+//! A client host is an IPv4 address, or an IPv6 /64 (what one host is commonly given): the
+//! per-address bound and the slowing of bad tokens ([`super::failures`]) count by host.
+//!
 //! `axum::serve` has no TLS, no header timeout and no idle timeout, so the loop is hyper-util's,
 //! as axum's own low-level examples write it.
 
@@ -17,7 +26,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -30,7 +39,7 @@ use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
@@ -42,7 +51,8 @@ use super::memory::ConnectionMemory;
 pub struct Limits {
     /// Connections served at once; the next waits in the kernel's backlog (default 1,024).
     pub max_connections: usize,
-    /// Time for a client to send a request's headers, and for a TLS handshake (default 10 s).
+    /// Time for a client to send a request's headers, and for a TLS handshake (default 10 s);
+    /// also the longest a connection is kept without a token the server accepts.
     pub header_timeout: Duration,
     /// A connection with no request in flight for this long is closed, HTTP/2 included (default
     /// 30 s): an idle client does not keep its place for good.
@@ -50,8 +60,8 @@ pub struct Limits {
     /// HTTP/2 streams at once on one connection (default 64; each unread one costs the server
     /// about 1.5 KB).
     pub max_streams: u32,
-    /// Connections at once from one client address (default 64; 0: no limit, for load tests
-    /// from one address): one host cannot take every place.
+    /// Connections at once from one client host, an IPv4 address or an IPv6 /64 (default 64; 0:
+    /// no limit, for load tests from one address): one host cannot take every place.
     pub max_per_address: usize,
     /// A connection with requests in flight, none of which began or ended for this long (a
     /// client that does not read its replies), is closed (default 20 s; above the server's
@@ -86,12 +96,35 @@ impl Default for Limits {
 /// and room to spare).
 const HTTP1_BUFFER: usize = 32 * 1024;
 
+/// The client host of `address`: the address itself for IPv4 (an IPv4 address mapped into IPv6
+/// included), its /64 for IPv6.
+pub(crate) fn host(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V4(_) => address,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6((u128::from(v6) & !u128::from(u64::MAX)).into()),
+        },
+    }
+}
+
+/// No request of the connection has shown a token the server accepts.
+const NEVER: u8 = 0;
+/// Its last token shown was accepted.
+const ACCEPTED: u8 = 1;
+/// A token was accepted once, but the last one shown was refused.
+const REFUSED: u8 = 2;
+
 /// What a connection's requests are doing: how many are in flight (from the head read to the
-/// last byte of the reply written), whether any began, and when one last began or ended.
+/// last byte of the reply written), whether any began, when one last began or ended, whether
+/// their tokens were accepted, and a signal when the last in flight of a connection without an
+/// accepted token ends.
 struct Activity {
     in_flight: AtomicUsize,
     begun: AtomicUsize,
     last: Mutex<Instant>,
+    token: AtomicU8,
+    answered: Notify,
 }
 
 /// Why a connection is to be closed.
@@ -112,14 +145,22 @@ impl Activity {
             in_flight: AtomicUsize::new(0),
             begun: AtomicUsize::new(0),
             last: Mutex::new(Instant::now()),
+            token: AtomicU8::new(NEVER),
+            answered: Notify::new(),
         }
     }
 
     /// What to do with the connection, accepted at `accepted`, under `limits`.
     fn verdict(&self, accepted: Instant, limits: &Limits) -> Verdict {
-        if self.begun.load(Ordering::Acquire) == 0 {
+        let token = self.token.load(Ordering::Acquire);
+        let begun = self.begun.load(Ordering::Acquire) > 0;
+        let in_flight = self.in_flight.load(Ordering::Acquire);
+        if token == NEVER {
+            // Its requests' answers or the header deadline, whichever comes first.
             return if accepted.elapsed() >= limits.header_timeout {
                 Verdict::Stalled
+            } else if begun && in_flight == 0 {
+                Verdict::Idle
             } else {
                 Verdict::Serve
             };
@@ -129,12 +170,17 @@ impl Activity {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .elapsed();
-        match self.in_flight.load(Ordering::Acquire) {
-            0 if quiet >= limits.idle_timeout => Verdict::Idle,
+        match in_flight {
+            0 if token == REFUSED || quiet >= limits.idle_timeout => Verdict::Idle,
             0 => Verdict::Serve,
             _ if quiet >= limits.write_timeout => Verdict::Stalled,
             _ => Verdict::Serve,
         }
+    }
+
+    /// Whether the last token shown on the connection was accepted.
+    fn accepted(&self) -> bool {
+        self.token.load(Ordering::Acquire) == ACCEPTED
     }
 
     fn touch(&self) {
@@ -158,12 +204,53 @@ impl Busy {
 impl Drop for Busy {
     fn drop(&mut self) {
         self.0.touch();
-        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+        let before = self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+        if before == 1 && !self.0.accepted() {
+            // Nothing keeps the connection open: close it now, not at the next tick.
+            self.0.answered.notify_one();
+        }
     }
 }
 
-/// The connections open from each client address, each counted until its [`AddressSlot`] is
-/// dropped.
+/// The client of a request served by [`serve`]: its host, and its connection, which its token
+/// keeps open or not (a request extension; absent when the router is served otherwise).
+#[derive(Clone)]
+pub(crate) struct Peer {
+    host: IpAddr,
+    activity: Arc<Activity>,
+}
+
+impl Peer {
+    /// The client's host ([`host`]).
+    pub(crate) fn host(&self) -> IpAddr {
+        self.host
+    }
+
+    /// Whether the last token shown on this connection was accepted.
+    pub(crate) fn accepted(&self) -> bool {
+        self.activity.accepted()
+    }
+
+    /// The request showed a token the server accepts (`true`) or one it refuses: the
+    /// connection keeps its place while its tokens are accepted.
+    pub(crate) fn showed(&self, accepted: bool) {
+        let activity = &self.activity;
+        if accepted {
+            activity.token.store(ACCEPTED, Ordering::Release);
+        } else {
+            // A connection that never showed a good token stays as it was.
+            let _ = activity.token.compare_exchange(
+                ACCEPTED,
+                REFUSED,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+        }
+    }
+}
+
+/// The connections open from each client host ([`host`]), each counted until its
+/// [`AddressSlot`] is dropped.
 #[derive(Default)]
 struct PerAddress(Mutex<HashMap<IpAddr, usize>>);
 
@@ -171,9 +258,10 @@ struct PerAddress(Mutex<HashMap<IpAddr, usize>>);
 struct AddressSlot(Arc<PerAddress>, IpAddr);
 
 impl PerAddress {
-    /// A place for a connection from `address`, or `None` when it holds `max` already (0: no
-    /// limit).
+    /// A place for a connection from `address`, or `None` when its host holds `max` already (0:
+    /// no limit).
     fn take(self: &Arc<Self>, address: IpAddr, max: usize) -> Option<AddressSlot> {
+        let address = host(address);
         let mut open = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         let count = open.entry(address).or_insert(0);
         if max > 0 && *count >= max {
@@ -200,7 +288,7 @@ impl Drop for AddressSlot {
 #[derive(Clone)]
 struct Tracked {
     routes: TowerToHyperService<Router>,
-    activity: Arc<Activity>,
+    peer: Peer,
     memory: ConnectionMemory,
 }
 
@@ -210,11 +298,21 @@ impl Service<hyper::Request<Incoming>> for Tracked {
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Self::Error>> + Send>>;
 
     fn call(&self, mut request: hyper::Request<Incoming>) -> Self::Future {
-        let busy = Busy::begin(&self.activity);
+        let busy = Busy::begin(&self.peer.activity);
+        let http1 = request.version() <= hyper::Version::HTTP_11;
         request.extensions_mut().insert(self.memory.clone());
+        request.extensions_mut().insert(self.peer.clone());
         let routed = self.routes.call(request);
+        let activity = self.peer.activity.clone();
         Box::pin(async move {
-            let response = routed.await?;
+            let mut response = routed.await?;
+            if http1 && !activity.accepted() {
+                // No keep-alive without a token: the client knows not to send another.
+                response.headers_mut().insert(
+                    hyper::header::CONNECTION,
+                    hyper::header::HeaderValue::from_static("close"),
+                );
+            }
             // In flight until its body is written to the end (or dropped with the connection).
             Ok(response.map(|body| {
                 axum::body::Body::new(body.map_frame(move |frame| {
@@ -294,7 +392,10 @@ pub(crate) async fn serve(
         let _ = stream.set_nodelay(true);
         let service = Tracked {
             routes: TowerToHyperService::new(router.clone()),
-            activity: Arc::new(Activity::new()),
+            peer: Peer {
+                host: host(peer.ip()),
+                activity: Arc::new(Activity::new()),
+            },
             memory: shared.reply_memory.connection(),
         };
         let (builder, tls, stopping) = (builder.clone(), tls.clone(), stopping.clone());
@@ -345,11 +446,12 @@ pub(crate) async fn serve(
     Ok(())
 }
 
-/// Serves one connection, `accepted` at that instant, until it ends. On `stopping`, or after
-/// `idle_timeout` with no request in flight, it is shut down gracefully (the requests in flight
-/// finish, HTTP/2 sends GOAWAY) and dropped if that takes more than `grace`; with no
-/// request head within `header_timeout` of the accept, or replies not taken for
-/// `write_timeout`, it is dropped at once.
+/// Serves one connection, `accepted` at that instant, until it ends. On `stopping`, after
+/// `idle_timeout` with no request in flight, or once its requests are answered when its last
+/// token was refused or it never showed one, it is shut down gracefully (the requests in flight
+/// finish, HTTP/2 sends GOAWAY) and dropped if that takes more than `grace`; with no request
+/// head within `header_timeout` of the accept (or no token accepted by then), or replies not
+/// taken for `write_timeout`, it is dropped at once.
 async fn connection<I>(
     builder: &auto::Builder<TokioExecutor>,
     io: I,
@@ -362,7 +464,7 @@ async fn connection<I>(
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let activity = service.activity.clone();
+    let activity = service.peer.activity.clone();
     let connection = builder.serve_connection(TokioIo::new(io), service);
     tokio::pin!(connection);
     let shortest = limits
@@ -374,11 +476,16 @@ where
         tokio::select! {
             served = connection.as_mut() => return served,
             _ = stopping.wait_for(|stop| *stop) => break,
+            () = activity.answered.notified() => {
+                if activity.verdict(accepted, &limits) == Verdict::Idle {
+                    break;
+                }
+            }
             _ = tick.tick() => match activity.verdict(accepted, &limits) {
                 Verdict::Serve => {}
                 Verdict::Idle => break,
                 Verdict::Stalled => {
-                    debug!("no request head, or replies not taken: connection dropped");
+                    debug!("no request head, no token in time, or replies not taken: dropped");
                     return Ok(());
                 }
             },
@@ -391,5 +498,30 @@ where
             debug!("not closed within the grace period: connection dropped");
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ipv6_host_is_its_64_and_an_ipv4_host_its_address() {
+        let per_address = Arc::new(PerAddress::default());
+        let ip = |text: &str| text.parse::<IpAddr>().unwrap();
+        // One /64 is one host: a second address in it has no place left.
+        let first = per_address.take(ip("2001:db8:1:2::1"), 1);
+        assert!(first.is_some());
+        assert!(per_address.take(ip("2001:db8:1:2:ffff::9"), 1).is_none());
+        // Another /64, and IPv4 addresses one by one.
+        assert!(per_address.take(ip("2001:db8:1:3::1"), 1).is_some());
+        let v4 = per_address.take(ip("192.0.2.1"), 1);
+        assert!(v4.is_some());
+        assert!(per_address.take(ip("192.0.2.2"), 1).is_some());
+        // An IPv4 address mapped into IPv6 is that IPv4 address.
+        assert!(per_address.take(ip("::ffff:192.0.2.1"), 1).is_none());
+        // The place comes back with its slot.
+        drop(first);
+        assert!(per_address.take(ip("2001:db8:1:2::42"), 1).is_some());
     }
 }

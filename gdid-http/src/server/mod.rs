@@ -18,12 +18,14 @@
 
 mod direct;
 mod errors;
+mod failures;
 mod ids_body;
 mod leases;
 mod listen;
 mod memory;
 mod rates;
 mod routes;
+mod sequences;
 mod tls;
 mod tokens;
 
@@ -73,6 +75,10 @@ pub(crate) struct Shared {
     pub(crate) connections: ConnectionLimits,
     pub(crate) reply_memory: memory::ReplyMemory,
     pub(crate) rates: rates::Rates,
+    /// The tokens refused, by client host.
+    pub(crate) failures: failures::Failures,
+    /// The sequences each token has used.
+    pub(crate) sequences: sequences::Used,
 }
 
 /// How a [`Server`] is set up: [`Server::builder`], then `.build()`.
@@ -82,6 +88,7 @@ pub struct ServerBuilder {
     max_block: u64,
     max_count: u64,
     max_sequences: usize,
+    max_sequences_per_token: usize,
     max_body: usize,
     request_timeout: Duration,
     generator: GeneratorConfig,
@@ -94,7 +101,8 @@ pub struct ServerBuilder {
 impl Server {
     /// A server of `authority`, accepting `tokens`, with the default limits: blocks of up to
     /// 2^31 counters (a `BlockGenerator`'s own largest), 10,000 ids a request, 1,000 sequences
-    /// served by `POST /v1/ids`, bodies of 16 KiB, 10 s a request.
+    /// served by `POST /v1/ids`, 1,000 sequences used by one token, bodies of 16 KiB, 10 s a
+    /// request.
     pub fn builder(authority: Arc<dyn DynAuthority>, tokens: Tokens) -> ServerBuilder {
         ServerBuilder {
             authority,
@@ -102,6 +110,7 @@ impl Server {
             max_block: GeneratorConfig::default().max_block,
             max_count: 10_000,
             max_sequences: 1_000,
+            max_sequences_per_token: 1_000,
             max_body: 16 * 1024,
             request_timeout: Duration::from_secs(10),
             // One increasing order across the server's threads: a client's consecutive requests
@@ -155,14 +164,55 @@ impl Server {
     }
 
     /// Replaces the tokens the server accepts, at once and without dropping a connection:
-    /// requests under way finish with the tokens they began with (`gdid serve` does this on
-    /// SIGHUP, with the tokens file read again).
+    /// requests under way finish with the tokens they began with. For a tokens file read again
+    /// (`gdid serve` on SIGHUP), [`reload_tokens_text`](Self::reload_tokens_text) also revokes
+    /// when the file cannot be used.
     pub fn reload_tokens(&self, tokens: Tokens) {
         *self
             .shared
             .tokens
             .write()
             .unwrap_or_else(PoisonError::into_inner) = Arc::new(tokens);
+    }
+
+    /// Reads `text`, the tokens file read again, and accepts its tokens from now on, as
+    /// [`reload_tokens`](Self::reload_tokens) does: how many. A file that cannot be used
+    /// ([`Tokens::parse`]'s error) still revokes: the tokens in force that it no longer lists are
+    /// refused from now on, those it lists keep what they may do, none is added
+    /// ([`Tokens::still_listed`]), until a file that can be used is read; this is logged as an
+    /// error. A file that cannot be read at all is `""`: it lists no token.
+    ///
+    /// # Errors
+    ///
+    /// The file cannot be used: its line and what is wrong with it, never a token.
+    pub fn reload_tokens_text(&self, text: &str) -> Result<usize, TokensError> {
+        match Tokens::parse(text) {
+            Ok(tokens) => {
+                let count = tokens.len();
+                self.reload_tokens(tokens);
+                tracing::info!(count, "tokens file read again");
+                Ok(count)
+            }
+            Err(error) => {
+                let mut tokens = self
+                    .shared
+                    .tokens
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let kept = tokens.still_listed(text);
+                let (before, after) = (tokens.len(), kept.len());
+                *tokens = Arc::new(kept);
+                tracing::error!(
+                    %error,
+                    kept = after,
+                    refused = before - after,
+                    "the tokens file read again cannot be used: the tokens it no longer lists are \
+                     refused, the others keep what they may do, none is added, until a file that \
+                     can be used is read"
+                );
+                Err(error)
+            }
+        }
     }
 
     pub(crate) fn shared(&self) -> &Arc<Shared> {
@@ -216,6 +266,17 @@ impl ServerBuilder {
     /// used within the last 10 s.
     pub fn max_sequences(mut self, max: usize) -> Self {
         self.max_sequences = max;
+        self
+    }
+
+    /// The most sequences, `(scope, sequence)`, one token may use by `POST /v1/blocks` and
+    /// `POST /v1/ids` (default 1,000; 0: no bound): each is a row in the store and a metrics
+    /// series, so that a token holder cannot make them without end. Beyond, 403 `forbidden`
+    /// saying the bound, before the store is asked; the sequences the token used before are
+    /// still served. Counted since the server started, in memory (at most this many names a
+    /// token).
+    pub fn max_sequences_per_token(mut self, max: usize) -> Self {
+        self.max_sequences_per_token = max;
         self
     }
 
@@ -293,6 +354,8 @@ impl ServerBuilder {
                     wire::IdsReply::largest_size(self.max_count),
                 ),
                 rates: rates::Rates::new(self.rate_limit),
+                failures: failures::Failures::new(),
+                sequences: sequences::Used::new(self.max_sequences_per_token),
                 max_count: self.max_count,
                 max_body: self.max_body,
                 request_timeout: self.request_timeout,

@@ -1,8 +1,10 @@
 //! The `/v1` routes. Each checks, in this order and before anything is allocated: the bearer
-//! token (401), the token's rate (429), the body (its size 413, its time 408, its JSON and fields
-//! 400), the token's scope (403), the server's limits (400), and for `/v1/ids` the memory its
-//! reply will hold (503 `busy`). One deadline, the request timeout from the moment the request is
-//! routed, bounds the body and the store's answer together.
+//! token (401; 429 when the client's host sent too many tokens the server does not accept,
+//! [`super::failures`]), the token's rate (429), the body (its size 413, its time 408, its JSON
+//! and fields 400), the token's scope (403), the server's limits (400), the sequences the token
+//! has used ([`super::sequences`], 403), and for `/v1/ids` the memory its reply will hold (503
+//! `busy`). One deadline, the request timeout from the moment the request is routed, bounds the
+//! body and the store's answer together.
 
 use std::sync::Arc;
 
@@ -16,6 +18,7 @@ use serde_json::json;
 use tokio::time::Instant;
 
 use super::ids_body::ids_reply;
+use super::listen::Peer;
 use super::memory::ConnectionMemory;
 use super::tokens::Digest;
 use super::{ApiError, Grant, Scopes, Shared};
@@ -62,9 +65,13 @@ async fn openapi() -> Response {
         .into_response()
 }
 
-async fn ready(State(shared): AppState, headers: HeaderMap) -> Result<Response, ApiError> {
+async fn ready(
+    State(shared): AppState,
+    peer: Option<Extension<Peer>>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     let deadline = shared.deadline();
-    caller(&shared, &headers)?;
+    caller(&shared, &headers, peer)?;
     if let Some(check) = &shared.ready {
         let failure = match tokio::time::timeout_at(deadline, check()).await {
             Ok(Ok(())) => None,
@@ -81,9 +88,10 @@ async fn ready(State(shared): AppState, headers: HeaderMap) -> Result<Response, 
 
 async fn authority(
     State(shared): AppState,
+    peer: Option<Extension<Peer>>,
     headers: HeaderMap,
 ) -> Result<Json<AuthorityInfo>, ApiError> {
-    caller(&shared, &headers)?;
+    caller(&shared, &headers, peer)?;
     Ok(Json(AuthorityInfo {
         authority: shared.authority.number(),
         max_block: shared.max_block,
@@ -94,14 +102,18 @@ async fn authority(
 
 async fn blocks(
     State(shared): AppState,
+    peer: Option<Extension<Peer>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<BlockReply>, ApiError> {
     let deadline = shared.deadline();
-    let (token, grant) = caller(&shared, &headers)?;
+    let (token, grant) = caller(&shared, &headers, peer)?;
     let request = AllocateRequest::decode(&read_body(&shared, body, deadline).await?)?;
     permit(&grant.scopes, &request.scope)?;
     within_limit(&shared, Asked::Block(request.size))?;
+    shared
+        .sequences
+        .admit(&token, &request.scope, &request.sequence)?;
     let allocation =
         shared
             .authority
@@ -124,11 +136,12 @@ async fn blocks(
 
 async fn give_back(
     State(shared): AppState,
+    peer: Option<Extension<Peer>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<GiveBackReply>, ApiError> {
     let deadline = shared.deadline();
-    let (token, grant) = caller(&shared, &headers)?;
+    let (token, grant) = caller(&shared, &headers, peer)?;
     let (request, tail) = GiveBackRequest::decode(&read_body(&shared, body, deadline).await?)?;
     permit(&grant.scopes, &request.scope)?;
     if !grant.give_back.allows(&request.scope) {
@@ -163,14 +176,18 @@ async fn give_back(
 async fn ids(
     State(shared): AppState,
     connection: Option<Extension<ConnectionMemory>>,
+    peer: Option<Extension<Peer>>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
     let deadline = shared.deadline();
-    let (_, grant) = caller(&shared, &headers)?;
+    let (token, grant) = caller(&shared, &headers, peer)?;
     let request = IdsRequest::decode(&read_body(&shared, body, deadline).await?)?;
     permit(&grant.scopes, &request.scope)?;
     within_limit(&shared, Asked::Ids(request.count))?;
+    shared
+        .sequences
+        .admit(&token, &request.scope, &request.sequence)?;
     // The reply's memory first: no id is issued that could not be sent.
     let size = IdsReply::size(request.form, request.count);
     let connection = connection.as_ref().map(|Extension(memory)| memory);
@@ -182,8 +199,12 @@ async fn ids(
     ids_reply(request.form, &batch, held)
 }
 
-async fn metrics(State(shared): AppState, headers: HeaderMap) -> Result<Response, ApiError> {
-    let (_, grant) = caller(&shared, &headers)?;
+async fn metrics(
+    State(shared): AppState,
+    peer: Option<Extension<Peer>>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let (_, grant) = caller(&shared, &headers, peer)?;
     if grant.metrics == Scopes::Only(Vec::new()) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
@@ -244,11 +265,31 @@ async fn method_not_allowed() -> ApiError {
 }
 
 /// Who sent the request: its bearer token's digest and scopes, if the token is within its rate.
-fn caller(shared: &Shared, headers: &HeaderMap) -> Result<(Digest, Arc<Grant>), ApiError> {
+///
+/// A request from a `peer` ([`serve`](super::Server::serve)'s) whose host sent too many tokens
+/// the server does not accept is refused before its token is read, unless its connection's last
+/// token was accepted; each token refused counts against its host, and the connection keeps its
+/// place only while its tokens are accepted.
+fn caller(
+    shared: &Shared,
+    headers: &HeaderMap,
+    peer: Option<Extension<Peer>>,
+) -> Result<(Digest, Arc<Grant>), ApiError> {
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Err(ApiError::unauthorized(
             "no bearer token: send `Authorization: Bearer TOKEN`",
         ));
+    };
+    let peer = peer.map(|Extension(peer)| peer);
+    if let Some(peer) = peer.as_ref().filter(|peer| !peer.accepted()) {
+        shared.failures.check(peer.host())?;
+    }
+    let refused = |message: &str| {
+        if let Some(peer) = &peer {
+            shared.failures.record(peer.host());
+            peer.showed(false);
+        }
+        ApiError::unauthorized(message)
     };
     let token = value
         .to_str()
@@ -257,11 +298,14 @@ fn caller(shared: &Shared, headers: &HeaderMap) -> Result<(Digest, Arc<Grant>), 
         .and_then(|value| value.split_once(' '))
         .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
         .map(|(_, token)| token.trim())
-        .ok_or_else(|| ApiError::unauthorized("the Authorization header is not `Bearer TOKEN`"))?;
+        .ok_or_else(|| refused("the Authorization header is not `Bearer TOKEN`"))?;
     let (digest, grant) = shared
         .tokens()
         .caller(token)
-        .ok_or_else(|| ApiError::unauthorized("the bearer token is not one this server accepts"))?;
+        .ok_or_else(|| refused("the bearer token is not one this server accepts"))?;
+    if let Some(peer) = &peer {
+        peer.showed(true);
+    }
     shared.rates.check(&digest)?;
     Ok((digest, grant))
 }

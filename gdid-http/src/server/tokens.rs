@@ -20,7 +20,7 @@
 //! 8f0c3a0e-long-random-token-for-ops *
 //! ```
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -180,6 +180,54 @@ impl Tokens {
             });
         }
         Ok(tokens)
+    }
+
+    /// Those of these tokens that `text`, a tokens file that [`parse`](Self::parse) refuses,
+    /// still lists, each with what it may do now: the first field of a line, in clear or as
+    /// `sha256:HEX`, is taken for a token however wrong the rest of the file is. A token taken
+    /// out of the file is refused even when the file cannot be used; none is added.
+    ///
+    /// ```
+    /// use gdid_http::server::Tokens;
+    ///
+    /// let tokens = Tokens::parse("0123456789abcdef-kept shop\n0123456789abcdef-gone *\n")?;
+    /// let broken = "0123456789abcdef-kept shop,\n";
+    /// assert!(Tokens::parse(broken).is_err());
+    /// let kept = tokens.still_listed(broken);
+    /// assert!(kept.allows("0123456789abcdef-kept", "shop"));
+    /// assert!(kept.scopes("0123456789abcdef-gone").is_none());
+    /// # Ok::<(), gdid_http::server::TokensError>(())
+    /// ```
+    pub fn still_listed(&self, text: &str) -> Tokens {
+        let mut listed = HashSet::new();
+        let mut in_clear = HashSet::new();
+        for line in text.lines() {
+            let line = line.split('#').next().unwrap_or_default();
+            let line = line.trim().trim_start_matches('\u{feff}');
+            let Some(token) = line.split_whitespace().next() else {
+                continue;
+            };
+            match token.strip_prefix("sha256:") {
+                Some(digits) => {
+                    if let Ok(digest) = parse_digest(digits) {
+                        listed.insert(digest);
+                    }
+                }
+                None => {
+                    let digest = hash(token);
+                    listed.insert(digest);
+                    in_clear.insert(digest);
+                }
+            }
+        }
+        let by_hash: HashMap<Digest, Arc<Grant>> = self
+            .by_hash
+            .iter()
+            .filter(|(digest, _)| listed.contains(*digest))
+            .map(|(digest, grant)| (*digest, grant.clone()))
+            .collect();
+        let clear = by_hash.keys().filter(|d| in_clear.contains(*d)).count();
+        Tokens { by_hash, clear }
     }
 
     /// The scopes `token` may use, or `None` for a token not listed.
