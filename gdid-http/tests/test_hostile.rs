@@ -421,3 +421,83 @@ async fn a_host_guessing_tokens_is_slowed_and_valid_tokens_are_not() {
     assert_eq!(status, 401);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn silent_hosts_holding_every_place_make_room_for_a_token_holder() {
+    // A header deadline longer than the test: the silent sockets are not dropped by it.
+    let server = common::start(
+        common::builder(Arc::new(MemoryAuthority::new(1)))
+            .connection_limits(ConnectionLimits {
+                header_timeout: Duration::from_secs(20),
+                ..limits()
+            })
+            .build(),
+        None,
+    )
+    .await;
+    // 8 hosts, each with as many silent sockets as it may hold: every place, and as many again
+    // waiting in the backlog.
+    let mut silent = Vec::new();
+    for host in 30..38 {
+        for _ in 0..limits().max_per_address {
+            let source = format!("127.0.0.{host}");
+            silent.push(connect_from(&source, server.addr, None).await.unwrap());
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A token holder, on a new connection each time, is served at once: the oldest connection
+    // that showed no token gives its place up.
+    let holder = client_from("127.0.0.1");
+    for _ in 0..3 {
+        let began = Instant::now();
+        let reply = holder
+            .get(format!("{}/v1/authority", server.url))
+            .bearer_auth(common::SHOP)
+            .send()
+            .await;
+        let status = reply.map(|reply| reply.status().as_u16());
+        assert!(
+            matches!(status, Ok(200)) && began.elapsed() < Duration::from_secs(1),
+            "the token holder waited {:?} for {status:?}",
+            began.elapsed()
+        );
+    }
+    // The silent sockets that gave their places up were closed.
+    let mut closed = 0;
+    for stream in &mut silent {
+        closed += usize::from(closed_within(stream, Duration::from_millis(10)).await);
+    }
+    assert!(closed >= 16, "{closed} closed");
+    drop(silent);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_connection_that_showed_a_token_keeps_its_place_through_a_refused_one() {
+    let server = server().await;
+    // A token revoked, or mistyped, on a token holder's connection: the connection stays open.
+    let mut stream = connect_from("127.0.0.40", server.addr, None).await.unwrap();
+    assert_eq!(
+        authority_on(&mut stream, common::SHOP).await,
+        "HTTP/1.1 200 OK"
+    );
+    let refused = authority_on(&mut stream, "not-a-token-of-this-server").await;
+    assert_eq!(refused, "HTTP/1.1 401 Unauthorized");
+    assert_eq!(
+        authority_on(&mut stream, common::SHOP).await,
+        "HTTP/1.1 200 OK"
+    );
+    // Without a token ever accepted, the reply says the connection closes, and it does.
+    let mut stream = connect_from("127.0.0.40", server.addr, None).await.unwrap();
+    stream
+        .write_all(b"GET /v1/health HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut reply = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(2), stream.read_to_end(&mut reply));
+    read.await.expect("not closed within 2 s").unwrap();
+    let reply = String::from_utf8_lossy(&reply).to_ascii_lowercase();
+    assert!(reply.starts_with("http/1.1 200"), "{reply}");
+    assert!(reply.contains("connection: close"), "{reply}");
+    server.stop().await;
+}

@@ -12,9 +12,14 @@
 //!
 //! Only a token keeps a place beyond that: a connection none of whose requests showed a token
 //! the server accepts is closed once its requests are answered (HTTP/1 replies say `Connection:
-//! close`), and dropped at `header_timeout` from its accept in any case; one whose last token
-//! was refused is closed once its requests are answered. So hosts that send requests needing no
-//! token (`GET /v1/health`) or bad tokens hold places for a moment each, not through keep-alive.
+//! close`), and dropped at `header_timeout` from its accept in any case. So hosts that send
+//! requests needing no token (`GET /v1/health`) or bad tokens hold places for a moment each, not
+//! through keep-alive.
+//!
+//! When every place is taken, a new client is accepted all the same if a connection that has shown
+//! no accepted token is open: the oldest of those is dropped for it. So silent sockets, or
+//! connections slow to show a token, cannot keep a token holder out for a header deadline each;
+//! a connection whose token was accepted is never dropped this way.
 //!
 //! A client host is an IPv4 address, or an IPv6 /64 (what one host is commonly given): the
 //! per-address bound and the slowing of bad tokens ([`super::failures`]) count by host.
@@ -22,12 +27,12 @@
 //! `axum::serve` has no TLS, no header timeout and no idle timeout, so the loop is hyper-util's,
 //! as axum's own low-level examples write it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::net::IpAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use axum::Router;
@@ -38,8 +43,8 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::service::TowerToHyperService;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
-use tokio::sync::{Notify, Semaphore, watch};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 use tokio::time::Instant;
 use tracing::{debug, info, warn};
 
@@ -112,18 +117,20 @@ pub(crate) fn host(address: IpAddr) -> IpAddr {
 const NEVER: u8 = 0;
 /// Its last token shown was accepted.
 const ACCEPTED: u8 = 1;
-/// A token was accepted once, but the last one shown was refused.
+/// A token was accepted once (the connection keeps its place), but the last one shown was
+/// refused (its host's refusals count again, [`super::failures`]).
 const REFUSED: u8 = 2;
 
 /// What a connection's requests are doing: how many are in flight (from the head read to the
 /// last byte of the reply written), whether any began, when one last began or ended, whether
-/// their tokens were accepted, and a signal when the last in flight of a connection without an
-/// accepted token ends.
+/// their tokens were accepted, whether it is to give its place up, and a signal when the last in
+/// flight of a connection without an accepted token ends or its place is taken.
 struct Activity {
     in_flight: AtomicUsize,
     begun: AtomicUsize,
     last: Mutex<Instant>,
     token: AtomicU8,
+    evicted: AtomicBool,
     answered: Notify,
 }
 
@@ -146,12 +153,16 @@ impl Activity {
             begun: AtomicUsize::new(0),
             last: Mutex::new(Instant::now()),
             token: AtomicU8::new(NEVER),
+            evicted: AtomicBool::new(false),
             answered: Notify::new(),
         }
     }
 
     /// What to do with the connection, accepted at `accepted`, under `limits`.
     fn verdict(&self, accepted: Instant, limits: &Limits) -> Verdict {
+        if self.evicted.load(Ordering::Acquire) {
+            return Verdict::Stalled;
+        }
         let token = self.token.load(Ordering::Acquire);
         let begun = self.begun.load(Ordering::Acquire) > 0;
         let in_flight = self.in_flight.load(Ordering::Acquire);
@@ -171,7 +182,7 @@ impl Activity {
             .unwrap_or_else(PoisonError::into_inner)
             .elapsed();
         match in_flight {
-            0 if token == REFUSED || quiet >= limits.idle_timeout => Verdict::Idle,
+            0 if quiet >= limits.idle_timeout => Verdict::Idle,
             0 => Verdict::Serve,
             _ if quiet >= limits.write_timeout => Verdict::Stalled,
             _ => Verdict::Serve,
@@ -181,6 +192,23 @@ impl Activity {
     /// Whether the last token shown on the connection was accepted.
     fn accepted(&self) -> bool {
         self.token.load(Ordering::Acquire) == ACCEPTED
+    }
+
+    /// Whether no token shown on the connection was ever accepted.
+    fn unproven(&self) -> bool {
+        self.token.load(Ordering::Acquire) == NEVER
+    }
+
+    /// Whether the connection may be dropped for a new client: it never showed an accepted
+    /// token, and is not dropped already.
+    fn evictable(&self) -> bool {
+        self.unproven() && !self.evicted.load(Ordering::Acquire)
+    }
+
+    /// The connection is to give its place up: dropped at once.
+    fn evict(&self) {
+        self.evicted.store(true, Ordering::Release);
+        self.answered.notify_one();
     }
 
     fn touch(&self) {
@@ -205,7 +233,7 @@ impl Drop for Busy {
     fn drop(&mut self) {
         self.0.touch();
         let before = self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
-        if before == 1 && !self.0.accepted() {
+        if before == 1 && self.0.unproven() {
             // Nothing keeps the connection open: close it now, not at the next tick.
             self.0.answered.notify_one();
         }
@@ -231,8 +259,8 @@ impl Peer {
         self.activity.accepted()
     }
 
-    /// The request showed a token the server accepts (`true`) or one it refuses: the
-    /// connection keeps its place while its tokens are accepted.
+    /// The request showed a token the server accepts (`true`: the connection keeps its place
+    /// from now on) or one it refuses.
     pub(crate) fn showed(&self, accepted: bool) {
         let activity = &self.activity;
         if accepted {
@@ -284,6 +312,91 @@ impl Drop for AddressSlot {
     }
 }
 
+/// The connections open that have shown no accepted token, oldest first (those that since have,
+/// or are gone, are passed over and forgotten): the ones dropped when a new client needs a place.
+#[derive(Default)]
+struct Unproven(Mutex<VecDeque<Weak<Activity>>>);
+
+impl Unproven {
+    /// A new connection, `activity`, with at most `max` connections open.
+    fn push(&self, activity: &Arc<Activity>, max: usize) {
+        let mut queue = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if queue.len() >= max.saturating_mul(2).max(16) {
+            queue.retain(|weak| weak.upgrade().is_some_and(|a| a.evictable()));
+        }
+        queue.push_back(Arc::downgrade(activity));
+    }
+
+    /// Whether one is open.
+    fn any(&self) -> bool {
+        let queue = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        queue
+            .iter()
+            .any(|weak| weak.upgrade().is_some_and(|a| a.evictable()))
+    }
+
+    /// Drops the oldest: whether there was one.
+    fn evict_oldest(&self) -> bool {
+        let mut queue = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        while let Some(weak) = queue.pop_front() {
+            if let Some(activity) = weak.upgrade().filter(|a| a.evictable()) {
+                activity.evict();
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// The next client, with its place and its host's. While every place is taken, a client is
+/// accepted all the same when a connection without an accepted token is open, the oldest of
+/// those giving its place up; else it waits in the kernel's backlog. A client whose host holds
+/// its `max_per_address` already is closed at once (no place given up for it).
+async fn next_client(
+    listener: &TcpListener,
+    slots: &Arc<Semaphore>,
+    per_address: &Arc<PerAddress>,
+    unproven: &Unproven,
+    max_per_address: usize,
+) -> std::io::Result<(
+    TcpStream,
+    std::net::SocketAddr,
+    OwnedSemaphorePermit,
+    AddressSlot,
+)> {
+    let closed = |_| std::io::Error::other("the connection places are closed");
+    loop {
+        let free = slots.clone().try_acquire_owned().ok();
+        let (slot, (stream, peer)) = match free {
+            Some(slot) => (Some(slot), listener.accept().await?),
+            None if unproven.any() => tokio::select! {
+                slot = slots.clone().acquire_owned() => {
+                    (Some(slot.map_err(closed)?), listener.accept().await?)
+                }
+                accepted = listener.accept() => (None, accepted?),
+            },
+            None => {
+                let slot = slots.clone().acquire_owned().await.map_err(closed)?;
+                (Some(slot), listener.accept().await?)
+            }
+        };
+        let Some(address_slot) = per_address.take(peer.ip(), max_per_address) else {
+            debug!(%peer, "too many connections from this address: closed");
+            continue;
+        };
+        let slot = match slot {
+            Some(slot) => slot,
+            None => {
+                if unproven.evict_oldest() {
+                    debug!(%peer, "every place taken: the oldest without a token gives it up");
+                }
+                slots.clone().acquire_owned().await.map_err(closed)?
+            }
+        };
+        return Ok((stream, peer, slot, address_slot));
+    }
+}
+
 /// The routes as a hyper service that keeps its connection's [`Activity`].
 #[derive(Clone)]
 struct Tracked {
@@ -306,7 +419,7 @@ impl Service<hyper::Request<Incoming>> for Tracked {
         let activity = self.peer.activity.clone();
         Box::pin(async move {
             let mut response = routed.await?;
-            if http1 && !activity.accepted() {
+            if http1 && activity.unproven() {
                 // No keep-alive without a token: the client knows not to send another.
                 response.headers_mut().insert(
                     hyper::header::CONNECTION,
@@ -357,6 +470,7 @@ pub(crate) async fn serve(
     // A graceful close lets the requests in flight finish: as long as a request may take.
     let grace = limits.header_timeout.max(shared.request_timeout);
     let per_address = Arc::new(PerAddress::default());
+    let unproven = Unproven::default();
     let (stop, stopping) = watch::channel(false);
     info!(
         address = %listener.local_addr()?,
@@ -366,17 +480,18 @@ pub(crate) async fn serve(
     );
     tokio::pin!(shutdown);
     loop {
+        let next = next_client(
+            &listener,
+            &slots,
+            &per_address,
+            &unproven,
+            limits.max_per_address,
+        );
         let accepted = tokio::select! {
             () = &mut shutdown => break,
-            slot = slots.clone().acquire_owned() => match slot {
-                Ok(slot) => tokio::select! {
-                    () = &mut shutdown => break,
-                    accepted = listener.accept() => accepted.map(|(stream, peer)| (stream, peer, slot)),
-                },
-                Err(_) => break,
-            },
+            accepted = next => accepted,
         };
-        let (stream, peer, slot) = match accepted {
+        let (stream, peer, slot, address_slot) = match accepted {
             Ok(accepted) => accepted,
             Err(error) => {
                 // Out of descriptors, say: wait rather than spin.
@@ -385,16 +500,14 @@ pub(crate) async fn serve(
                 continue;
             }
         };
-        let Some(address_slot) = per_address.take(peer.ip(), limits.max_per_address) else {
-            debug!(%peer, "too many connections from this address: closed");
-            continue;
-        };
         let _ = stream.set_nodelay(true);
+        let activity = Arc::new(Activity::new());
+        unproven.push(&activity, limits.max_connections);
         let service = Tracked {
             routes: TowerToHyperService::new(router.clone()),
             peer: Peer {
                 host: host(peer.ip()),
-                activity: Arc::new(Activity::new()),
+                activity: activity.clone(),
             },
             memory: shared.reply_memory.connection(),
         };
@@ -407,8 +520,15 @@ pub(crate) async fn serve(
                     connection(&builder, stream, service, stopping, limits, accepted, grace).await
                 }
                 Some(acceptor) => {
-                    match tokio::time::timeout(limits.header_timeout, acceptor.accept(stream)).await
-                    {
+                    let handshake = tokio::time::timeout(limits.header_timeout, async {
+                        tokio::select! {
+                            shaken = acceptor.accept(stream) => shaken,
+                            () = evicted(&activity) => Err(std::io::Error::other(
+                                "its place was given to a new client",
+                            )),
+                        }
+                    });
+                    match handshake.await {
                         Ok(Ok(stream)) => {
                             connection(&builder, stream, service, stopping, limits, accepted, grace)
                                 .await
@@ -446,9 +566,16 @@ pub(crate) async fn serve(
     Ok(())
 }
 
+/// When `activity`'s connection is to give its place up.
+async fn evicted(activity: &Activity) {
+    while !activity.evicted.load(Ordering::Acquire) {
+        activity.answered.notified().await;
+    }
+}
+
 /// Serves one connection, `accepted` at that instant, until it ends. On `stopping`, after
-/// `idle_timeout` with no request in flight, or once its requests are answered when its last
-/// token was refused or it never showed one, it is shut down gracefully (the requests in flight
+/// `idle_timeout` with no request in flight, or once its requests are answered when it never
+/// showed an accepted token, it is shut down gracefully (the requests in flight
 /// finish, HTTP/2 sends GOAWAY) and dropped if that takes more than `grace`; with no request
 /// head within `header_timeout` of the accept (or no token accepted by then), or replies not
 /// taken for `write_timeout`, it is dropped at once.
@@ -476,11 +603,14 @@ where
         tokio::select! {
             served = connection.as_mut() => return served,
             _ = stopping.wait_for(|stop| *stop) => break,
-            () = activity.answered.notified() => {
-                if activity.verdict(accepted, &limits) == Verdict::Idle {
-                    break;
+            () = activity.answered.notified() => match activity.verdict(accepted, &limits) {
+                Verdict::Serve => {}
+                Verdict::Idle => break,
+                Verdict::Stalled => {
+                    debug!("no token, and its place given to a new client: dropped");
+                    return Ok(());
                 }
-            }
+            },
             _ = tick.tick() => match activity.verdict(accepted, &limits) {
                 Verdict::Serve => {}
                 Verdict::Idle => break,

@@ -268,8 +268,8 @@ async fn method_not_allowed() -> ApiError {
 ///
 /// A request from a `peer` ([`serve`](super::Server::serve)'s) whose host sent too many tokens
 /// the server does not accept is refused before its token is read, unless its connection's last
-/// token was accepted; each token refused counts against its host, and the connection keeps its
-/// place only while its tokens are accepted.
+/// token was accepted; each token refused counts against its host. A connection keeps its place
+/// once a token is accepted on it.
 fn caller(
     shared: &Shared,
     headers: &HeaderMap,
