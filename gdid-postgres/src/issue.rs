@@ -1,7 +1,7 @@
 //! `gdid_next(scope, sequence)`: ids issued by the database itself.
 //!
 //! Each session keeps a block of counters per sequence, as `CREATE SEQUENCE … CACHE` does, and
-//! serves ids from it. A block is reserved through `gdid::Store::open` on a connection of the
+//! serves ids from it. A block is reserved through `gdid::Store` on a connection of the
 //! extension's own to this database: the same counter rows (`gdid_counters`), authority record
 //! (`gdid_authority`) and rules, failover fence included, as a Rust service's generators use, so
 //! that the two never issue the same id. The reservation commits on that connection before the
@@ -9,27 +9,38 @@
 //! leaves the counter moved past the block (as `nextval` does), and the ids it took are not
 //! issued again.
 //!
-//! Settings:
-//! - `gdid.cache` (1 to 1,000,000; 100 by default): the counters a session reserves at a time.
-//!   The ids of a block the session does not use are never issued (gaps, as with a sequence's
-//!   cache).
-//! - `gdid.store_url` (superusers only): the URL the extension connects with. Unset, it is this
-//!   server's Unix socket, this database and the session's user, which the server's
-//!   `pg_hba.conf` must let in without a password (`trust` or `peer` with a map); otherwise set a
-//!   URL with the credentials of a role that may update `gdid_counters`.
+//! That connection logs in as a role of the DBA's (`gdid.role`, `gdid_issuer` by default), never
+//! as the caller, over this server's Unix socket: the socket's folder, the port and the
+//! database's name are read from the server's own variables (never through SQL, which the caller
+//! could shadow with functions of their own), each percent-encoded into the URL. See
+//! docs/architecture.md, "The extension's connection", for why.
 //!
-//! A reservation waits for the server as long as it takes, but a cancel or
-//! `statement_timeout` of the calling session ends the wait.
+//! Settings ([`register_settings`]):
+//! - `gdid.cache` (any user; 1 to 1,000,000, 100 by default): the counters a session reserves at
+//!   a time. The ids of a block the session does not use are never issued (gaps).
+//! - `gdid.role` (postgresql.conf; `gdid_issuer` by default): the role the connection logs in as.
+//! - `gdid.schema` (postgresql.conf; `public` by default): the schema of the gdid tables.
+//! - `gdid.authority` (postgresql.conf; -1, unset, by default, else 0 to 15): the authority
+//!   number the store is opened as.
+//! - `gdid.store_url` (postgresql.conf, superusers only): a URL that replaces the connection
+//!   above, credentials and all.
+//!
+//! A session holds at most one connection (opened on its first reservation, closed on a failure
+//! and opened again no sooner than a back-off of 1 s doubling to 30 s) and blocks of at most
+//! [`MAX_SEQUENCES`] sequences. A reservation waits for the server as long as it takes, but a
+//! cancel or `statement_timeout` of the calling session ends the wait.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::ffi::CString;
-use std::time::Duration;
+use std::ffi::{CStr, CString};
+use std::time::{Duration, Instant};
 
+use gdid::StoreError;
+use gdid::engine::NameKind;
+use gdid::engine::backend::validate_name;
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::prelude::*;
-use pgrx::spi::Spi;
 
 use crate::error::raise;
 use crate::value::Gdid;
@@ -37,10 +48,34 @@ use crate::value::Gdid;
 /// `gdid.cache`: how many counters a session reserves at a time.
 static CACHE: GucSetting<i32> = GucSetting::<i32>::new(100);
 
-/// `gdid.store_url`: the URL the extension reserves blocks through; unset, this server's socket.
+/// `gdid.role`: the role the extension's connection logs in as.
+static ROLE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"gdid_issuer"));
+
+/// `gdid.schema`: the schema of the gdid tables.
+static SCHEMA: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"public"));
+
+/// `gdid.authority`: the authority number the store is opened as; -1, the store's own.
+static AUTHORITY: GucSetting<i32> = GucSetting::<i32>::new(-1);
+
+/// `gdid.store_url`: a URL replacing this server's socket and `gdid.role`.
 static STORE_URL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
-/// Registers `gdid.cache` and `gdid.store_url`.
+/// The most sequences a session holds blocks of: past it, the least recently used block is
+/// dropped (its unused ids are gaps, never issued).
+pub const MAX_SEQUENCES: usize = 1_000;
+
+/// The wait after a failed connection or reservation before the next attempt; it doubles with
+/// each failure in a row, up to [`LONGEST_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The longest wait between attempts.
+const LONGEST_BACKOFF: Duration = Duration::from_secs(30);
+
+/// Where the DBA's set-up is described, for messages.
+const SETUP: &str = "docs/interoperability.md, \"Setting up gdid_next\"";
+
+/// Registers the settings, and reserves their prefix: a `gdid.` setting the extension does not
+/// define is an error rather than a placeholder (whose value any role could read).
 pub(crate) fn register_settings() {
     GucRegistry::define_int_guc(
         c"gdid.cache",
@@ -53,13 +88,46 @@ pub(crate) fn register_settings() {
         GucFlags::default(),
     );
     GucRegistry::define_string_guc(
+        c"gdid.role",
+        c"The role gdid_next's own connection logs in as, over this server's Unix socket.",
+        c"Never the caller's: a role of the DBA's, let in by pg_hba.conf (a peer map, or a \
+          password in the server's passfile).",
+        &ROLE,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"gdid.schema",
+        c"The schema of the gdid tables (gdid_counters, gdid_authority) gdid_next reserves from.",
+        c"",
+        &SCHEMA,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"gdid.authority",
+        c"The authority number gdid_next's store is opened as (0 to 15; -1: the store's own).",
+        c"A store that recorded another number is refused.",
+        &AUTHORITY,
+        -1,
+        15,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
         c"gdid.store_url",
-        c"The URL gdid_next reserves blocks through.",
-        c"Unset: this server's Unix socket, this database and the session's user.",
+        c"A URL gdid_next reserves blocks through, in place of this server's socket and gdid.role.",
+        c"Superusers only: it may hold a password.",
         &STORE_URL,
-        GucContext::Suset,
+        GucContext::Sighup,
         GucFlags::SUPERUSER_ONLY,
     );
+    #[cfg(not(any(feature = "pg13", feature = "pg14")))]
+    // SAFETY: called from _PG_init, in the backend's (or the postmaster's) one thread, with a
+    // NUL-terminated prefix.
+    unsafe {
+        pg_sys::MarkGUCPrefixReserved(c"gdid".as_ptr());
+    }
 }
 
 /// The next id of (`scope`, `sequence`), from the session's block, a new block reserved when it
@@ -70,34 +138,35 @@ pub(crate) fn register_settings() {
 /// ```
 #[pg_extern(volatile, parallel_unsafe, strict)]
 fn gdid_next(scope: &str, sequence: &str) -> Gdid {
-    let setting = STORE_URL
-        .get()
-        .map(|url| url.to_string_lossy().into_owned())
-        .filter(|url| !url.is_empty());
     SESSION.with_borrow_mut(|session| {
-        let session = match session {
-            Some(session) if session.setting == setting => session,
-            _ => session.insert(Session::open(setting)),
-        };
-        session.next(scope, sequence)
+        session
+            .get_or_insert_with(Session::new)
+            .next(scope, sequence)
     })
 }
+
+// Only roles granted EXECUTE issue ids: every id moves a counter shared with every other issuer.
+extension_sql!(
+    "REVOKE EXECUTE ON FUNCTION gdid_next(text, text) FROM PUBLIC;\n",
+    name = "gdid_next_not_public",
+    requires = [gdid_next],
+);
 
 thread_local! {
     /// The session's issuer: a backend is one process running one thread.
     static SESSION: RefCell<Option<Session>> = const { RefCell::new(None) };
 }
 
-/// What a session keeps: the store it reserves through and a block per sequence.
+/// What a session keeps: its connection to the store and a block per sequence.
 struct Session {
-    /// `gdid.store_url` when the session was opened: a change opens a new one.
-    setting: Option<String>,
-    /// The setting, or this server's socket when it is unset.
-    url: String,
     runtime: tokio::runtime::Runtime,
-    store: Option<gdid::Store>,
+    connection: Connection,
     /// By scope, then sequence: looked up with the arguments as they are, no key built per id.
     blocks: HashMap<String, HashMap<String, Remaining>>,
+    /// The sequences in `blocks`, at most [`MAX_SEQUENCES`].
+    sequences: usize,
+    /// Counts the reservations: a block's `used` is the count when it was last reserved.
+    clock: u64,
 }
 
 /// The ids left of a block: counters `next..end` of `era`, `authority`.
@@ -107,21 +176,112 @@ struct Remaining {
     authority: u8,
     next: u64,
     end: u64,
+    /// When it was reserved ([`Session::clock`]): the oldest is dropped first.
+    used: u64,
+}
+
+/// The store a session reserves through, the settings it was opened with, and the last failure.
+#[derive(Default)]
+struct Connection {
+    settings: Option<Settings>,
+    store: Option<gdid::Store>,
+    failure: Option<Failure>,
+}
+
+/// A failed attempt: when, the wait before the next, and what went wrong.
+struct Failure {
+    at: Instant,
+    wait: Duration,
+    message: String,
+}
+
+/// The settings a connection is opened with: a change opens a new one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Settings {
+    role: String,
+    schema: String,
+    authority: Option<u8>,
+    store_url: Option<String>,
+}
+
+impl Settings {
+    fn current() -> Settings {
+        let text = |setting: &GucSetting<Option<CString>>| {
+            setting
+                .get()
+                .map(|value| value.to_string_lossy().trim().to_owned())
+                .filter(|value| !value.is_empty())
+        };
+        Settings {
+            role: text(&ROLE).unwrap_or_default(),
+            schema: text(&SCHEMA).unwrap_or_default(),
+            authority: u8::try_from(AUTHORITY.get()).ok(),
+            store_url: text(&STORE_URL),
+        }
+    }
+
+    /// The URL to open: `gdid.store_url`, or this server's socket as `gdid.role` with
+    /// `gdid.schema`; `Err` is the message to raise.
+    fn url(&self) -> Result<String, String> {
+        if let Some(url) = &self.store_url {
+            return Ok(url.clone());
+        }
+        if self.role.is_empty() {
+            return Err(
+                "gdid.role is empty: set it to the role gdid_next's connection logs in \
+                        as (gdid_issuer by default) and reload the configuration"
+                    .to_owned(),
+            );
+        }
+        if self.schema.is_empty() {
+            return Err(
+                "gdid.schema is empty: set it to the schema of the gdid tables (public \
+                        by default) and reload the configuration"
+                    .to_owned(),
+            );
+        }
+        let server = this_server()?;
+        Ok(format!(
+            "postgres://{}@localhost/{}?host={}&port={}&schema={}&application_name=gdid_next",
+            encode(&self.role),
+            encode(&server.database),
+            encode(&server.socket),
+            server.port,
+            encode(&self.schema),
+        ))
+    }
+
+    /// Who the connection is, in messages: the role, or "gdid.store_url" (never its value).
+    fn who(&self) -> String {
+        match self.store_url {
+            Some(_) => "the store of gdid.store_url".to_owned(),
+            None => format!("role {} (gdid.role)", self.role),
+        }
+    }
 }
 
 impl Session {
-    fn open(setting: Option<String>) -> Session {
+    fn new() -> Session {
         // One thread, the backend's: the runtime runs only while a call waits on it.
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .unwrap_or_else(|error| error!("gdid_next cannot start its I/O runtime: {error}"));
+            .unwrap_or_else(|error| {
+                raise(
+                    PgSqlErrorCode::ERRCODE_INSUFFICIENT_RESOURCES,
+                    format!(
+                        "gdid_next cannot start its I/O runtime ({error}): free resources on \
+                         the server and try again"
+                    ),
+                    None,
+                )
+            });
         Session {
-            url: setting.clone().unwrap_or_else(this_server),
-            setting,
             runtime,
-            store: None,
+            connection: Connection::default(),
             blocks: HashMap::new(),
+            sequences: 0,
+            clock: 0,
         }
     }
 
@@ -134,53 +294,233 @@ impl Session {
         {
             return id;
         }
+        check_name(NameKind::Scope, scope);
+        check_name(NameKind::Sequence, sequence);
+        self.clock += 1;
         let mut remaining = self.reserve(scope, sequence);
-        let id = remaining
-            .take()
-            .unwrap_or_else(|| error!("gdid_next: the store returned an empty block"));
-        self.blocks
+        remaining.used = self.clock;
+        let id = remaining.take().unwrap_or_else(|| {
+            raise(
+                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                "gdid_next received an empty block from its store: report it to the gdid \
+                 developers"
+                    .to_owned(),
+                None,
+            )
+        });
+        self.keep(scope, sequence, remaining);
+        id
+    }
+
+    /// Keeps `remaining` as the block of (`scope`, `sequence`), dropping the least recently
+    /// reserved block first when the session holds [`MAX_SEQUENCES`] already.
+    fn keep(&mut self, scope: &str, sequence: &str, remaining: Remaining) {
+        let known = self
+            .blocks
+            .get(scope)
+            .is_some_and(|sequences| sequences.contains_key(sequence));
+        if !known && self.sequences >= MAX_SEQUENCES {
+            self.drop_oldest();
+        }
+        let replaced = self
+            .blocks
             .entry(scope.to_owned())
             .or_default()
             .insert(sequence.to_owned(), remaining);
-        id
+        if replaced.is_none() {
+            self.sequences += 1;
+        }
+    }
+
+    /// Drops the block reserved longest ago (its unused ids are never issued).
+    fn drop_oldest(&mut self) {
+        let oldest = self
+            .blocks
+            .iter()
+            .flat_map(|(scope, sequences)| {
+                sequences
+                    .iter()
+                    .map(move |(sequence, remaining)| (remaining.used, scope, sequence))
+            })
+            .min()
+            .map(|(_, scope, sequence)| (scope.clone(), sequence.clone()));
+        if let Some((scope, sequence)) = oldest
+            && let Some(sequences) = self.blocks.get_mut(&scope)
+        {
+            sequences.remove(&sequence);
+            self.sequences -= 1;
+            if sequences.is_empty() {
+                self.blocks.remove(&scope);
+            }
+        }
     }
 
     /// A new block of `gdid.cache` counters, committed in the store before it is returned.
     fn reserve(&mut self, scope: &str, sequence: &str) -> Remaining {
         let size = u64::try_from(CACHE.get()).unwrap_or(1).max(1);
-        let (url, store) = (&self.url, &mut self.store);
-        let block = wait_interruptibly(&self.runtime, async {
-            if store.is_none() {
-                *store = Some(gdid::Store::open(url).await.map_err(|e| e.to_string())?);
-            }
-            let authority = store
-                .as_ref()
-                .and_then(gdid::Store::authority)
-                .ok_or("the store has no authority number")?;
-            authority
-                .allocate_boxed(scope, sequence, size)
-                .await
-                .map_err(|e| e.to_string())
+        let settings = Settings::current();
+        // A store dropped here (a failure, new settings, an interrupt unwinding) hands its
+        // connection back inside the runtime's context, as its pool needs.
+        let _entered = self.runtime.enter();
+        let connection = &mut self.connection;
+        if connection.settings.as_ref() != Some(&settings) {
+            // New settings (a reload): a new connection, tried at once.
+            *connection = Connection {
+                settings: Some(settings.clone()),
+                ..Connection::default()
+            };
+        }
+        // SAFETY: a read of the server's shared state, in the backend's one thread.
+        if settings.store_url.is_none() && unsafe { pg_sys::RecoveryInProgress() } {
+            raise(
+                PgSqlErrorCode::ERRCODE_READ_ONLY_SQL_TRANSACTION,
+                "gdid_next cannot reserve ids on a read-only standby: call it on the primary"
+                    .to_owned(),
+                None,
+            )
+        }
+        if let Some(failure) = &connection.failure
+            && failure.at.elapsed() < failure.wait
+        {
+            let left = failure.wait.saturating_sub(failure.at.elapsed());
+            raise(
+                PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE,
+                format!(
+                    "{} (gdid_next tries again in {} s)",
+                    failure.message,
+                    left.as_secs() + 1
+                ),
+                None,
+            )
+        }
+        // Taken out for the call: a failure, or an interrupt unwinding through the wait, leaves
+        // the session without it, and the next reservation opens a new one.
+        let store = connection.store.take();
+        let result = match store {
+            Some(store) => Ok(store),
+            None => open(&self.runtime, &settings),
+        }
+        .and_then(|store| {
+            let block = allocate(&self.runtime, &store, scope, sequence, size);
+            block.map(|block| (store, block))
         });
-        match block {
-            Ok(block) => Remaining {
-                era: block.era(),
-                authority: block.authority(),
-                next: block.start(),
-                end: block.start() + block.len(),
-            },
-            Err(reason) => {
-                // A store that failed may have lost its connection: open it again next time.
-                self.store = None;
-                raise(
-                    PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE,
-                    format!(
-                        "gdid_next('{scope}', '{sequence}') could not reserve a block: {reason}"
-                    ),
-                    Some("gdid_next reserves blocks on a connection of its own (gdid.store_url)."),
-                )
+        match result {
+            Ok((store, block)) => {
+                connection.store = Some(store);
+                connection.failure = None;
+                Remaining {
+                    era: block.era(),
+                    authority: block.authority(),
+                    next: block.start(),
+                    end: block.start() + block.len(),
+                    used: 0,
+                }
+            }
+            Err(message) => {
+                let wait = connection
+                    .failure
+                    .as_ref()
+                    .map_or(FIRST_BACKOFF, |last| (last.wait * 2).min(LONGEST_BACKOFF));
+                connection.failure = Some(Failure {
+                    at: Instant::now(),
+                    wait,
+                    message: message.clone(),
+                });
+                raise(PgSqlErrorCode::ERRCODE_CONNECTION_FAILURE, message, None)
             }
         }
+    }
+}
+
+/// Opens the store of `settings` (at most one connection, the backend's), or says what to do.
+fn open(runtime: &tokio::runtime::Runtime, settings: &Settings) -> Result<gdid::Store, String> {
+    let url = settings.url()?;
+    // One connection: the backend's calls come one at a time.
+    let mut options = gdid::Store::options().max_connections(1);
+    if let Some(number) = settings.authority {
+        options = options.authority(number);
+    }
+    wait_interruptibly(runtime, options.open(&url))
+        .map_err(|error| opening_failed(settings, &error))
+}
+
+/// What to do when the store of `settings` could not be opened.
+fn opening_failed(settings: &Settings, error: &StoreError) -> String {
+    let who = settings.who();
+    let cause = cause(error);
+    match (error, &settings.store_url) {
+        (StoreError::Connect { .. }, None) => format!(
+            "gdid_next connects as {who}, which could not log in over this server's Unix socket \
+             ({cause}): create the role and let it in as {SETUP} says"
+        ),
+        (StoreError::Connect { .. }, Some(_)) => format!(
+            "gdid_next could not connect to {who} ({cause}): a superuser should check that URL \
+             and its server"
+        ),
+        (StoreError::Schema { .. }, _) => format!(
+            "gdid_next could not find or create its tables in schema {} (gdid.schema) as {who} \
+             ({cause}): grant that role CREATE and USAGE on the schema, as {SETUP} says",
+            settings.schema
+        ),
+        (StoreError::Authority { .. } | StoreError::AuthorityNumber { .. }, _) => {
+            let asked = settings
+                .authority
+                .map_or_else(|| "its own".to_owned(), |number| number.to_string());
+            format!(
+                "gdid_next could not open its store as authority number {asked} (gdid.authority) \
+                 ({cause}): set gdid.authority to the number the store recorded, or to -1 to use \
+                 it"
+            )
+        }
+        _ => format!(
+            "gdid_next could not open its store as {who} ({cause}): check the settings as {SETUP} \
+             says"
+        ),
+    }
+}
+
+/// Reserves a block of `size` counters of (`scope`, `sequence`) in `store`, or says what went
+/// wrong.
+fn allocate(
+    runtime: &tokio::runtime::Runtime,
+    store: &gdid::Store,
+    scope: &str,
+    sequence: &str,
+    size: u64,
+) -> Result<gdid::engine::Block, String> {
+    let Some(authority) = store.authority() else {
+        return Err(
+            "gdid_next's store has no authority number: set gdid.authority to one (0 to 15)"
+                .to_owned(),
+        );
+    };
+    wait_interruptibly(runtime, authority.allocate_boxed(scope, sequence, size)).map_err(|error| {
+        format!(
+            "gdid_next('{scope}', '{sequence}') could not reserve a block ({error}): see the \
+             server's state (a read-only standby cannot issue) and try again"
+        )
+    })
+}
+
+/// The error's cause, without the URL the store's errors begin with.
+fn cause(error: &StoreError) -> String {
+    match std::error::Error::source(error) {
+        Some(source) => source.to_string(),
+        None => error.to_string(),
+    }
+}
+
+/// Raises `invalid_parameter_value` for a name the engine refuses, before the store is touched.
+fn check_name(kind: NameKind, name: &str) {
+    if let Err(invalid) = validate_name(kind, name) {
+        raise(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!(
+                "gdid_next: {invalid}: use 1 to 80 ASCII letters and digits, with '_', '.' or '-' \
+                 inside"
+            ),
+            None,
+        )
     }
 }
 
@@ -191,15 +531,25 @@ impl Remaining {
         }
         let counter = self.next;
         self.next += 1;
-        let id = gdid::Gdid::from_parts(self.era, self.authority, counter)
-            .unwrap_or_else(|e| error!("gdid_next: the store returned an invalid block: {e}"));
+        let id = gdid::Gdid::from_parts(self.era, self.authority, counter).unwrap_or_else(|e| {
+            raise(
+                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                format!(
+                    "gdid_next received an invalid block ({e}): report it to the gdid developers"
+                ),
+                None,
+            )
+        });
         Some(Gdid(id))
     }
 }
 
 /// Runs `future` to its end on `runtime`, checking for the session's interrupts (a cancel,
-/// `statement_timeout`) every 50 ms: an interrupt raises its ERROR, and the future is dropped.
+/// `statement_timeout`) every 50 ms: an interrupt raises its ERROR, and the future is dropped
+/// inside the runtime's context (a connection it held is handed back there).
 fn wait_interruptibly<F: Future>(runtime: &tokio::runtime::Runtime, future: F) -> F::Output {
+    // Declared before the future: dropped after it, unwinding too.
+    let _entered = runtime.enter();
     let mut future = std::pin::pin!(future);
     loop {
         // The timer is made inside the runtime, whose clock it needs.
@@ -215,23 +565,62 @@ fn wait_interruptibly<F: Future>(runtime: &tokio::runtime::Runtime, future: F) -
     }
 }
 
-/// The URL of this server's Unix socket, this database and the session's user. Read with a
-/// read-only query: it assigns the caller's transaction no id, and runs on a standby too.
-fn this_server() -> String {
-    const QUERY: &str = "SELECT current_setting('unix_socket_directories'), \
-                         current_setting('port'), current_database()::text, session_user::text";
-    let [sockets, port, database, user] = Spi::connect(|client| {
-        let row = client.select(QUERY, Some(1), &[])?.first();
-        let column = |i| row.get::<String>(i).map(Option::unwrap_or_default);
-        Ok::<_, pgrx::spi::Error>([column(1)?, column(2)?, column(3)?, column(4)?])
+/// This server's Unix socket folder, port and database: read from the server's variables, which
+/// no role can shadow.
+struct ThisServer {
+    socket: String,
+    port: i32,
+    database: String,
+}
+
+/// This server's socket, port and the session's database, or the message to raise.
+fn this_server() -> Result<ThisServer, String> {
+    // SAFETY: the server's variables, set at start (the socket folders, the port) and at
+    // connection (the database's id), read in the backend's one thread; a C string or NULL.
+    let (directories, port, database) = unsafe {
+        let directories = pg_sys::Unix_socket_directories;
+        let directories = (!directories.is_null())
+            .then(|| CStr::from_ptr(directories).to_string_lossy().into_owned());
+        let name = pg_sys::get_database_name(pg_sys::MyDatabaseId);
+        let database =
+            (!name.is_null()).then(|| CStr::from_ptr(name).to_string_lossy().into_owned());
+        (directories, pg_sys::PostPortNumber, database)
+    };
+    let socket = first_directory(directories.as_deref().unwrap_or_default()).ok_or_else(|| {
+        "gdid_next connects over this server's Unix socket, and the server has none \
+         (unix_socket_directories): give it one, or have a superuser set gdid.store_url"
+            .to_owned()
+    })?;
+    let socket = if socket.starts_with('/') {
+        socket
+    } else {
+        // Relative to the data folder, the server's working folder.
+        // SAFETY: the data folder's path, set at start; a C string.
+        let data = unsafe { CStr::from_ptr(pg_sys::DataDir) }.to_string_lossy();
+        format!("{data}/{socket}")
+    };
+    let database = database.ok_or_else(|| {
+        "gdid_next cannot find this session's database: reconnect and try again".to_owned()
+    })?;
+    Ok(ThisServer {
+        socket,
+        port,
+        database,
     })
-    .unwrap_or_else(|e| error!("gdid_next cannot read this server's settings: {e}"));
-    let socket = sockets.split(',').next().unwrap_or_default().trim();
-    let encode = |text: &str| utf8_percent_encode(text, NON_ALPHANUMERIC).to_string();
-    format!(
-        "postgres://{}@localhost/{}?host={}&port={port}",
-        encode(&user),
-        encode(&database),
-        encode(socket),
-    )
+}
+
+/// The first folder of a `unix_socket_directories` value (comma-separated, each maybe in
+/// double quotes), if any; an abstract socket (`@name`) is not one a client here can name.
+fn first_directory(directories: &str) -> Option<String> {
+    let first = directories.split(',').next()?.trim();
+    let first = first
+        .strip_prefix('"')
+        .and_then(|quoted| quoted.strip_suffix('"'))
+        .unwrap_or(first);
+    (!first.is_empty() && !first.starts_with('@')).then(|| first.to_owned())
+}
+
+/// `text` percent-encoded, every byte but letters and digits.
+fn encode(text: &str) -> String {
+    utf8_percent_encode(text, NON_ALPHANUMERIC).to_string()
 }

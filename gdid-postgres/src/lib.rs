@@ -9,8 +9,9 @@
 //! - `gdid_next('shop', 'orders')`: ids issued by the database itself, usable as a column
 //!   `DEFAULT`, from blocks of the same counter rows, authority record and rules that
 //!   `gdid::Store::open` uses on that database, reserved on a connection of the extension's own
-//!   (never in the caller's transaction) and cached per session as `CREATE SEQUENCE … CACHE`
-//!   does ([`issue`]).
+//!   (never in the caller's transaction), as a role of the DBA's (`gdid.role`, never the
+//!   caller's), and cached per session as `CREATE SEQUENCE … CACHE` does ([`issue`]). Callers
+//!   need `EXECUTE` on it, which `PUBLIC` does not have.
 //!
 //! ```sql
 //! CREATE EXTENSION gdid;
@@ -19,7 +20,9 @@
 //! SELECT id, gdid_counter(id), id::bytea FROM orders;   -- 0:1:1 | 1 | \x000000001000000000000001
 //! ```
 //!
-//! Installing it: `scripts/pg-extension install` (docs/interoperability.md).
+//! Installing it: `scripts/pg-extension install`, then the DBA's set-up of `gdid_next` (the
+//! library preloaded, the role `gdid_issuer` let in over the socket, the grants):
+//! docs/interoperability.md, "Setting up gdid_next".
 
 // A fixed-length type is a pointer PostgreSQL hands over and takes back: its datum glue, its
 // binary receive function and PostgreSQL's hash are `unsafe` (allowed in Cargo.toml for this
