@@ -3,6 +3,12 @@
 //! on one sequence, a failover to a lagging standby, a store that refuses or never answers, the
 //! index on 100,000 rows, and the type read and written by sqlx and tokio-postgres.
 //!
+//! Then, on servers authenticating as a stock installation does (`local all postgres peer`, a
+//! password for everyone else: [`PostgresReplicas::start_stock`]) and called by roles that are
+//! not superusers: who `gdid_next`'s own connection is (never the caller, never anything the
+//! caller can shadow), who may call it, the DBA's set-up of docs/interoperability.md, authority
+//! numbers, and the reservation's flush.
+//!
 //! The extension must be installed in the PostgreSQL the private servers run
 //! (`scripts/pg-extension install`); without it a test is skipped, and fails under `CI=true`.
 //! `scripts/pg-extension test` installs it, then runs these. Build the command first (`cargo
@@ -33,6 +39,13 @@ fn server(standbys: usize) -> Option<PostgresReplicas> {
         return None;
     }
     gdid_testkit::ran("PostgreSQL");
+    // The role gdid_next's connection logs in as (the servers trust every local role).
+    replicas
+        .query(
+            0,
+            "CREATE ROLE gdid_issuer LOGIN; GRANT CREATE, USAGE ON SCHEMA public TO gdid_issuer",
+        )
+        .unwrap_or_else(|e| panic!("the issuer's role: {e}"));
     for _ in 0..standbys {
         replicas
             .add_standby(0)
@@ -287,10 +300,9 @@ fn after_a_failover_to_a_lagging_standby_the_column_default_repeats_nothing() {
         .await
     });
     assert!(
-        on_standby.contains("could not reserve a block"),
+        on_standby.contains("read-only standby") && on_standby.contains("on the primary"),
         "{on_standby}"
     );
-    assert!(on_standby.contains("read-only"), "{on_standby}");
     server.stop(1).unwrap();
     // The standby missed these: its counter row is behind them.
     writers.push(
@@ -447,15 +459,45 @@ fn sqlx_and_tokio_postgres_read_and_write_the_type() {
     });
 }
 
-/// What the server says (its message, without the detail) when `session` calls `gdid_next` with
-/// `gdid.store_url` set to `store_url`.
-async fn next_with(session: &mut PgConnection, store_url: String) -> String {
-    sqlx::query("SELECT set_config('gdid.store_url', $1, false)")
-        .bind(store_url)
-        .execute(&mut *session)
-        .await
-        .unwrap();
+/// What the server says (its message, without the detail) when `session` calls `gdid_next`
+/// once `gdid.store_url` is `store_url` in the server's configuration (`ALTER SYSTEM`, reloaded:
+/// it is no session's setting) and the session has read it.
+async fn next_with(session: &mut PgConnection, store_url: &str) -> String {
+    // The library is not preloaded here: loaded first, so that ALTER SYSTEM knows the setting.
+    for sql in [
+        "LOAD 'gdid'".to_owned(),
+        format!("ALTER SYSTEM SET gdid.store_url = '{store_url}'"),
+        "SELECT pg_reload_conf()".to_owned(),
+    ] {
+        session.execute(AssertSqlSafe(sql)).await.unwrap();
+    }
+    reloaded(session, "gdid.store_url", store_url).await;
     failure(session, "SELECT gdid_next('shop', 'x')").await
+}
+
+/// Sets `setting` (`name = value`) in server 0's configuration (`ALTER SYSTEM`) and reloads it.
+fn configure(server: &PostgresReplicas, setting: &str) {
+    server
+        .query(0, &format!("ALTER SYSTEM SET {setting}"))
+        .unwrap();
+    server.query(0, "SELECT pg_reload_conf()").unwrap();
+}
+
+/// Waits until `session` (a superuser's, or one that may read `setting`) has read `value` of
+/// `setting` from the reloaded configuration.
+async fn reloaded(session: &mut PgConnection, setting: &str, value: &str) {
+    for _ in 0..200 {
+        let now: String = sqlx::query_scalar("SELECT current_setting($1)")
+            .bind(setting)
+            .fetch_one(&mut *session)
+            .await
+            .unwrap();
+        if now == value {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("{setting} is not {value:?} after a reload");
 }
 
 /// What the server says when `session` runs `sql`, which must fail: its message, without the
@@ -483,16 +525,19 @@ fn a_store_that_refuses_or_never_answers_ends_the_statement_with_an_error() {
         let mut session = connect(&server.url(0)).await;
         let refused = next_with(
             &mut session,
-            format!("postgres://app:secret@127.0.0.1:{refused_port}/x"),
+            &format!("postgres://app:secret@127.0.0.1:{refused_port}/x"),
         )
         .await;
         assert!(
-            refused.contains("could not reserve a block: cannot connect"),
+            refused.contains("could not connect to the store of gdid.store_url"),
             "{refused}"
         );
+        assert!(!refused.contains("secret"), "{refused}");
+        // Within the back-off, at once and with the same reason.
+        let again = failure(&mut session, "SELECT gdid_next('shop', 'x')").await;
         assert!(
-            refused.contains("app:***@") && !refused.contains("secret"),
-            "{refused}"
+            again.starts_with(&refused) && again.contains("tries again in"),
+            "{again}"
         );
 
         sqlx::query("SET statement_timeout = '1s'")
@@ -502,7 +547,7 @@ fn a_store_that_refuses_or_never_answers_ends_the_statement_with_an_error() {
         let started = std::time::Instant::now();
         let silent_error = next_with(
             &mut session,
-            format!("postgres://app@127.0.0.1:{silent_port}/x"),
+            &format!("postgres://app@127.0.0.1:{silent_port}/x"),
         )
         .await;
         assert_eq!(silent_error, "canceling statement due to statement timeout");
@@ -513,4 +558,498 @@ fn a_store_that_refuses_or_never_answers_ends_the_statement_with_an_error() {
         );
     });
     drop(silent);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Who the extension's connection is, and who may call it: stock authentication, ordinary roles
+// ----------------------------------------------------------------------------------------------
+
+/// A private primary authenticating as a stock installation does ([`PostgresReplicas::start_stock`]),
+/// the library preloaded as docs/interoperability.md asks (`shared_preload_libraries = 'gdid'`),
+/// started with `settings` too, the extension created in its `postgres` database; `None`, said
+/// skipped, as [`server`] says.
+fn stock_server(settings: &[&str]) -> Option<PostgresReplicas> {
+    if let Err(why) = PostgresReplicas::installed() {
+        gdid_testkit::unavailable("PostgreSQL", &why);
+        return None;
+    }
+    let mut replicas =
+        PostgresReplicas::start_stock(settings).unwrap_or_else(|e| panic!("starting: {e}"));
+    if let Err(why) = replicas.query(0, "CREATE EXTENSION gdid") {
+        gdid_testkit::unavailable(
+            "PostgreSQL",
+            &format!("the gdid extension is not installed (scripts/pg-extension install): {why}"),
+        );
+        return None;
+    }
+    gdid_testkit::ran("PostgreSQL");
+    replicas
+        .query(0, "ALTER SYSTEM SET shared_preload_libraries = 'gdid'")
+        .unwrap();
+    replicas.stop(0).unwrap();
+    replicas.start_again(0).unwrap();
+    Some(replicas)
+}
+
+/// The DBA's set-up of docs/interoperability.md ("Setting up gdid_next"), with a peer map: the
+/// role `gdid_issuer`, its schema privileges, and `pg_hba.conf` letting the server's OS user in
+/// as that role over the socket (`pg_ident.conf`: `gdid <server's OS user> gdid_issuer`).
+fn dba_set_up(server: &mut PostgresReplicas, i: usize) {
+    server
+        .query(
+            i,
+            "CREATE ROLE gdid_issuer LOGIN; GRANT CREATE, USAGE ON SCHEMA public TO gdid_issuer",
+        )
+        .unwrap();
+    let os_user = server.server_user().unwrap();
+    server
+        .authenticate(
+            i,
+            &["local all gdid_issuer peer map=gdid"],
+            &[&format!("gdid {os_user} gdid_issuer")],
+        )
+        .unwrap();
+}
+
+/// Makes `role` a login role with a password (its name, then `-pw`) and, when `may_issue`, the
+/// grant of docs/interoperability.md; returns its URL.
+fn login_role(server: &PostgresReplicas, i: usize, role: &str, may_issue: bool) -> String {
+    server
+        .query(i, &format!("CREATE ROLE {role} LOGIN PASSWORD '{role}-pw'"))
+        .unwrap();
+    if may_issue {
+        server
+            .query(
+                i,
+                &format!("GRANT EXECUTE ON FUNCTION gdid_next(text, text) TO {role}"),
+            )
+            .unwrap();
+    }
+    server.url_as(i, role, &format!("{role}-pw"))
+}
+
+/// What the server said when `sql` failed: its SQLSTATE, message and detail.
+async fn refusal(session: &mut PgConnection, sql: &'static str) -> (String, String, String) {
+    let error = sqlx::query(sql).execute(session).await.unwrap_err();
+    let Some(error) = error.as_database_error() else {
+        panic!("{error}")
+    };
+    let postgres = error.downcast_ref::<sqlx::postgres::PgDatabaseError>();
+    (
+        error.code().unwrap_or_default().into_owned(),
+        error.message().to_owned(),
+        postgres.detail().unwrap_or_default().to_owned(),
+    )
+}
+
+/// The server's sessions other than `psql`'s own, as `user/application` lines: who is connected.
+fn sessions(server: &PostgresReplicas) -> Vec<String> {
+    let text = server
+        .query(
+            0,
+            "SELECT usename || '/' || coalesce(application_name, '') FROM pg_stat_activity \
+             WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() ORDER BY 1",
+        )
+        .unwrap();
+    text.lines().map(str::to_owned).collect()
+}
+
+/// Role mallory, who may issue ids but is no superuser, shadows what the extension read through
+/// SQL before (`current_setting`, `current_database`, in her own schema first on her
+/// `search_path`) with values carrying URL syntax (`&user=postgres`, `?`, `#`, spaces,
+/// `options=-c search_path=mallory`), and lays tables `gdid_counters` and `gdid_authority` in
+/// her schema whose triggers make her a superuser when a superuser writes them. On the code
+/// before the dedicated role, the first call connected as `postgres` (peer, the server's OS
+/// user), wrote her tables, and the trigger made her a superuser; every non-superuser's call
+/// failed besides (`unix_socket_directories` is superusers' to read) — seen failing so.
+///
+/// Now: before the DBA's set-up her call fails, saying which role to create and let in (one
+/// sentence, no backtrace); after it, every variant issues ids from the public tables; she is
+/// still no superuser, her tables were never written, no one but her and `gdid_issuer` (the
+/// extension's connection, `application_name` gdid_next) was ever connected, and she cannot read
+/// `gdid.store_url`.
+#[test]
+fn a_role_shadowing_what_the_extension_reads_gets_no_other_role_and_no_superuser() {
+    let Some(mut server) = stock_server(&[]) else {
+        return;
+    };
+    let mallory = login_role(&server, 0, "mallory", true);
+    server
+        .query(0, "CREATE SCHEMA mallory AUTHORIZATION mallory")
+        .unwrap();
+    let port = server.address(0).port();
+    let socket = server.socket_folder(0).display().to_string();
+    let payload = "&user=postgres&options=-c%20search_path%3Dmallory";
+    let lay_trap = format!(
+        "CREATE TABLE mallory.seen (who text, at timestamptz DEFAULT now()); \
+         GRANT INSERT ON mallory.seen TO PUBLIC; \
+         CREATE TABLE mallory.gdid_authority (id SMALLINT NOT NULL PRIMARY KEY, \
+           authority SMALLINT NOT NULL); \
+         CREATE TABLE mallory.gdid_counters (authority SMALLINT NOT NULL, \
+           scope_name VARCHAR(80) NOT NULL, sequence_name VARCHAR(80) NOT NULL, \
+           era BIGINT NOT NULL, next_counter BIGINT NOT NULL, allocated_at BIGINT NULL, \
+           previous_at BIGINT NULL, allocated_size BIGINT NULL, lineage VARCHAR(200) NULL, \
+           fenced_at BIGINT NULL, PRIMARY KEY (authority, scope_name, sequence_name)); \
+         GRANT ALL ON mallory.gdid_authority, mallory.gdid_counters TO PUBLIC; \
+         GRANT USAGE ON SCHEMA mallory TO PUBLIC; \
+         CREATE FUNCTION mallory.escalate() RETURNS trigger LANGUAGE plpgsql AS $$ \
+         BEGIN \
+           INSERT INTO mallory.seen (who) VALUES (session_user); \
+           BEGIN EXECUTE 'ALTER ROLE mallory SUPERUSER'; EXCEPTION WHEN OTHERS THEN NULL; END; \
+           RETURN NEW; \
+         END $$; \
+         CREATE TRIGGER escalate BEFORE INSERT OR UPDATE ON mallory.gdid_authority \
+           FOR EACH ROW EXECUTE FUNCTION mallory.escalate(); \
+         CREATE TRIGGER escalate BEFORE INSERT OR UPDATE ON mallory.gdid_counters \
+           FOR EACH ROW EXECUTE FUNCTION mallory.escalate()"
+    );
+    // Each variant shadows one thing the extension read through SQL before.
+    let variants = [
+        // The port, put into the URL unescaped before: logs in as postgres.
+        format!(
+            "CREATE OR REPLACE FUNCTION mallory.current_setting(text) RETURNS text \
+             LANGUAGE sql AS $$ SELECT CASE $1 WHEN 'port' THEN '{port}{payload}' \
+             WHEN 'unix_socket_directories' THEN '{socket}' \
+             ELSE pg_catalog.current_setting($1) END $$"
+        ),
+        // The socket's folder, with a query, a fragment and spaces.
+        format!(
+            "CREATE OR REPLACE FUNCTION mallory.current_setting(text) RETURNS text \
+             LANGUAGE sql AS $$ SELECT CASE $1 WHEN 'port' THEN '{port}' \
+             WHEN 'unix_socket_directories' THEN '{socket}?user=postgres&dbname=postgres#x y' \
+             ELSE pg_catalog.current_setting($1) END $$"
+        ),
+        // The database's name.
+        format!(
+            "CREATE OR REPLACE FUNCTION mallory.current_database() RETURNS name \
+             LANGUAGE sql AS $$ SELECT 'postgres?user=postgres&options=-c search_path=mallory#'::name $$; \
+             CREATE OR REPLACE FUNCTION mallory.current_setting(text) RETURNS text \
+             LANGUAGE sql AS $$ SELECT CASE $1 WHEN 'unix_socket_directories' THEN '{socket}' \
+             ELSE pg_catalog.current_setting($1) END $$"
+        ),
+    ];
+    let check = |server: &PostgresReplicas, when: &str| {
+        assert_eq!(
+            server
+                .query(0, "SELECT rolsuper FROM pg_roles WHERE rolname = 'mallory'")
+                .unwrap(),
+            "f",
+            "{when}: mallory became a superuser"
+        );
+        assert_eq!(
+            server
+                .query(
+                    0,
+                    "SELECT (SELECT count(*) FROM mallory.seen) + \
+                     (SELECT count(*) FROM mallory.gdid_counters) + \
+                     (SELECT count(*) FROM mallory.gdid_authority)"
+                )
+                .unwrap(),
+            "0",
+            "{when}: mallory's tables were written"
+        );
+        for session in sessions(server) {
+            assert!(
+                session == "mallory/" || session == "gdid_issuer/gdid_next",
+                "{when}: a session of another role: {session:?} in {:?}",
+                sessions(server)
+            );
+        }
+    };
+    let runtime = runtime();
+    runtime.block_on(async {
+        let mut session = connect(&mallory).await;
+        session.execute(AssertSqlSafe(lay_trap)).await.unwrap();
+        session
+            .execute(AssertSqlSafe(variants[0].clone()))
+            .await
+            .unwrap();
+        session
+            .execute("SET search_path = mallory, pg_catalog, public")
+            .await
+            .unwrap();
+        // Before the DBA's set-up: refused, saying what to do.
+        let (code, message, detail) =
+            refusal(&mut session, "SELECT public.gdid_next('shop', 'x')").await;
+        check(&server, "before the set-up");
+        assert_eq!(code, "08006", "{message}");
+        assert!(
+            message.contains("gdid_next connects as role gdid_issuer (gdid.role)")
+                && message.contains("create the role and let it in"),
+            "{message}"
+        );
+        assert!(
+            !detail.contains("backtrace") && !detail.contains(".rs:"),
+            "{detail}"
+        );
+        // She cannot read the store's URL.
+        let (_, hidden, _) =
+            refusal(&mut session, "SELECT current_setting('gdid.store_url')").await;
+        assert!(
+            hidden.contains("permission denied") || hidden.contains("must be superuser"),
+            "{hidden}"
+        );
+    });
+    dba_set_up(&mut server, 0);
+    runtime.block_on(async {
+        let mut ids = Vec::new();
+        for (n, variant) in variants.iter().enumerate() {
+            // A new session each: the extension's connection is opened by the first call.
+            let mut session = connect(&mallory).await;
+            session
+                .execute(AssertSqlSafe(variant.clone()))
+                .await
+                .unwrap();
+            session
+                .execute("SET search_path = mallory, pg_catalog, public")
+                .await
+                .unwrap();
+            for _ in 0..3 {
+                let id: PgGdid = sqlx::query_scalar("SELECT public.gdid_next('shop', 'x')")
+                    .fetch_one(&mut session)
+                    .await
+                    .unwrap_or_else(|e| panic!("variant {n}: {e}"));
+                ids.push(id.0);
+            }
+            check(&server, &format!("variant {n}, its session open"));
+            assert!(
+                sessions(&server).contains(&"gdid_issuer/gdid_next".to_owned()),
+                "variant {n}: {:?}",
+                sessions(&server)
+            );
+        }
+        let distinct: BTreeSet<Gdid> = ids.iter().copied().collect();
+        assert_eq!(distinct.len(), ids.len(), "{ids:?}");
+    });
+    assert_eq!(
+        server
+            .query(0, "SELECT count(*) FROM public.gdid_counters")
+            .unwrap(),
+        "1"
+    );
+    check(&server, "at the end");
+}
+
+/// `gdid_next` is not PUBLIC's: a role without the grant gets PostgreSQL's own "permission
+/// denied" (42501) before the extension does anything; the grant of docs/interoperability.md
+/// lets it issue. Before, every role could call it (and, not being a superuser, failed reading
+/// `unix_socket_directories` instead) — seen failing so.
+#[test]
+fn a_role_without_the_grant_is_refused_by_postgresql() {
+    let Some(mut server) = stock_server(&[]) else {
+        return;
+    };
+    dba_set_up(&mut server, 0);
+    let stranger = login_role(&server, 0, "stranger", false);
+    runtime().block_on(async {
+        let mut session = connect(&stranger).await;
+        let (code, message, _) = refusal(&mut session, "SELECT gdid_next('shop', 'x')").await;
+        assert_eq!(code, "42501", "{message}");
+        assert!(
+            message.contains("permission denied for function gdid_next"),
+            "{message}"
+        );
+        // A column default calls it as the inserting role: refused the same way.
+        server
+            .query(
+                0,
+                "CREATE TABLE d (id gdid PRIMARY KEY DEFAULT gdid_next('shop', 'd')); \
+                 GRANT INSERT ON d TO stranger",
+            )
+            .unwrap();
+        let (code, message, _) = refusal(&mut session, "INSERT INTO d DEFAULT VALUES").await;
+        assert_eq!(code, "42501", "{message}");
+        server
+            .query(
+                0,
+                "GRANT EXECUTE ON FUNCTION gdid_next(text, text) TO stranger",
+            )
+            .unwrap();
+        session
+            .execute("INSERT INTO d DEFAULT VALUES")
+            .await
+            .unwrap();
+    });
+    assert_eq!(server.query(0, "SELECT id FROM d").unwrap(), "0:1:1");
+}
+
+/// An ordinary role issues ids after the DBA's set-up, both ways docs/interoperability.md gives:
+/// a peer map (no password anywhere), then a password in the server's passfile (pg_hba asking
+/// `gdid_issuer` for one). Names the engine refuses are refused before the store is touched, in
+/// one sentence. Before, a non-superuser's call failed whatever the set-up
+/// (`unix_socket_directories` is superusers' to read) — seen failing so.
+#[test]
+fn an_ordinary_role_issues_ids_after_the_dbas_set_up() {
+    let Some(mut server) = stock_server(&[]) else {
+        return;
+    };
+    dba_set_up(&mut server, 0);
+    let app = login_role(&server, 0, "app", true);
+    server
+        .query(
+            0,
+            "CREATE TABLE orders (id gdid PRIMARY KEY DEFAULT gdid_next('shop', 'orders'), \
+             item text); GRANT INSERT, SELECT ON orders TO app",
+        )
+        .unwrap();
+    let runtime = runtime();
+    let peer = runtime.block_on(async {
+        let mut session = connect(&app).await;
+        let (code, message, _) = refusal(&mut session, "SELECT gdid_next('shop', '-x')").await;
+        assert_eq!(code, "22023", "{message}");
+        assert!(message.contains("'-' is not allowed first"), "{message}");
+        insert(&mut session, "orders", 5).await
+    });
+    assert_eq!(
+        peer.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        ["0:1:1", "0:1:2", "0:1:3", "0:1:4", "0:1:5"]
+    );
+    // The tables were made by the issuer's role, in gdid.schema.
+    assert_eq!(
+        server
+            .query(
+                0,
+                "SELECT string_agg(schemaname || '.' || tablename || ' ' || tableowner, ', ' \
+                 ORDER BY tablename) FROM pg_tables WHERE tablename LIKE 'gdid%'"
+            )
+            .unwrap(),
+        "public.gdid_authority gdid_issuer, public.gdid_counters gdid_issuer"
+    );
+    // A password instead: a new server, where pg_hba asks gdid_issuer for one (the stock
+    // `local all all scram-sha-256`) and the server's passfile holds it.
+    let Some(server) = stock_server(&[]) else {
+        return;
+    };
+    server
+        .query(
+            0,
+            "CREATE ROLE gdid_issuer LOGIN PASSWORD 'issuer-pw'; \
+             GRANT CREATE, USAGE ON SCHEMA public TO gdid_issuer",
+        )
+        .unwrap();
+    let app = login_role(&server, 0, "app", true);
+    runtime.block_on(async {
+        let mut session = connect(&app).await;
+        // No passfile yet: refused (password authentication), saying what to do.
+        let (_, message, _) = refusal(&mut session, "SELECT gdid_next('shop', 'p')").await;
+        assert!(
+            message.contains("could not log in over this server's Unix socket"),
+            "{message}"
+        );
+    });
+    server
+        .write_passfile(0, "*:*:*:gdid_issuer:issuer-pw\n")
+        .unwrap();
+    runtime.block_on(async {
+        // The first session waits out its back-off; a new one tries at once.
+        let mut session = connect(&app).await;
+        let id: PgGdid = sqlx::query_scalar("SELECT gdid_next('shop', 'p')")
+            .fetch_one(&mut session)
+            .await
+            .unwrap();
+        assert_eq!(id.0.to_string(), "0:1:1");
+    });
+}
+
+/// Two servers, `gdid.authority` 1 and 2, issue ids of one sequence: none twice (each store
+/// recorded its number). A server whose number is then changed to one its store did not record
+/// is refused with a sentence naming both settings. Before, the setting did not exist: both
+/// stores took number 1 and issued the same ids — seen failing so.
+#[test]
+fn two_servers_with_authorities_1_and_2_share_a_sequence_without_a_repeat() {
+    let mut servers = Vec::new();
+    for number in [1, 2] {
+        let Some(server) = stock_server(&[]) else {
+            return;
+        };
+        configure(&server, &format!("gdid.authority = {number}"));
+        servers.push(server);
+    }
+    let runtime = runtime();
+    let mut writers = Vec::new();
+    for (i, server) in servers.iter_mut().enumerate() {
+        dba_set_up(server, 0);
+        let app = login_role(server, 0, "app", true);
+        server
+            .query(
+                0,
+                "CREATE TABLE s (id gdid PRIMARY KEY DEFAULT gdid_next('shop', 's')); \
+                 GRANT INSERT, SELECT ON s TO app",
+            )
+            .unwrap();
+        let ids = runtime.block_on(async {
+            let mut session = connect(&app).await;
+            reloaded(&mut session, "gdid.authority", &(i + 1).to_string()).await;
+            set_cache(&mut session, 7).await;
+            insert(&mut session, "s", 40).await
+        });
+        assert!(
+            ids.iter().all(|id| usize::from(id.authority()) == i + 1),
+            "server {i}: {ids:?}"
+        );
+        writers.push(ids);
+    }
+    assert_no_id_twice("authorities", &writers);
+    // Another number than the one recorded: refused.
+    let server = &servers[1];
+    configure(server, "gdid.authority = 3");
+    let app = server.url_as(0, "app", "app-pw");
+    runtime.block_on(async {
+        let mut session = connect(&app).await;
+        reloaded(&mut session, "gdid.authority", "3").await;
+        let (_, message, _) = refusal(&mut session, "SELECT gdid_next('shop', 's')").await;
+        assert!(
+            message.contains("as authority number 3 (gdid.authority)")
+                && message.contains("set gdid.authority to the number the store recorded"),
+            "{message}"
+        );
+    });
+}
+
+/// A role and a database that do not wait for their commits (`synchronous_commit = off`, the WAL
+/// writer waking every 10 s): when `gdid_next` returns, the reservation's commit is on disk
+/// (`pg_current_wal_flush_lsn()` past the WAL position before the call), since a block used
+/// before its counter is flushed could be issued again after a crash. The store raises
+/// `synchronous_commit` in its reserving statement. Before, a non-superuser's call failed
+/// (`unix_socket_directories`) — seen failing so.
+#[test]
+fn the_reservation_is_flushed_before_its_ids_are_used_whatever_the_caller_commits() {
+    let Some(mut server) = stock_server(&["wal_writer_delay=10s"]) else {
+        return;
+    };
+    dba_set_up(&mut server, 0);
+    let app = login_role(&server, 0, "app", true);
+    server
+        .query(
+            0,
+            "ALTER ROLE app SET synchronous_commit = off; \
+             ALTER DATABASE postgres SET synchronous_commit = off",
+        )
+        .unwrap();
+    runtime().block_on(async {
+        let mut session = connect(&app).await;
+        set_cache(&mut session, 1).await;
+        // The first call opens the store.
+        sqlx::query("SELECT gdid_next('shop', 'w')")
+            .execute(&mut session)
+            .await
+            .unwrap();
+        for _ in 0..5 {
+            let before: String = sqlx::query_scalar("SELECT pg_current_wal_insert_lsn()::text")
+                .fetch_one(&mut session)
+                .await
+                .unwrap();
+            sqlx::query("SELECT gdid_next('shop', 'w')")
+                .execute(&mut session)
+                .await
+                .unwrap();
+            let flushed: bool =
+                sqlx::query_scalar("SELECT pg_current_wal_flush_lsn() > $1::pg_lsn")
+                    .bind(&before)
+                    .fetch_one(&mut session)
+                    .await
+                    .unwrap();
+            assert!(flushed, "the reservation after {before} was not flushed");
+        }
+    });
 }

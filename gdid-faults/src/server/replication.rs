@@ -298,10 +298,46 @@ const POSTGRES_SETTINGS: [&str; 3] = ["max_connections=300", "wal_keep_size=256M
 /// standby makes it a primary (a new timeline); the old primary is not fenced: kill it first.
 pub type PostgresReplicas = Replicas<Postgres>;
 
-/// What a [`PostgresReplicas`] needs besides its servers: PostgreSQL's programs.
+/// What a [`PostgresReplicas`] needs besides its servers: PostgreSQL's programs, and whether
+/// they authenticate as a stock installation does ([`start_stock`](Replicas::start_stock)).
 #[derive(Debug)]
 pub struct Postgres {
     bindir: PathBuf,
+    /// `Some`: a stock installation's authentication, with these lines of the test's first.
+    stock: Option<StockAuthentication>,
+}
+
+/// The `pg_hba.conf` and `pg_ident.conf` of a set started by
+/// [`start_stock`](Replicas::start_stock): a stock installation's, after the lines a test added.
+#[derive(Debug, Default)]
+struct StockAuthentication {
+    /// The OS user the servers run as (`postgres` when the suite runs as root).
+    server_user: String,
+    /// Lines of `pg_hba.conf` before the stock ones (the first line that matches decides).
+    hba: Vec<String>,
+    /// Lines of `pg_ident.conf` after the stock one.
+    ident: Vec<String>,
+}
+
+impl StockAuthentication {
+    /// `pg_hba.conf`: the test's lines, then a stock installation's (Debian's, with the server's
+    /// OS user mapped to `postgres`, which is that user itself when the suite runs as root).
+    fn hba(&self) -> String {
+        let mut lines = self.hba.clone();
+        lines.extend([
+            "local all postgres peer map=server".to_owned(),
+            "local all all scram-sha-256".to_owned(),
+            "host all all 127.0.0.1/32 scram-sha-256".to_owned(),
+        ]);
+        lines.join("\n") + "\n"
+    }
+
+    /// `pg_ident.conf`: the server's OS user is `postgres`, then the test's lines.
+    fn ident(&self) -> String {
+        let mut lines = vec![format!("server {} postgres", self.server_user)];
+        lines.extend(self.ident.iter().cloned());
+        lines.join("\n") + "\n"
+    }
 }
 
 impl Replicas<Postgres> {
@@ -330,9 +366,39 @@ impl Replicas<Postgres> {
     ///
     /// As [`start`](Self::start).
     pub fn start_with(settings: &[&str]) -> Result<PostgresReplicas, String> {
+        Self::start_primary(settings, false)
+    }
+
+    /// As [`start_with`](Self::start_with), but authenticating as a stock installation does:
+    /// `local all postgres peer` (the servers' OS user, mapped to `postgres`), a password
+    /// (`scram-sha-256`) for every other role over the socket and from 127.0.0.1. The set's own
+    /// statements ([`query`](Self::query)) run as `postgres` over the socket, as the servers'
+    /// OS user; clients log in with [`url_as`](Self::url_as) as roles given a password. The
+    /// server reads passwords for its own connections from [`passfile`](Self::passfile)
+    /// (`PGPASSFILE`). A stock set has no standbys.
+    ///
+    /// # Errors
+    ///
+    /// As [`start`](Self::start).
+    pub fn start_stock(settings: &[&str]) -> Result<PostgresReplicas, String> {
+        Self::start_primary(settings, true)
+    }
+
+    /// Makes and starts a primary with `settings`, authenticating as a stock installation does
+    /// when `stock`.
+    fn start_primary(settings: &[&str], stock: bool) -> Result<PostgresReplicas, String> {
+        let run_as = RunAs::here();
+        let stock = match stock {
+            true => Some(StockAuthentication {
+                server_user: server_user(run_as)?,
+                ..StockAuthentication::default()
+            }),
+            false => None,
+        };
         let mut replicas = Replicas::new(
             Postgres {
                 bindir: postgres_bindir()?,
+                stock,
             },
             "pg",
         );
@@ -343,9 +409,126 @@ impl Replicas<Postgres> {
         for setting in settings {
             primary.launch.args.extend(["-c".into(), (*setting).into()]);
         }
+        if let Some(stock) = &replicas.engine.stock {
+            let data = primary.folder.join("data");
+            write(&data.join("pg_hba.conf"), &stock.hba())?;
+            write(&data.join("pg_ident.conf"), &stock.ident())?;
+            // `env PGPASSFILE=… postgres …`: env runs the server in its place (the same process).
+            let launch = &mut primary.launch;
+            let mut passfile = OsString::from("PGPASSFILE=");
+            passfile.push(primary.folder.join("pgpass"));
+            let program = std::mem::replace(&mut launch.program, PathBuf::from("env"));
+            let mut args = vec![passfile, program.into_os_string()];
+            args.append(&mut launch.args);
+            launch.args = args;
+        }
         replicas.push(Node::started(primary)?, None);
         replicas.ready(0)?;
         Ok(replicas)
+    }
+
+    /// The URL of server `i` for `role` logging in with `password`, over TCP
+    /// (`postgres://ROLE:PASSWORD@127.0.0.1:PORT/postgres`); both are percent-encoded.
+    ///
+    /// # Panics
+    ///
+    /// When there is no server `i`.
+    pub fn url_as(&self, i: usize, role: &str, password: &str) -> String {
+        let encode = |text: &str| {
+            text.bytes()
+                .map(|byte| match byte {
+                    b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' => (byte as char).to_string(),
+                    _ => format!("%{byte:02X}"),
+                })
+                .collect::<String>()
+        };
+        format!(
+            "postgres://{}:{}@127.0.0.1:{}/postgres",
+            encode(role),
+            encode(password),
+            self.nodes[i].daemon.port
+        )
+    }
+
+    /// The OS user the servers run as (`postgres` when the suite runs as root, else the suite's
+    /// own): the user a peer map of a stock set names.
+    ///
+    /// # Errors
+    ///
+    /// When the user's name cannot be read.
+    pub fn server_user(&self) -> Result<String, String> {
+        server_user(self.run_as)
+    }
+
+    /// The folder of server `i`'s Unix socket.
+    ///
+    /// # Panics
+    ///
+    /// When there is no server `i`.
+    pub fn socket_folder(&self, i: usize) -> PathBuf {
+        self.nodes[i].daemon.folder.clone()
+    }
+
+    /// The password file server `i` of a stock set reads for its own connections (its
+    /// `PGPASSFILE`; there is none until [`write_passfile`](Self::write_passfile)).
+    ///
+    /// # Panics
+    ///
+    /// When there is no server `i`.
+    pub fn passfile(&self, i: usize) -> PathBuf {
+        self.nodes[i].daemon.folder.join("pgpass")
+    }
+
+    /// Writes server `i`'s [`passfile`](Self::passfile) (`host:port:database:user:password`
+    /// lines): readable by the servers' OS user alone (mode 0600), as a client insists.
+    ///
+    /// # Errors
+    ///
+    /// When there is no server `i` or the file cannot be written.
+    pub fn write_passfile(&self, i: usize, lines: &str) -> Result<(), String> {
+        self.node(i)?;
+        let file = self.passfile(i);
+        write(&file, lines)?;
+        std::fs::set_permissions(&file, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .map_err(|e| format!("{}: {e}", file.display()))?;
+        if self.run_as == RunAs::ServiceUsers {
+            output(Command::new("chown").arg("postgres:postgres").arg(&file))?;
+        }
+        Ok(())
+    }
+
+    /// Lets roles of a stock set in as the DBA would: `hba` lines go before the stock ones of
+    /// `pg_hba.conf` (the first that matches decides), `ident` lines after the stock one of
+    /// `pg_ident.conf`; the server reloads them.
+    ///
+    /// # Errors
+    ///
+    /// When the set is not a stock one, the files cannot be written or the server does not
+    /// reload.
+    pub fn authenticate(&mut self, i: usize, hba: &[&str], ident: &[&str]) -> Result<(), String> {
+        let data = self.node(i)?.daemon.folder.join("data");
+        let stock = self
+            .engine
+            .stock
+            .as_mut()
+            .ok_or("the set does not authenticate as a stock installation (start_stock)")?;
+        stock.hba.extend(hba.iter().map(|line| (*line).to_owned()));
+        stock
+            .ident
+            .extend(ident.iter().map(|line| (*line).to_owned()));
+        write(&data.join("pg_hba.conf"), &stock.hba())?;
+        write(&data.join("pg_ident.conf"), &stock.ident())?;
+        self.query(i, "SELECT pg_reload_conf()").map(drop)
+    }
+
+    /// The log of server `i` (`server.log` in its folder) as it is now.
+    ///
+    /// # Errors
+    ///
+    /// When there is no server `i` or the log cannot be read.
+    pub fn log(&self, i: usize) -> Result<String, String> {
+        let log = self.node(i)?.daemon.folder.join("server.log");
+        std::fs::read_to_string(&log).map_err(|e| format!("{}: {e}", log.display()))
     }
 
     /// Adds a standby of server `upstream` (the primary or another standby, for a chain): a base
@@ -513,11 +696,26 @@ impl Replicas<Postgres> {
         }
     }
 
-    /// `psql` to the server on `port`, quiet, plain output, stopping at the first error.
+    /// `psql` to the server on `port`, quiet, plain output, stopping at the first error: over
+    /// 127.0.0.1, or for a stock set over the server's socket as its OS user (peer).
     fn psql(&self, port: u16) -> Command {
-        let mut psql = Command::new(self.engine.bindir.join("psql"));
+        let program = self.engine.bindir.join("psql");
+        let server = self.nodes.iter().find(|node| node.daemon.port == port);
+        let mut psql = match (&self.engine.stock, server) {
+            (Some(_), Some(server)) => {
+                let (program, args) = as_user(self.run_as, "postgres", program);
+                let mut psql = Command::new(program);
+                psql.args(args).arg("-h").arg(&server.daemon.folder);
+                psql
+            }
+            _ => {
+                let mut psql = Command::new(program);
+                psql.args(["-h", "127.0.0.1"]);
+                psql
+            }
+        };
         psql.args(["-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1"])
-            .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+            .args(["-p", &port.to_string()])
             .args(["-U", "postgres", "-d", "postgres"])
             .env("PGCONNECT_TIMEOUT", "10");
         psql
@@ -529,6 +727,19 @@ impl Replicas<Postgres> {
         wait_for(&format!("server {i} answering"), || {
             Ok((self.query(i, "SELECT 1")? == "1").then_some(()))
         })
+    }
+}
+
+/// Writes `text` into `file` (an existing file keeps its owner and mode).
+fn write(file: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(file, text).map_err(|e| format!("{}: {e}", file.display()))
+}
+
+/// The OS user the servers run as, as [`RunAs`] says.
+fn server_user(run_as: RunAs) -> Result<String, String> {
+    match run_as {
+        RunAs::ServiceUsers => Ok("postgres".to_owned()),
+        RunAs::Me => output(Command::new("id").arg("-un")),
     }
 }
 
