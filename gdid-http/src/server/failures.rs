@@ -6,7 +6,8 @@
 //! on another host, nor on their own connections.
 //!
 //! The memory is bounded: at most [`MAX_HOSTS`] hosts are remembered, those that may try again
-//! dropped first when more arrive.
+//! dropped first when more arrive. Hosts are known under [`Server::serve`](super::Server::serve)
+//! only: the router served otherwise does not slow anyone.
 
 use std::collections::HashMap;
 use std::net::IpAddr;

@@ -17,9 +17,10 @@
 //! through keep-alive.
 //!
 //! When every place is taken, a new client is accepted all the same if a connection that has shown
-//! no accepted token is open: the oldest of those is dropped for it. So silent sockets, or
-//! connections slow to show a token, cannot keep a token holder out for a header deadline each;
-//! a connection whose token was accepted is never dropped this way.
+//! no accepted token is open: the oldest of those, once it is [`YOUNG`] old, is dropped for it.
+//! So silent sockets, or connections slow to show a token, cannot keep a token holder out for a
+//! header deadline each, and a burst of new connections cannot drop a token holder's before it
+//! shows its token; a connection whose token was accepted is never dropped this way.
 //!
 //! A client host is an IPv4 address, or an IPv6 /64 (what one host is commonly given): the
 //! per-address bound and the slowing of bad tokens ([`super::failures`]) count by host.
@@ -113,6 +114,10 @@ pub(crate) fn host(address: IpAddr) -> IpAddr {
     }
 }
 
+/// How long a new connection without an accepted token keeps its place whatever comes (at most
+/// half the header deadline): time to show its token.
+const YOUNG: Duration = Duration::from_millis(250);
+
 /// No request of the connection has shown a token the server accepts.
 const NEVER: u8 = 0;
 /// Its last token shown was accepted.
@@ -126,6 +131,7 @@ const REFUSED: u8 = 2;
 /// their tokens were accepted, whether it is to give its place up, and a signal when the last in
 /// flight of a connection without an accepted token ends or its place is taken.
 struct Activity {
+    born: Instant,
     in_flight: AtomicUsize,
     begun: AtomicUsize,
     last: Mutex<Instant>,
@@ -151,6 +157,7 @@ impl Activity {
         Activity {
             in_flight: AtomicUsize::new(0),
             begun: AtomicUsize::new(0),
+            born: Instant::now(),
             last: Mutex::new(Instant::now()),
             token: AtomicU8::new(NEVER),
             evicted: AtomicBool::new(false),
@@ -335,13 +342,21 @@ impl Unproven {
             .any(|weak| weak.upgrade().is_some_and(|a| a.evictable()))
     }
 
-    /// Drops the oldest: whether there was one.
-    fn evict_oldest(&self) -> bool {
+    /// Drops the oldest, if it is `young` old at least: whether there was one.
+    fn evict_oldest(&self, young: Duration) -> bool {
         let mut queue = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        while let Some(weak) = queue.pop_front() {
-            if let Some(activity) = weak.upgrade().filter(|a| a.evictable()) {
-                activity.evict();
-                return true;
+        while let Some(weak) = queue.front() {
+            match weak.upgrade().filter(|a| a.evictable()) {
+                // The oldest is too young: so is every other.
+                Some(activity) if activity.born.elapsed() < young => return false,
+                Some(activity) => {
+                    activity.evict();
+                    queue.pop_front();
+                    return true;
+                }
+                None => {
+                    queue.pop_front();
+                }
             }
         }
         false
@@ -350,14 +365,16 @@ impl Unproven {
 
 /// The next client, with its place and its host's. While every place is taken, a client is
 /// accepted all the same when a connection without an accepted token is open, the oldest of
-/// those giving its place up; else it waits in the kernel's backlog. A client whose host holds
-/// its `max_per_address` already is closed at once (no place given up for it).
+/// those giving its place up once it is `young` old (or the client taking the first place
+/// freed); else it waits in the kernel's backlog. A client whose host holds its
+/// `max_per_address` already is closed at once (no place given up for it).
 async fn next_client(
     listener: &TcpListener,
     slots: &Arc<Semaphore>,
     per_address: &Arc<PerAddress>,
     unproven: &Unproven,
     max_per_address: usize,
+    young: Duration,
 ) -> std::io::Result<(
     TcpStream,
     std::net::SocketAddr,
@@ -386,12 +403,16 @@ async fn next_client(
         };
         let slot = match slot {
             Some(slot) => slot,
-            None => {
-                if unproven.evict_oldest() {
+            None => loop {
+                if unproven.evict_oldest(young) {
                     debug!(%peer, "every place taken: the oldest without a token gives it up");
+                    break slots.clone().acquire_owned().await.map_err(closed)?;
                 }
-                slots.clone().acquire_owned().await.map_err(closed)?
-            }
+                tokio::select! {
+                    slot = slots.clone().acquire_owned() => break slot.map_err(closed)?,
+                    () = tokio::time::sleep((young / 4).max(Duration::from_millis(10))) => {}
+                }
+            },
         };
         return Ok((stream, peer, slot, address_slot));
     }
@@ -486,6 +507,7 @@ pub(crate) async fn serve(
             &per_address,
             &unproven,
             limits.max_per_address,
+            YOUNG.min(limits.header_timeout / 2),
         );
         let accepted = tokio::select! {
             () = &mut shutdown => break,
@@ -634,6 +656,32 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_oldest_connection_without_a_token_gives_its_place_up_once_not_young() {
+        let unproven = Unproven::default();
+        let (oldest, proven, newest) = (
+            Arc::new(Activity::new()),
+            Arc::new(Activity::new()),
+            Arc::new(Activity::new()),
+        );
+        for activity in [&oldest, &proven, &newest] {
+            unproven.push(activity, 16);
+        }
+        let young = Duration::from_millis(50);
+        // Too young, every one.
+        assert!(!unproven.evict_oldest(young));
+        std::thread::sleep(young);
+        proven.token.store(ACCEPTED, Ordering::Release);
+        assert!(unproven.evict_oldest(young));
+        assert!(oldest.evicted.load(Ordering::Acquire));
+        // A connection that showed a token is passed over.
+        assert!(unproven.evict_oldest(young));
+        assert!(newest.evicted.load(Ordering::Acquire));
+        assert!(!proven.evicted.load(Ordering::Acquire));
+        assert!(!unproven.any());
+        assert!(!unproven.evict_oldest(young));
+    }
 
     #[test]
     fn an_ipv6_host_is_its_64_and_an_ipv4_host_its_address() {
