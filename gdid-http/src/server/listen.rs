@@ -597,10 +597,10 @@ async fn evicted(activity: &Activity) {
 
 /// Serves one connection, `accepted` at that instant, until it ends. On `stopping`, after
 /// `idle_timeout` with no request in flight, or once its requests are answered when it never
-/// showed an accepted token, it is shut down gracefully (the requests in flight
-/// finish, HTTP/2 sends GOAWAY) and dropped if that takes more than `grace`; with no request
-/// head within `header_timeout` of the accept (or no token accepted by then), or replies not
-/// taken for `write_timeout`, it is dropped at once.
+/// showed an accepted token, it is shut down gracefully (the requests in flight finish, HTTP/2
+/// sends GOAWAY) and dropped if that takes more than `grace`; with no request head within
+/// `header_timeout` of the accept (or no token accepted by then), replies not taken for
+/// `write_timeout`, or its place given to a new client, it is dropped at once.
 async fn connection<I>(
     builder: &auto::Builder<TokioExecutor>,
     io: I,
@@ -644,10 +644,17 @@ where
         }
     }
     connection.as_mut().graceful_shutdown();
-    match tokio::time::timeout(grace, connection).await {
-        Ok(served) => served,
-        Err(_) => {
-            debug!("not closed within the grace period: connection dropped");
+    tokio::select! {
+        closed = tokio::time::timeout(grace, connection) => match closed {
+            Ok(served) => served,
+            Err(_) => {
+                debug!("not closed within the grace period: connection dropped");
+                Ok(())
+            }
+        },
+        // Closing, it still holds a place: a new client may need it now.
+        () = evicted(&activity) => {
+            debug!("closing without a token, its place given to a new client: dropped");
             Ok(())
         }
     }
