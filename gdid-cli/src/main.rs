@@ -11,6 +11,7 @@ mod form;
 mod inspect;
 mod issuer;
 mod next;
+mod schema;
 mod sequences;
 mod serve;
 mod store;
@@ -28,6 +29,7 @@ use crate::form::{BadValue, InputForm, OutputForm};
 use crate::inspect::Inspection;
 use crate::issuer::{BuildError, IssueArgs, Issuer, is_bad_input};
 use crate::next::{Format, NextError, NoSuchForm};
+use crate::schema::{SchemaCommand, SchemaFailure};
 use crate::sequences::{SequencesCommand, SequencesFailure};
 use crate::serve::{ServeArgs, ServeFailure, TokenArgs};
 use crate::verify::{VerifyArgs, VerifyFailure};
@@ -161,6 +163,20 @@ timed allocations. set-floor never lowers a counter (exit 2) and is safe while i
         #[command(subcommand)]
         command: SequencesCommand,
     },
+    /// Print or apply the DDL of a SQL store's gdid tables, for a DBA (least privilege).
+    #[command(after_help = "Examples:
+  gdid schema print --store postgres://dba@127.0.0.1/ids?schema=gdid > gdid.sql   # read it, apply it
+  gdid schema apply --store mysql://dba@127.0.0.1/ids                             # or let gdid apply it
+
+Each statement is idempotent (CREATE … IF NOT EXISTS). A store whose tables exist and are current
+runs no DDL when it opens: the application's role then needs only SELECT, INSERT, UPDATE on them
+(and DELETE on gdid_windows to prune hi-lo windows). PostgreSQL: the tables are in the URL's
+schema=NAME, or else in the schema of the role's search_path that holds them (the one CREATE
+TABLE would use when none does).")]
+    Schema {
+        #[command(subcommand)]
+        command: SchemaCommand,
+    },
     /// Serve a store's authority over HTTP, for generators in other processes and any language.
     #[command(after_help = "Examples:
   gdid token --scopes shop                              # a token (line 1), its tokens-file line (line 2)
@@ -221,6 +237,8 @@ enum Failure {
     #[error(transparent)]
     Sequences(#[from] SequencesFailure),
     #[error(transparent)]
+    Schema(#[from] SchemaFailure),
+    #[error(transparent)]
     Serve(#[from] ServeFailure),
     #[error(transparent)]
     Verify(#[from] VerifyFailure),
@@ -244,6 +262,7 @@ impl Failure {
             Failure::Next(NextError::Generator(e)) => is_bad_input(e),
             Failure::Agent(e) => e.is_bad_input(),
             Failure::Sequences(e) => e.is_bad_input(),
+            Failure::Schema(e) => e.is_bad_input(),
             Failure::Serve(e) => e.is_bad_input(),
             Failure::Verify(e) => e.is_bad_input(),
             Failure::Check(e) => e.is_bad_input(),
@@ -261,6 +280,7 @@ impl Failure {
                 | Failure::Agent(AgentFailure::Output(e))
                 | Failure::Bench(BenchFailure::Output(e))
                 | Failure::Sequences(SequencesFailure::Output(e))
+                | Failure::Schema(SchemaFailure::Output(e))
                 | Failure::Serve(ServeFailure::Output(e))
                 | Failure::Verify(VerifyFailure::Output(e))
                 | Failure::Check(CheckFailure::Output(e))
@@ -325,6 +345,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Sequences { command } => {
             let mut out = io::stdout().lock();
             Ok(runtime(2)?.block_on(sequences::run(command, &mut out))?)
+        }
+        Command::Schema { command } => {
+            let mut out = io::stdout().lock();
+            Ok(runtime(2)?.block_on(schema::run(command, &mut out))?)
         }
         Command::Serve(args) => {
             let cores = std::thread::available_parallelism().map_or(2, usize::from);

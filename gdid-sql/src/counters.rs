@@ -41,39 +41,13 @@ use sqlx::AssertSqlSafe;
 
 use crate::error::driver_kind;
 use crate::lineage::LineageSql;
-use crate::statement::{add_columns, create_table, sql, with_live_pool};
+use crate::statement::{sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_guard, stored_int};
 
 /// The columns of what the last allocations left (`gdid_engine::backend::Allocations`):
 /// milliseconds since the Unix epoch, and a size; `NULL` in a row of before they were kept.
 const ALLOCATION_COLUMNS: [&str; 3] = ["allocated_at", "previous_at", "allocated_size"];
-
-/// The columns added since the table was first made, with their types: the allocations, and the
-/// lineage of the server that last moved the row with the time it changed (seconds since the
-/// fence epoch; see [`gdid_engine::backend::lineage`]). `NULL` in a row of before they were
-/// kept.
-const ADDED_COLUMNS: [(&str, &str); 5] = [
-    ("allocated_at", "BIGINT"),
-    ("previous_at", "BIGINT"),
-    ("allocated_size", "BIGINT"),
-    ("lineage", "VARCHAR(200)"),
-    ("fenced_at", "BIGINT"),
-];
-
-pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
-    create_table(
-        store,
-        "gdid_counters",
-        "authority SMALLINT NOT NULL, scope_name VARCHAR(80) NOT NULL, \
-         sequence_name VARCHAR(80) NOT NULL, era BIGINT NOT NULL, next_counter BIGINT NOT NULL, \
-         allocated_at BIGINT NULL, previous_at BIGINT NULL, allocated_size BIGINT NULL, \
-         lineage VARCHAR(200) NULL, fenced_at BIGINT NULL, \
-         PRIMARY KEY (authority, scope_name, sequence_name)",
-    )
-    .await?;
-    add_columns(store, "gdid_counters", &ADDED_COLUMNS).await
-}
 
 /// The condition on a row's key (`authority = ? AND scope_name = ? AND sequence_name = ?`),
 /// exact on every dialect: MySQL/MariaDB compare `VARCHAR`s without case by default, so two

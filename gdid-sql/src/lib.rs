@@ -60,6 +60,9 @@ mod durability;
 mod error;
 mod lineage;
 mod numbering;
+#[cfg(feature = "postgres")]
+mod pg_session;
+mod schema;
 mod sharded;
 mod sharded_rows;
 mod statement;
@@ -74,6 +77,9 @@ pub use gdid_engine::redact;
 pub use gdid_engine::windows::{AgentReport, Window};
 pub use gdid_engine::{LayoutError, Pick, RangeLayout};
 pub use numbering::SqlNumberRecord;
+#[cfg(feature = "postgres")]
+pub use pg_session::{AmbiguousSchema, PgSchema, UntrustedTable};
+pub use schema::{Schema, SchemaRefused};
 pub use sharded::{SqlRanges, SqlShardedCounter};
 pub use store::{Dialect, SqlStore, reachable};
 pub use windows::{AgentError, SqlWindowGenerator, WindowAgent};

@@ -18,7 +18,8 @@ use tokio::sync::OnceCell;
 
 use crate::counters::driver_error;
 use crate::lineage::LineageSql;
-use crate::statement::{create_table, sql, with_live_pool};
+use crate::schema;
+use crate::statement::{sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_in};
 
@@ -52,14 +53,8 @@ impl SqlNumberRecord {
     /// The driver's error.
     pub async fn ensure_schema(&self) -> Result<(), sqlx::Error> {
         self.schema
-            .get_or_try_init(|| async {
-                crate::counters::ensure_schema(&self.store).await?;
-                create_table(
-                    &self.store,
-                    "gdid_authority",
-                    "id SMALLINT NOT NULL PRIMARY KEY, authority SMALLINT NOT NULL",
-                )
-                .await
+            .get_or_try_init(|| {
+                schema::ensure(&self.store, &[&schema::COUNTERS, &schema::AUTHORITY])
             })
             .await
             .map(drop)

@@ -15,30 +15,13 @@
 use sqlx::AssertSqlSafe;
 
 use crate::lineage::LineageSql;
-use crate::statement::{add_columns, create_tables, sql, with_live_pool};
+use crate::schema;
+use crate::statement::{sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_guard};
 
-/// The layout of each sequence, and its ranges.
-const TABLES: [(&str, &str); 2] = [
-    (
-        "gdid_range_layouts",
-        "sequence_name VARCHAR(80) NOT NULL PRIMARY KEY, \
-         base BIGINT NOT NULL, size BIGINT NOT NULL, ranges BIGINT NOT NULL",
-    ),
-    (
-        "gdid_ranges",
-        "sequence_name VARCHAR(80) NOT NULL, shard INTEGER NOT NULL, \
-         next_value BIGINT NOT NULL, max_value BIGINT NOT NULL, lineage VARCHAR(200) NULL, \
-         PRIMARY KEY (sequence_name, shard)",
-    ),
-];
-
 pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
-    create_tables(store, &TABLES).await?;
-    // The lineage of the server that last moved a range (`crate::lineage`): `NULL` in a table of
-    // before it was kept.
-    add_columns(store, "gdid_ranges", &[("lineage", "VARCHAR(200)")]).await
+    schema::ensure(store, &[&schema::RANGE_LAYOUTS, &schema::RANGES]).await
 }
 
 /// `INSERT … VALUES (…)` that does nothing when the key exists, on any dialect.

@@ -3,7 +3,7 @@
 
 use sqlx::AssertSqlSafe;
 
-use crate::store::{Dialect, SqlStore};
+use crate::store::Dialect;
 
 /// Runs `$body` with `$pool` bound to a [`SqlStore`]'s pool, whatever its dialect: one piece of
 /// sqlx code for MySQL/MariaDB, PostgreSQL and SQLite (it is compiled once per pool type). With
@@ -26,7 +26,7 @@ macro_rules! with_pool {
     ($store:expr, $pool:ident => $body:expr) => {
         match $store {
             $crate::SqlStore::MySql($pool) => $body,
-            $crate::SqlStore::Postgres($pool) => $body,
+            $crate::SqlStore::Postgres($pool, _) => $body,
             $crate::SqlStore::Sqlite($pool) => $body,
         }
     };
@@ -46,7 +46,7 @@ macro_rules! with_live_pool {
                 Err(refused) => Err(refused.into()),
             },
             #[cfg(feature = "postgres")]
-            $crate::SqlStore::Postgres($pool) => match $crate::reachable($pool).await {
+            $crate::SqlStore::Postgres($pool, _) => match $crate::reachable($pool).await {
                 Ok(()) => $body,
                 Err(refused) => Err(refused.into()),
             },
@@ -74,78 +74,4 @@ pub(crate) fn sql(dialect: Dialect, text: &str) -> AssertSqlSafe<String> {
         }
     }
     AssertSqlSafe(out)
-}
-
-/// `CREATE TABLE IF NOT EXISTS name (columns)` on any dialect (InnoDB on MySQL). Idempotent, and
-/// safe from many processes at once: PostgreSQL can still fail the loser of a creation race
-/// (`42P07`; `23505` or `42710`, "type … already exists", on the table's row type), which is
-/// success here.
-pub(crate) async fn create_table(
-    store: &SqlStore,
-    name: &str,
-    columns: &str,
-) -> Result<(), sqlx::Error> {
-    let engine = if store.dialect() == Dialect::MySql {
-        " ENGINE=InnoDB"
-    } else {
-        ""
-    };
-    let ddl = format!("CREATE TABLE IF NOT EXISTS {name} ({columns}){engine}");
-    match with_live_pool!(store, pool => sqlx::query(AssertSqlSafe(ddl)).execute(pool).await.map(drop))
-    {
-        Ok(()) => Ok(()),
-        Err(sqlx::Error::Database(e))
-            if matches!(e.code().as_deref(), Some("42P07" | "23505" | "42710")) =>
-        {
-            Ok(())
-        }
-        Err(e) => Err(e),
-    }
-}
-
-/// Creates `tables` (name, columns) in order, each as [`create_table`] does.
-pub(crate) async fn create_tables(
-    store: &SqlStore,
-    tables: &[(&str, &str)],
-) -> Result<(), sqlx::Error> {
-    for (name, columns) in tables {
-        create_table(store, name, columns).await?;
-    }
-    Ok(())
-}
-
-/// Adds `columns` (name, SQL type; each `NULL`able) to `table`, made before they were kept.
-/// Idempotent and safe from many processes at once: a table that has them is only read (no
-/// `ALTER`, no lock), and a column another process added meanwhile is success.
-pub(crate) async fn add_columns(
-    store: &SqlStore,
-    table: &str,
-    columns: &[(&str, &str)],
-) -> Result<(), sqlx::Error> {
-    let names: Vec<&str> = columns.iter().map(|(name, _)| *name).collect();
-    let probe = format!("SELECT {} FROM {table} WHERE 1 = 0", names.join(", "));
-    let probed = with_live_pool!(store, pool => {
-        sqlx::query(AssertSqlSafe(probe)).fetch_all(pool).await.map(drop)
-    });
-    if probed.is_ok() {
-        return Ok(());
-    }
-    for (column, kind) in columns {
-        let alter = format!("ALTER TABLE {table} ADD COLUMN {column} {kind} NULL");
-        let added = with_live_pool!(store, pool => {
-            sqlx::query(AssertSqlSafe(alter)).execute(pool).await.map(drop)
-        });
-        match added {
-            Err(sqlx::Error::Database(e)) if is_duplicate_column(e.as_ref()) => {}
-            other => other?,
-        }
-    }
-    Ok(())
-}
-
-/// A column that exists already: MySQL/MariaDB 1060, PostgreSQL 42701, SQLite's message.
-fn is_duplicate_column(error: &dyn sqlx::error::DatabaseError) -> bool {
-    matches!(error.code().as_deref(), Some("42S21" | "42701"))
-        || error.message().contains("duplicate column")
-        || error.message().contains("Duplicate column")
 }

@@ -15,6 +15,9 @@ use sqlx::{ConnectOptions, Connection};
 use gdid_engine::redact;
 
 use crate::error::Error;
+#[cfg(feature = "postgres")]
+pub use crate::pg_session::PgSchema;
+use crate::schema::Schema;
 
 /// Which SQL dialect a store speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,9 +37,10 @@ pub enum SqlStore {
     /// MySQL or MariaDB.
     #[cfg(feature = "mysql")]
     MySql(MySqlPool),
-    /// PostgreSQL.
+    /// PostgreSQL, and the schema of its gdid tables (every connection of the pool is set up
+    /// for it: see [`SqlStore::connect`]).
     #[cfg(feature = "postgres")]
-    Postgres(PgPool),
+    Postgres(PgPool, PgSchema),
     /// SQLite.
     #[cfg(feature = "sqlite")]
     Sqlite(SqlitePool),
@@ -46,20 +50,49 @@ impl SqlStore {
     /// Connects to `url`: `mysql://…` or `mariadb://…`, `postgres://…` or `postgresql://…`,
     /// `sqlite:PATH` (the file is created if missing, in WAL mode).
     ///
+    /// On PostgreSQL the gdid tables are in one schema: the URL's `schema=NAME`
+    /// (`postgres://app@db/ids?schema=gdid`), or, without one, the schema of the role's
+    /// `search_path` that holds them, resolved once (the one `CREATE TABLE` would use when none
+    /// does); tables visible in two schemas of the path are refused, naming both. Each
+    /// connection's commits are durable whatever the role's `synchronous_commit` says.
+    ///
     /// # Errors
     ///
     /// [`Error::UnsupportedUrl`] for another scheme, [`Error::Connect`] when the database cannot
-    /// be reached (the message names the URL without its password).
+    /// be reached or the schema cannot be settled (the message names the URL without its
+    /// password).
     pub async fn connect(url: &str) -> Result<SqlStore, Error> {
+        Self::connect_sized(url, None).await
+    }
+
+    /// As [`connect`](Self::connect), with a pool of at most `max_connections` connections to
+    /// a MySQL/MariaDB or PostgreSQL server (sqlx's default, 10, when `None`): one for a
+    /// process that reserves blocks rarely and must hold little, such as a database's own
+    /// backend.
+    ///
+    /// # Errors
+    ///
+    /// As [`connect`](Self::connect).
+    pub async fn connect_sized(url: &str, max_connections: Option<u32>) -> Result<SqlStore, Error> {
         if let Some(rest) = url.strip_prefix("mariadb://") {
             let url = format!("mysql://{rest}");
-            return Box::pin(Self::connect(&url)).await;
+            return Box::pin(Self::connect_sized(&url, max_connections)).await;
         }
         let store = match Driver::of(url)? {
             #[cfg(feature = "mysql")]
-            Driver::MySql => server_pool(url).await.map(SqlStore::MySql),
+            Driver::MySql => server_pool(url, sized(pool_options(TIMEOUT), max_connections))
+                .await
+                .map(SqlStore::MySql),
             #[cfg(feature = "postgres")]
-            Driver::Postgres => server_pool(url).await.map(SqlStore::Postgres),
+            Driver::Postgres => {
+                let (url, schema) = PgSchema::from_url(url).map_err(connect_error(url))?;
+                let options = sized(schema.pool_options(TIMEOUT), max_connections);
+                let pool = match schema.settle(&url, TIMEOUT).await {
+                    Ok(()) => server_pool(&url, options).await,
+                    Err(e) => Err(e),
+                };
+                pool.map(|pool| SqlStore::Postgres(pool, schema))
+            }
             #[cfg(feature = "sqlite")]
             Driver::Sqlite => {
                 let options = sqlite_options(url).map_err(connect_error(url))?;
@@ -87,9 +120,11 @@ impl SqlStore {
                 .connect_lazy(&url)
                 .map(SqlStore::MySql),
             #[cfg(feature = "postgres")]
-            Driver::Postgres => pool_options(TIMEOUT)
-                .connect_lazy(&url)
-                .map(SqlStore::Postgres),
+            Driver::Postgres => {
+                let (url, schema) = PgSchema::from_url(&url).map_err(connect_error(&url))?;
+                let pool = schema.pool_options(TIMEOUT).connect_lazy(&url);
+                pool.map(|pool| SqlStore::Postgres(pool, schema))
+            }
             #[cfg(feature = "sqlite")]
             Driver::Sqlite => {
                 let options = sqlite_options(&url).map_err(connect_error(&url))?;
@@ -107,10 +142,58 @@ impl SqlStore {
             #[cfg(feature = "mysql")]
             SqlStore::MySql(_) => Dialect::MySql,
             #[cfg(feature = "postgres")]
-            SqlStore::Postgres(_) => Dialect::Postgres,
+            SqlStore::Postgres(..) => Dialect::Postgres,
             #[cfg(feature = "sqlite")]
             SqlStore::Sqlite(_) => Dialect::Sqlite,
         }
+    }
+}
+
+impl SqlStore {
+    /// The PostgreSQL schema of the gdid tables (resolved on the first connection, made here if
+    /// there is none yet); `None` on MySQL/MariaDB (the URL's database) and SQLite.
+    ///
+    /// # Errors
+    ///
+    /// The driver's error when no connection can be made, or the schema cannot be settled.
+    pub async fn schema(&self) -> Result<Option<String>, sqlx::Error> {
+        match self {
+            #[cfg(feature = "postgres")]
+            SqlStore::Postgres(pool, schema) => {
+                if schema.name().is_none() {
+                    reachable(pool).await?;
+                    drop(pool.acquire().await?);
+                }
+                Ok(schema.name().map(str::to_owned))
+            }
+            #[allow(unreachable_patterns)]
+            _ => Ok(None),
+        }
+    }
+
+    /// The DDL of every gdid table in this store's dialect and schema, current version: what a
+    /// DBA reads and applies (`gdid schema print`) before an application role with only
+    /// `SELECT, INSERT, UPDATE` on the tables opens the store. See [`Schema`].
+    ///
+    /// # Errors
+    ///
+    /// As [`schema`](Self::schema), for a PostgreSQL store.
+    pub async fn schema_sql(&self) -> Result<Schema, Error> {
+        let schema = self.schema().await.map_err(Error::Schema)?;
+        Ok(Schema::of(self.dialect(), schema.as_deref()))
+    }
+
+    /// Makes every gdid table current in this store (`gdid schema apply`): each statement of
+    /// [`schema_sql`](Self::schema_sql), idempotent, then each table checked as a store opening
+    /// it checks it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Schema`] with the driver's error.
+    pub async fn apply_schema(&self) -> Result<(), Error> {
+        crate::schema::ensure(self, &crate::schema::ALL)
+            .await
+            .map_err(Error::Schema)
     }
 }
 
@@ -262,9 +345,12 @@ where
 #[cfg(any(feature = "mysql", feature = "postgres"))]
 /// A pool of the MySQL/MariaDB or PostgreSQL server of `url`, once one connection showed that
 /// the server answers ([`first_connection`]).
-async fn server_pool<DB: sqlx::Database>(url: &str) -> Result<sqlx::Pool<DB>, sqlx::Error> {
+async fn server_pool<DB: sqlx::Database>(
+    url: &str,
+    options: sqlx::pool::PoolOptions<DB>,
+) -> Result<sqlx::Pool<DB>, sqlx::Error> {
     first_connection::<<DB::Connection as sqlx::Connection>::Options>(url).await?;
-    pool_options(TIMEOUT).connect(url).await
+    options.connect(url).await
 }
 
 #[cfg(any(feature = "mysql", feature = "postgres"))]
@@ -294,6 +380,18 @@ fn connect_error(url: &str) -> impl Fn(sqlx::Error) -> Error + '_ {
 }
 
 #[cfg(any(feature = "mysql", feature = "postgres"))]
+/// `options` with at most `max_connections`, when given.
+fn sized<DB: sqlx::Database>(
+    options: sqlx::pool::PoolOptions<DB>,
+    max_connections: Option<u32>,
+) -> sqlx::pool::PoolOptions<DB> {
+    match max_connections {
+        Some(max) => options.max_connections(max),
+        None => options,
+    }
+}
+
+#[cfg(feature = "mysql")]
 /// The options of a pool that waits at most `timeout` for a connection.
 fn pool_options<DB: sqlx::Database>(timeout: Duration) -> sqlx::pool::PoolOptions<DB> {
     sqlx::pool::PoolOptions::<DB>::new().acquire_timeout(timeout)

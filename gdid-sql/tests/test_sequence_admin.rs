@@ -72,7 +72,7 @@ async fn the_window_tables_have_the_high_water_index() {
             "postgres" => {
                 "SELECT COUNT(*) FROM pg_indexes \
                            WHERE indexname IN ('gdid_windows_end', 'gdid_window_claims_end') \
-                           AND schemaname = current_schema()"
+                           AND schemaname = ANY(current_schemas(false))"
             }
             _ => {
                 "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' \

@@ -19,8 +19,14 @@ pub(crate) struct SqlBackend {
 
 impl SqlBackend {
     /// Connects to `url` and creates the schema; `lazy`: a store that connects on first use,
-    /// whose schema is created when it can be (a failover store that may be down now).
-    pub(crate) async fn open(url: &str, label: &str, lazy: bool) -> Result<Self, StoreError> {
+    /// whose schema is created when it can be (a failover store that may be down now);
+    /// `max_connections`: the pool's bound (an eager store's).
+    pub(crate) async fn open(
+        url: &str,
+        label: &str,
+        lazy: bool,
+        max_connections: Option<u32>,
+    ) -> Result<Self, StoreError> {
         let connect = |error: Error| StoreError::Connect {
             url: label.to_owned(),
             source: match error {
@@ -31,7 +37,9 @@ impl SqlBackend {
         let store = if lazy {
             SqlStore::connect_lazy(url).map_err(connect)?
         } else {
-            SqlStore::connect(url).await.map_err(connect)?
+            SqlStore::connect_sized(url, max_connections)
+                .await
+                .map_err(connect)?
         };
         let record = SqlNumberRecord::new(store.clone(), label);
         let schema = record.ensure_schema().await;

@@ -92,6 +92,7 @@ pub struct OpenOptions {
     authority: Option<u8>,
     authorities: Option<Vec<u8>>,
     unnumbered: bool,
+    max_connections: Option<u32>,
     http: HttpClient,
 }
 
@@ -115,6 +116,7 @@ impl std::fmt::Debug for OpenOptions {
             .field("authority", &self.authority)
             .field("authorities", &self.authorities)
             .field("unnumbered", &self.unnumbered)
+            .field("max_connections", &self.max_connections)
             .field("http_token", &self.http.token.as_ref().map(|_| "…"))
             .field("http_roots", &self.http.roots.len())
             .field("http_identity", &self.http.identity.is_some())
@@ -209,6 +211,26 @@ impl OpenOptions {
     /// ```
     pub fn unnumbered(mut self) -> Self {
         self.unnumbered = true;
+        self
+    }
+
+    /// At most `n` connections to the server of a MySQL/MariaDB or PostgreSQL store (10
+    /// unless set): 1 for a process that reserves blocks rarely and must hold little. The
+    /// other stores ignore it.
+    ///
+    /// ```no_run
+    /// # #[tokio::main]
+    /// # async fn main() -> Result<(), gdid::StoreError> {
+    /// let store = gdid::Store::options()
+    ///     .max_connections(1)
+    ///     .open("postgres://gdid_issuer@127.0.0.1/ids?schema=gdid")
+    ///     .await?;
+    /// # let _ = store;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn max_connections(mut self, n: u32) -> Self {
+        self.max_connections = Some(n);
         self
     }
 
@@ -441,7 +463,9 @@ impl OpenOptions {
             StoreKind::Memory => crate::memory::MemoryBackend::open(url, &label, lazy),
             #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
             StoreKind::Sqlite | StoreKind::MySql | StoreKind::Postgres => {
-                let store = crate::open_sql::SqlBackend::open(url, &label, lazy).await?;
+                let store =
+                    crate::open_sql::SqlBackend::open(url, &label, lazy, self.max_connections)
+                        .await?;
                 Arc::new(crate::database::Database::new(store))
             }
             #[cfg(feature = "mongodb")]

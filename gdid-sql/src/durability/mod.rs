@@ -40,7 +40,7 @@ impl SqlStore {
     pub async fn durability(&self) -> Result<Durability, sqlx::Error> {
         match self {
             #[cfg(feature = "postgres")]
-            SqlStore::Postgres(pool) => postgres::read(pool).await,
+            SqlStore::Postgres(pool, _) => postgres::read(pool).await,
             #[cfg(feature = "mysql")]
             SqlStore::MySql(pool) => mysql::read(pool).await,
             #[cfg(feature = "sqlite")]

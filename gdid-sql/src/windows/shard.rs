@@ -11,7 +11,8 @@ use sqlx::AssertSqlSafe;
 
 use crate::error::is_duplicate_key;
 use crate::lineage::LineageSql;
-use crate::statement::{add_columns, create_tables, sql, with_live_pool};
+use crate::schema;
+use crate::statement::{sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_guard, integer_in};
 
@@ -128,60 +129,6 @@ fn to_i64(value: u64) -> Result<i64, sqlx::Error> {
         .map_err(|_| sqlx::Error::Encode(format!("{value} does not fit a BIGINT").into()))
 }
 
-/// The windows of each sequence, the claims that keep agents from overlapping, and the store's
-/// identity.
-const TABLES: [(&str, &str); 3] = [
-    (
-        "gdid_windows",
-        "sequence_name VARCHAR(80) NOT NULL, window_start BIGINT NOT NULL, \
-         window_end BIGINT NOT NULL, next_hi BIGINT NOT NULL, \
-         PRIMARY KEY (sequence_name, window_start)",
-    ),
-    (
-        "gdid_window_claims",
-        "sequence_name VARCHAR(80) NOT NULL, window_start BIGINT NOT NULL, \
-         window_end BIGINT NOT NULL, PRIMARY KEY (sequence_name, window_start)",
-    ),
-    (
-        "gdid_window_store",
-        "id SMALLINT NOT NULL PRIMARY KEY, identity VARCHAR(40) NOT NULL",
-    ),
-];
-
-/// The indexes of the high-water mark (`MAX(window_end)` of a sequence) on the windows and the
-/// claims: one index entry read, however many windows a sequence has had.
-const INDEXES: [(&str, &str); 2] = [
-    ("gdid_windows_end", "gdid_windows"),
-    ("gdid_window_claims_end", "gdid_window_claims"),
-];
-
-/// `CREATE INDEX IF NOT EXISTS name ON table (columns)`, idempotent on every dialect: MySQL has
-/// no `IF NOT EXISTS` there, so an index that exists already (1061, "Duplicate key name") is
-/// success.
-async fn create_index(
-    store: &SqlStore,
-    name: &str,
-    table: &str,
-    columns: &str,
-) -> Result<(), sqlx::Error> {
-    let if_not_exists = if store.dialect() == Dialect::MySql {
-        ""
-    } else {
-        " IF NOT EXISTS"
-    };
-    let ddl = format!("CREATE INDEX{if_not_exists} {name} ON {table} ({columns})");
-    let created = with_live_pool!(store, pool => sqlx::query(AssertSqlSafe(ddl)).execute(pool).await.map(drop));
-    match created {
-        Err(sqlx::Error::Database(e))
-            if e.message().contains("Duplicate key name")
-                || matches!(e.code().as_deref(), Some("42P07" | "23505")) =>
-        {
-            Ok(())
-        }
-        other => other,
-    }
-}
-
 impl WindowShard for SqlStore {
     type Error = sqlx::Error;
 
@@ -208,14 +155,15 @@ impl WindowShard for SqlStore {
     }
 
     async fn prepare(&self) -> Result<(), sqlx::Error> {
-        create_tables(self, &TABLES).await?;
-        // The lineage of the server that last moved a window (`crate::lineage`): `NULL` in a
-        // table of before it was kept.
-        add_columns(self, "gdid_windows", &[("lineage", "VARCHAR(200)")]).await?;
-        for (name, table) in INDEXES {
-            create_index(self, name, table, "sequence_name, window_end").await?;
-        }
-        Ok(())
+        schema::ensure(
+            self,
+            &[
+                &schema::WINDOWS,
+                &schema::WINDOW_CLAIMS,
+                &schema::WINDOW_STORE,
+            ],
+        )
+        .await
     }
 
     /// Two statements: the start of the newest used-up window past the `keep` latest, then the

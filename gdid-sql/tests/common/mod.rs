@@ -49,9 +49,24 @@ pub fn fresh_scope(test: &str) -> String {
     gdid_testkit::fresh(test)
 }
 
-/// Runs raw SQL on a store (test set-up only: values are formatted in).
+/// Runs raw SQL on a store (test set-up only: values are formatted in). On PostgreSQL, in a
+/// transaction whose `search_path` puts the store's schema first: the store's connections
+/// resolve names with `pg_catalog` first, where a `CREATE` cannot go.
 pub async fn execute(store: &SqlStore, sql: String) {
     let sql = sqlx::AssertSqlSafe(sql);
+    #[cfg(feature = "postgres")]
+    if let SqlStore::Postgres(pool, _) = store {
+        let schema = store.schema().await.unwrap().unwrap();
+        let mut transaction = pool.begin().await.unwrap();
+        sqlx::query("SELECT set_config('search_path', quote_ident($1) || ', pg_catalog', true)")
+            .bind(schema)
+            .execute(&mut *transaction)
+            .await
+            .unwrap();
+        sqlx::query(sql).execute(&mut *transaction).await.unwrap();
+        transaction.commit().await.unwrap();
+        return;
+    }
     with_pool!(store, pool => sqlx::query(sql).execute(pool).await.map(drop)).unwrap();
 }
 
@@ -64,7 +79,7 @@ macro_rules! with_pool {
             #[cfg(feature = "mysql")]
             gdid_sql::SqlStore::MySql($pool) => $body,
             #[cfg(feature = "postgres")]
-            gdid_sql::SqlStore::Postgres($pool) => $body,
+            gdid_sql::SqlStore::Postgres($pool, _) => $body,
             #[cfg(feature = "sqlite")]
             gdid_sql::SqlStore::Sqlite($pool) => $body,
         }
