@@ -477,6 +477,28 @@ mod tests {
     }
 
     #[test]
+    fn a_file_that_cannot_be_used_keeps_only_the_tokens_it_lists() {
+        let (a, b, c) = (
+            "0123456789abcdef-a",
+            "0123456789abcdef-b",
+            "0123456789abcdef-c",
+        );
+        let tokens = Tokens::parse(&format!("{a} shop\n{b} *\n{c} hr\n")).unwrap();
+        // A by its digest on a broken line, B in clear after a comment, C only in a comment.
+        let text = format!(
+            "\u{feff}# {c} hr\n{},\n  {b} *  # ops\nsha256:not-hex hr\n",
+            hashed_line(a, "shop")
+        );
+        assert!(Tokens::parse(&text).is_err());
+        let kept = tokens.still_listed(&text);
+        assert_eq!((kept.len(), kept.in_clear()), (2, 1));
+        assert!(kept.allows(a, "shop") && !kept.allows(a, "hr"));
+        assert!(kept.allows(b, "hr"));
+        assert!(kept.scopes(c).is_none());
+        assert!(tokens.still_listed("").is_empty());
+    }
+
+    #[test]
     fn debug_shows_no_digest() {
         let tokens = Tokens::parse("0123456789abcdef-a *").unwrap();
         assert_eq!(format!("{tokens:?}"), "Tokens { len: 1, .. }");
