@@ -196,7 +196,9 @@ printed on stdout, warnings and errors on stderr (RUST_LOG=info for more); SIGTE
 the requests in flight finish, gives the unused ids of /v1/ids back (all at once, 10 s at most),
 then exits; a second SIGTERM or Ctrl-C exits at once (the ids in hand are lost, never reissued).
 SIGHUP reads the tokens file again, without dropping a connection (a file that cannot be used is
-reported, and the tokens in force kept).")]
+reported, and still revokes: the tokens it no longer lists are refused, the others kept, none
+added, until a file that can be used is read). One token uses at most --max-sequences-per-token
+sequences (1,000).")]
     Serve(ServeArgs),
     /// Make a new token: the token on line 1, its tokens-file line (by digest) on line 2.
     Token(TokenArgs),

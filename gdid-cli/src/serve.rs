@@ -61,6 +61,11 @@ pub struct ServeArgs {
     /// beyond, 429 with Retry-After.
     #[arg(long, value_name = "N", default_value_t = 0)]
     rate_limit: u32,
+    /// The most sequences (scope and sequence) one token may use by POST /v1/blocks and
+    /// /v1/ids since the server started (0: no bound): beyond, 403. Each is a row in the store
+    /// and a metrics series.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    max_sequences_per_token: usize,
     /// Serve the metrics of the server's own generators at /v1/metrics (Prometheus text).
     #[arg(long)]
     metrics: bool,
@@ -137,8 +142,9 @@ fn read_tokens(path: &Path) -> Result<Tokens, ServeFailure> {
     Ok(tokens)
 }
 
-/// On each SIGHUP, reads the tokens file again and gives it to `server`; a file that cannot be
-/// used is reported and the tokens in force are kept.
+/// On each SIGHUP, reads the tokens file again and gives it to `server`. A file that cannot be
+/// used still revokes: the tokens it no longer lists are refused, the others kept, none added,
+/// until a file that can be used is read (a file that cannot be read lists none).
 fn reload_tokens_on_hangup(server: Server, path: PathBuf) {
     let Ok(mut hangups) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
     else {
@@ -147,16 +153,28 @@ fn reload_tokens_on_hangup(server: Server, path: PathBuf) {
     };
     tokio::spawn(async move {
         while hangups.recv().await.is_some() {
-            match read_tokens(&path) {
-                Ok(tokens) => {
-                    let count = tokens.len();
-                    server.reload_tokens(tokens);
+            let (text, unreadable) = match std::fs::read(&path) {
+                Ok(bytes) => (String::from_utf8_lossy(&bytes).into_owned(), None),
+                Err(e) => (String::new(), Some(e)),
+            };
+            match server.reload_tokens_text(&text) {
+                Ok(count) => {
                     eprintln!(
                         "gdid serve: SIGHUP: {count} token(s) from {}",
                         path.display()
                     );
+                    if let Ok(tokens) = Tokens::parse(&text) {
+                        warn_of_exposed_tokens(&path, tokens.in_clear());
+                    }
                 }
-                Err(e) => eprintln!("gdid serve: SIGHUP: {e}; the tokens in force are kept"),
+                Err(e) => {
+                    let why = unreadable.map_or_else(|| e.to_string(), |e| e.to_string());
+                    eprintln!(
+                        "gdid serve: SIGHUP: --tokens {}: {why}; the tokens it no longer lists \
+                         are refused, the others kept, until a file that can be used is read",
+                        path.display()
+                    );
+                }
             }
         }
     });
@@ -212,6 +230,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
         .max_block(args.max_block)
         .max_count(args.max_count)
         .rate_limit(args.rate_limit)
+        .max_sequences_per_token(args.max_sequences_per_token)
         .connection_limits(server::ConnectionLimits {
             max_per_address: args.max_per_address,
             ..server::ConnectionLimits::default()

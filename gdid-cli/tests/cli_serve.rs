@@ -572,18 +572,31 @@ fn sighup_reloads_the_tokens_without_dropping_a_connection() {
     }
     assert_eq!(authority_status(&mut connection, old), 401);
 
-    // A file that cannot be used keeps the tokens in force.
-    std::fs::write(&tokens, "short shop\n").unwrap();
+    // A file that cannot be used keeps the tokens it still lists, and refuses the others.
+    std::fs::write(&tokens, format!("{new} shop\nshort shop\n")).unwrap();
     hangup(&server);
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert_eq!(authority_status(&mut connection, new), 200);
+    std::fs::write(&tokens, "short shop\n").unwrap();
+    hangup(&server);
+    let began = std::time::Instant::now();
+    while authority_status(&mut connection, new) != 401 {
+        assert!(
+            began.elapsed() < std::time::Duration::from_secs(5),
+            "a token the broken file no longer lists is still accepted"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     assert!(
         matches!(server.0.try_wait(), Ok(None)),
         "the server stopped"
     );
     let said = terminate(server);
     assert!(said.contains("SIGHUP: 1 token(s)"), "{said}");
-    assert!(said.contains("the tokens in force are kept"), "{said}");
+    assert!(
+        said.contains("the tokens it no longer lists are refused, the others kept"),
+        "{said}"
+    );
 }
 
 #[test]
