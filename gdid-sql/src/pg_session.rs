@@ -22,7 +22,8 @@
 
 use std::sync::Arc;
 
-use sqlx::postgres::{PgConnection, PgPoolOptions};
+use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
+use sqlx::{ConnectOptions, Connection};
 use tokio::sync::OnceCell;
 
 use crate::schema::{quote_identifier, table_names};
@@ -107,11 +108,31 @@ impl PgSchema {
         if self.name().is_some() {
             return Ok(());
         }
-        let connect = <PgConnection as sqlx::Connection>::connect(url);
-        let mut connection = tokio::time::timeout(timeout, connect)
+        let options: PgConnectOptions = url.parse()?;
+        self.settle_with(&options, timeout).await
+    }
+
+    /// As [`settle`](Self::settle), before the first statement of a store that connects on
+    /// first use: with its pool's options.
+    pub(crate) async fn settle_pool(&self, pool: &sqlx::PgPool) -> Result<(), sqlx::Error> {
+        if self.name().is_some() {
+            return Ok(());
+        }
+        let timeout = pool.options().get_acquire_timeout();
+        self.settle_with(&pool.connect_options(), timeout).await
+    }
+
+    async fn settle_with(
+        &self,
+        options: &PgConnectOptions,
+        timeout: std::time::Duration,
+    ) -> Result<(), sqlx::Error> {
+        let mut connection = tokio::time::timeout(timeout, options.connect())
             .await
             .map_err(|_| sqlx::Error::PoolTimedOut)??;
-        self.resolve(&mut connection).await.map(drop)
+        let resolved = self.resolve(&mut connection).await.map(drop);
+        let _ = connection.close().await;
+        resolved
     }
 
     /// Pool options whose every connection is set up as the module says, each waited for at

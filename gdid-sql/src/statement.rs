@@ -35,7 +35,8 @@ macro_rules! with_pool {
 /// As [`with_pool!`](crate::with_pool), for the statements of this crate, with whichever drivers
 /// are built in: a MySQL or PostgreSQL pool with no connection first checks that its server
 /// takes one ([`reachable`](crate::reachable)), so that a server that refuses connections is the
-/// error at once, where the pool would try again until its timeout. `$body` is then not run: it
+/// error at once, where the pool would try again until its timeout; a PostgreSQL store that
+/// connects on first use settles its schema then, for the same reason. `$body` is then not run: it
 /// is a `Result` whose error type converts from `sqlx::Error`.
 macro_rules! with_live_pool {
     ($store:expr, $pool:ident => $body:expr) => {
@@ -46,8 +47,11 @@ macro_rules! with_live_pool {
                 Err(refused) => Err(refused.into()),
             },
             #[cfg(feature = "postgres")]
-            $crate::SqlStore::Postgres($pool, _) => match $crate::reachable($pool).await {
-                Ok(()) => $body,
+            $crate::SqlStore::Postgres($pool, schema) => match $crate::reachable($pool).await {
+                Ok(()) => match schema.settle_pool($pool).await {
+                    Ok(()) => $body,
+                    Err(refused) => Err(refused.into()),
+                },
                 Err(refused) => Err(refused.into()),
             },
             #[cfg(feature = "sqlite")]
