@@ -560,6 +560,42 @@ fn a_store_that_refuses_or_never_answers_ends_the_statement_with_an_error() {
     drop(silent);
 }
 
+/// A session keeps blocks of at most 1,000 sequences: after 1,001, the block reserved first was
+/// dropped (its next id starts a new block: a gap, never a repeat) and the last is still served.
+/// However many sequences it reserves, a session holds one connection to the store. The code
+/// before fails it twice over (not run: it kept every block, so `s0` went on with its own, and
+/// its connection had no `application_name`).
+#[test]
+fn a_session_holds_blocks_of_at_most_1000_sequences_on_one_connection() {
+    let Some(server) = server(0) else { return };
+    let url = server.url(0);
+    runtime().block_on(async {
+        let mut session = connect(&url).await;
+        set_cache(&mut session, 10).await;
+        let reserved: i64 = sqlx::query_scalar(
+            "SELECT count(gdid_next('many', 's' || n)) FROM generate_series(0, 1000) AS n",
+        )
+        .fetch_one(&mut session)
+        .await
+        .unwrap();
+        assert_eq!(reserved, 1001);
+        let connections: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'gdid_next'",
+        )
+        .fetch_one(&mut session)
+        .await
+        .unwrap();
+        assert_eq!(connections, 1);
+        let (first, last): (String, String) = sqlx::query_as(
+            "SELECT gdid_next('many', 's0')::text, gdid_next('many', 's1000')::text",
+        )
+        .fetch_one(&mut session)
+        .await
+        .unwrap();
+        assert_eq!((first.as_str(), last.as_str()), ("0:1:11", "0:1:2"));
+    });
+}
+
 // ----------------------------------------------------------------------------------------------
 // Who the extension's connection is, and who may call it: stock authentication, ordinary roles
 // ----------------------------------------------------------------------------------------------
@@ -680,8 +716,7 @@ fn a_role_shadowing_what_the_extension_reads_gets_no_other_role_and_no_superuser
     let port = server.address(0).port();
     let socket = server.socket_folder(0).display().to_string();
     let payload = "&user=postgres&options=-c%20search_path%3Dmallory";
-    let lay_trap = format!(
-        "CREATE TABLE mallory.seen (who text, at timestamptz DEFAULT now()); \
+    let lay_trap = "CREATE TABLE mallory.seen (who text, at timestamptz DEFAULT now()); \
          GRANT INSERT ON mallory.seen TO PUBLIC; \
          CREATE TABLE mallory.gdid_authority (id SMALLINT NOT NULL PRIMARY KEY, \
            authority SMALLINT NOT NULL); \
@@ -701,8 +736,7 @@ fn a_role_shadowing_what_the_extension_reads_gets_no_other_role_and_no_superuser
          CREATE TRIGGER escalate BEFORE INSERT OR UPDATE ON mallory.gdid_authority \
            FOR EACH ROW EXECUTE FUNCTION mallory.escalate(); \
          CREATE TRIGGER escalate BEFORE INSERT OR UPDATE ON mallory.gdid_counters \
-           FOR EACH ROW EXECUTE FUNCTION mallory.escalate()"
-    );
+           FOR EACH ROW EXECUTE FUNCTION mallory.escalate()";
     // Each variant shadows one thing the extension read through SQL before.
     let variants = [
         // The port, put into the URL unescaped before: logs in as postgres.
@@ -759,7 +793,7 @@ fn a_role_shadowing_what_the_extension_reads_gets_no_other_role_and_no_superuser
     let runtime = runtime();
     runtime.block_on(async {
         let mut session = connect(&mallory).await;
-        session.execute(AssertSqlSafe(lay_trap)).await.unwrap();
+        session.execute(lay_trap).await.unwrap();
         session
             .execute(AssertSqlSafe(variants[0].clone()))
             .await

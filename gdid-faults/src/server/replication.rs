@@ -375,7 +375,8 @@ impl Replicas<Postgres> {
     /// statements ([`query`](Self::query)) run as `postgres` over the socket, as the servers'
     /// OS user; clients log in with [`url_as`](Self::url_as) as roles given a password. The
     /// server reads passwords for its own connections from [`passfile`](Self::passfile)
-    /// (`PGPASSFILE`). A stock set has no standbys.
+    /// (`PGPASSFILE`), and runs with `RUST_BACKTRACE=1`: an error of an extension in Rust that
+    /// carries a backtrace shows it (in its `DETAIL`). A stock set has no standbys.
     ///
     /// # Errors
     ///
@@ -413,12 +414,17 @@ impl Replicas<Postgres> {
             let data = primary.folder.join("data");
             write(&data.join("pg_hba.conf"), &stock.hba())?;
             write(&data.join("pg_ident.conf"), &stock.ident())?;
-            // `env PGPASSFILE=… postgres …`: env runs the server in its place (the same process).
+            // `env PGPASSFILE=… RUST_BACKTRACE=1 postgres …`: env runs the server in its place
+            // (the same process).
             let launch = &mut primary.launch;
             let mut passfile = OsString::from("PGPASSFILE=");
             passfile.push(primary.folder.join("pgpass"));
             let program = std::mem::replace(&mut launch.program, PathBuf::from("env"));
-            let mut args = vec![passfile, program.into_os_string()];
+            let mut args = vec![
+                passfile,
+                "RUST_BACKTRACE=1".into(),
+                program.into_os_string(),
+            ];
             args.append(&mut launch.args);
             launch.args = args;
         }
