@@ -909,8 +909,9 @@ fn a_role_without_the_grant_is_refused_by_postgresql() {
 
 /// An ordinary role issues ids after the DBA's set-up, both ways docs/interoperability.md gives:
 /// a peer map (no password anywhere), then a password in the server's passfile (pg_hba asking
-/// `gdid_issuer` for one). Names the engine refuses are refused before the store is touched, in
-/// one sentence. Before, a non-superuser's call failed whatever the set-up
+/// `gdid_issuer` for one), there with tables the DBA made (`gdid schema print`) and `gdid_issuer`
+/// given only `SELECT, INSERT, UPDATE` on them. Names the engine refuses are refused before the
+/// store is touched, in one sentence. Before, a non-superuser's call failed whatever the set-up
 /// (`unix_socket_directories` is superusers' to read) — seen failing so.
 #[test]
 fn an_ordinary_role_issues_ids_after_the_dbas_set_up() {
@@ -955,13 +956,27 @@ fn an_ordinary_role_issues_ids_after_the_dbas_set_up() {
         return;
     };
     server
-        .query(
-            0,
-            "CREATE ROLE gdid_issuer LOGIN PASSWORD 'issuer-pw'; \
-             GRANT CREATE, USAGE ON SCHEMA public TO gdid_issuer",
-        )
+        .query(0, "CREATE ROLE gdid_issuer LOGIN PASSWORD 'issuer-pw'")
         .unwrap();
     let app = login_role(&server, 0, "app", true);
+    // The tables made by the DBA (a superuser owns them), the issuer given no CREATE.
+    let binary = gdid_binary().unwrap_or_else(|e| panic!("{e}"));
+    let store = format!("{}?schema=public", server.url_as(0, "app", "app-pw"));
+    let ddl = Command::new(binary)
+        .args(["schema", "print", "--store", &store])
+        .output()
+        .unwrap();
+    assert!(ddl.status.success(), "{ddl:?}");
+    server
+        .query(0, &String::from_utf8_lossy(&ddl.stdout))
+        .unwrap();
+    server
+        .query(
+            0,
+            "GRANT SELECT, INSERT, UPDATE ON public.gdid_counters, public.gdid_authority \
+             TO gdid_issuer",
+        )
+        .unwrap();
     runtime.block_on(async {
         let mut session = connect(&app).await;
         // No passfile yet: refused (password authentication), saying what to do.
@@ -983,6 +998,16 @@ fn an_ordinary_role_issues_ids_after_the_dbas_set_up() {
             .unwrap();
         assert_eq!(id.0.to_string(), "0:1:1");
     });
+    assert_eq!(
+        server
+            .query(
+                0,
+                "SELECT string_agg(tablename || ' ' || tableowner, ', ' ORDER BY tablename) \
+                 FROM pg_tables WHERE tablename IN ('gdid_counters', 'gdid_authority')"
+            )
+            .unwrap(),
+        "gdid_authority postgres, gdid_counters postgres"
+    );
 }
 
 /// Two servers, `gdid.authority` 1 and 2, issue ids of one sequence: none twice (each store
