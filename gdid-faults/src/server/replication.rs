@@ -527,16 +527,6 @@ impl Replicas<Postgres> {
         self.query(i, "SELECT pg_reload_conf()").map(drop)
     }
 
-    /// The log of server `i` (`server.log` in its folder) as it is now.
-    ///
-    /// # Errors
-    ///
-    /// When there is no server `i` or the log cannot be read.
-    pub fn log(&self, i: usize) -> Result<String, String> {
-        let log = self.node(i)?.daemon.folder.join("server.log");
-        std::fs::read_to_string(&log).map_err(|e| format!("{}: {e}", log.display()))
-    }
-
     /// Adds a standby of server `upstream` (the primary or another standby, for a chain): a base
     /// backup of it with its WAL streamed, set to follow it (`-R`), started and caught up.
     /// Returns its index.
