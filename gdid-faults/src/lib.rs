@@ -17,6 +17,32 @@ pub mod store;
 pub mod url;
 
 pub use error::SetupError;
+
+/// The private server of `engine` of this test binary's [`PrivateServers`](server::PrivateServers),
+/// started with the others by the first test that asks (and removed when the binary ends);
+/// `None`, said skipped, when it is not installed here (a failure with `CI=true`). Each use is
+/// counted for the store (`gdid_testkit::ran`).
+///
+/// # Panics
+///
+/// When an installed server does not start.
+pub fn private_server(engine: server::Engine) -> Option<server::Server> {
+    static SERVERS: std::sync::OnceLock<server::PrivateServers> = std::sync::OnceLock::new();
+    let servers = SERVERS.get_or_init(|| {
+        server::PrivateServers::start()
+            .unwrap_or_else(|e| panic!("starting the private servers: {e}"))
+    });
+    match servers.get(engine) {
+        Ok(server) => {
+            gdid_testkit::ran(engine.name());
+            Some(server.clone())
+        }
+        Err(why) => {
+            gdid_testkit::unavailable(engine.name(), why);
+            None
+        }
+    }
+}
 pub use proxy::FaultProxy;
 pub use row::{Outcome, Row, Timing, duplicates};
 

@@ -3,7 +3,7 @@
 //! load the round trips the block size predicts. (Bad stored data is in `test_corrupt`, which
 //! stops no server.)
 //!
-//! MariaDB, PostgreSQL and the MongoDB test server are the suite's own ([`PrivateServers`]):
+//! MariaDB, PostgreSQL and the MongoDB test server are the suite's own (`PrivateServers`):
 //! started once for this test binary, stopped and started by the scenarios, removed at its end.
 //! The machine's servers keep running, the same processes, throughout.
 //!
@@ -11,13 +11,11 @@
 //! only counts of events, and bounds that only catch a hang.
 
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use gdid_faults::load::{self, Load};
-use gdid_faults::server::{
-    Engine, PrivateServers, Server, machine_servers, machine_servers_to_keep,
-};
+use gdid_faults::server::{Engine, Server, machine_servers, machine_servers_to_keep};
 use gdid_faults::{gdid_binary, scenarios};
 use gdid_testkit::sqlite_url;
 
@@ -37,24 +35,9 @@ fn one_at_a_time() -> MutexGuard<'static, ()> {
     SERVERS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The suite's private server of `engine`, started with the others by the first test that asks
-/// (and removed when this test binary ends); `None`, said skipped, when it is not installed here
-/// (a failure with `CI=true`).
+/// The suite's private server of `engine` ([`gdid_faults::private_server`]).
 fn private(engine: Engine) -> Option<Server> {
-    static SERVERS: OnceLock<PrivateServers> = OnceLock::new();
-    let servers = SERVERS.get_or_init(|| {
-        PrivateServers::start().unwrap_or_else(|e| panic!("starting the private servers: {e}"))
-    });
-    match servers.get(engine) {
-        Ok(server) => {
-            gdid_testkit::ran(engine.name());
-            Some(server.clone())
-        }
-        Err(why) => {
-            gdid_testkit::unavailable(engine.name(), why);
-            None
-        }
-    }
+    gdid_faults::private_server(engine)
 }
 
 #[test]

@@ -7,30 +7,15 @@
 //! not changed. Build the command first (`cargo build -p gdid-cli`): some tests run `gdid`.
 
 use std::process::Command;
-use std::sync::OnceLock;
 
 use gdid::{IdGenerator, Store};
 use gdid_faults::gdid_binary;
-use gdid_faults::server::{Engine, PostgresReplicas, PrivateServers, Server};
+use gdid_faults::server::{Engine, PostgresReplicas, Server};
 use sqlx::{AssertSqlSafe, Connection, Executor};
 
-/// The suite's private server of `engine`; `None`, said skipped, when it is not installed here
-/// (a failure with `CI=true`).
+/// The suite's private server of `engine` ([`gdid_faults::private_server`]).
 fn private(engine: Engine) -> Option<Server> {
-    static SERVERS: OnceLock<PrivateServers> = OnceLock::new();
-    let servers = SERVERS.get_or_init(|| {
-        PrivateServers::start().unwrap_or_else(|e| panic!("starting the private servers: {e}"))
-    });
-    match servers.get(engine) {
-        Ok(server) => {
-            gdid_testkit::ran(engine.name());
-            Some(server.clone())
-        }
-        Err(why) => {
-            gdid_testkit::unavailable(engine.name(), why);
-            None
-        }
-    }
+    gdid_faults::private_server(engine)
 }
 
 fn block_on<F: Future>(future: F) -> F::Output {
@@ -147,8 +132,8 @@ fn two_roles_with_schemas_of_their_own_share_one_store() {
     assert_eq!(svc_tables, 0);
 }
 
-/// Gdid tables visible in two schemas of a role's path are refused, naming both; the URL's
-/// `schema=` picks one.
+/// Gdid tables visible in two schemas of a role's path are refused, naming both, and so are
+/// tables only in schemas the path does not reach; the URL's `schema=` picks one.
 #[test]
 fn tables_in_two_schemas_of_the_path_are_refused_and_schema_picks_one() {
     let Some(dba) = postgres_database("two_schemas") else {
@@ -159,6 +144,9 @@ fn tables_in_two_schemas_of_the_path_are_refused_and_schema_picks_one() {
         &[
             "CREATE ROLE lena LOGIN PASSWORD 'pw'",
             "CREATE SCHEMA lena AUTHORIZATION lena",
+            "CREATE ROLE otto LOGIN PASSWORD 'pw'",
+            "CREATE SCHEMA otto AUTHORIZATION otto",
+            "ALTER ROLE otto SET search_path = otto",
         ],
     ));
     gdid(&["schema", "apply", "--store", &dba]);
@@ -180,6 +168,15 @@ fn tables_in_two_schemas_of_the_path_are_refused_and_schema_picks_one() {
             .to_string();
         assert!(
             refused.contains("more than one schema") && refused.contains("\"lena\" and \"public\""),
+            "{refused}"
+        );
+        // otto's path reaches neither: his store would be a second one beside them.
+        let refused = Store::open(&as_role(&dba, "otto", "two_schemas"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            refused.contains("does not reach") && refused.contains("\"lena\" and \"public\""),
             "{refused}"
         );
     });

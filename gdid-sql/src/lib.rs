@@ -78,7 +78,7 @@ pub use gdid_engine::windows::{AgentReport, Window};
 pub use gdid_engine::{LayoutError, Pick, RangeLayout};
 pub use numbering::SqlNumberRecord;
 #[cfg(feature = "postgres")]
-pub use pg_session::{AmbiguousSchema, PgSchema, UntrustedTable};
+pub use pg_session::{AmbiguousSchema, PgSchema, UnreachedSchema, UntrustedTable};
 pub use schema::{Schema, SchemaRefused};
 pub use sharded::{SqlRanges, SqlShardedCounter};
 pub use store::{Dialect, SqlStore, reachable};

@@ -10,7 +10,9 @@
 //!   resolved once, on the store's first connection, from that role's `search_path`: the schema
 //!   that holds the gdid tables, or, when none does, the one `CREATE TABLE` would use. Tables
 //!   visible in two schemas of the path are refused, naming both: two roles with schemas of
-//!   their own would otherwise each make tables of their own and issue the same ids. Every
+//!   their own would otherwise each make tables of their own and issue the same ids; so are
+//!   tables only in schemas the path does not reach, for the same reason (the URL then names the
+//!   schema, to share them or to have a store of its own). Every
 //!   connection's `search_path` is then `pg_catalog, "schema", pg_temp`: built-in functions and
 //!   operators cannot be shadowed, and a temporary table cannot stand in for a gdid table; the
 //!   DDL names the schema outright ([`crate::schema`]).
@@ -182,6 +184,22 @@ async fn resolve(connection: &mut PgConnection) -> Result<String, sqlx::Error> {
     match holding.as_slice() {
         [one] => Ok(one.clone()),
         [] => {
+            let elsewhere: Vec<String> = sqlx::query_scalar(
+                "SELECT DISTINCT n.nspname::text FROM pg_catalog.pg_class c \
+                 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE c.relname = ANY($1) AND c.relkind IN ('r', 'p') \
+                 AND n.nspname NOT LIKE 'pg\\_temp\\_%' \
+                 AND n.nspname NOT LIKE 'pg\\_toast\\_temp\\_%' \
+                 ORDER BY 1",
+            )
+            .bind(&names)
+            .fetch_all(&mut *connection)
+            .await?;
+            if !elsewhere.is_empty() {
+                return Err(sqlx::Error::Configuration(Box::new(UnreachedSchema(
+                    elsewhere,
+                ))));
+            }
             let current: Option<String> =
                 sqlx::query_scalar("SELECT pg_catalog.current_schema()::text")
                     .fetch_one(&mut *connection)
@@ -208,6 +226,18 @@ async fn resolve(connection: &mut PgConnection) -> Result<String, sqlx::Error> {
     .0.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(" and ")
 )]
 pub struct AmbiguousSchema(pub Vec<String>);
+
+/// The gdid tables are in schemas of the database that the role's `search_path` does not reach,
+/// and the URL names none: making tables of its own would be a second store beside them, whose
+/// ids the first store's could repeat.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the gdid tables of this database are in schema {}, which this role's search_path does not \
+     reach: name the schema to use with schema= in the store's URL (that one to share its ids, \
+     another for a store of this role's own)",
+    .0.iter().map(|s| format!("{s:?}")).collect::<Vec<_>>().join(" and ")
+)]
+pub struct UnreachedSchema(pub Vec<String>);
 
 /// A gdid table the store refuses to use: owned by a role it cannot trust, or running code of
 /// its owner's choosing at every write.

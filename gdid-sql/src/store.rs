@@ -160,10 +160,8 @@ impl SqlStore {
         match self {
             #[cfg(feature = "postgres")]
             SqlStore::Postgres(pool, schema) => {
-                if schema.name().is_none() {
-                    reachable(pool).await?;
-                    drop(pool.acquire().await?);
-                }
+                reachable(pool).await?;
+                schema.settle_pool(pool).await?;
                 Ok(schema.name().map(str::to_owned))
             }
             #[allow(unreachable_patterns)]
