@@ -123,6 +123,7 @@ pub(crate) const ALL: [&Table; 7] = [
 ];
 
 /// The names of every gdid table.
+#[cfg(feature = "postgres")]
 pub(crate) fn table_names() -> impl Iterator<Item = &'static str> {
     ALL.iter().map(|table| table.name)
 }

@@ -55,6 +55,7 @@ pub fn fresh_scope(test: &str) -> String {
 pub async fn execute(store: &SqlStore, sql: String) {
     let sql = sqlx::AssertSqlSafe(sql);
     #[cfg(feature = "postgres")]
+    #[allow(irrefutable_let_patterns)] // with the PostgreSQL driver alone
     if let SqlStore::Postgres(pool, _) = store {
         let schema = store.schema().await.unwrap().unwrap();
         let mut transaction = pool.begin().await.unwrap();
