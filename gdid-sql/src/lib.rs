@@ -56,6 +56,7 @@ compile_error!("gdid-sql needs one of its features at least: mysql, postgres, sq
 mod authority;
 mod counter;
 mod counters;
+mod dialect;
 mod durability;
 mod error;
 mod lineage;
@@ -68,10 +69,12 @@ mod sharded_rows;
 mod statement;
 mod store;
 mod stored;
+mod tables;
 mod windows;
 
 pub use authority::SqlAuthority;
 pub use counter::SqlCounter;
+pub use dialect::Dialect;
 pub use error::{Error, is_duplicate_key};
 pub use gdid_engine::redact;
 pub use gdid_engine::windows::{AgentReport, Window};
@@ -79,7 +82,8 @@ pub use gdid_engine::{LayoutError, Pick, RangeLayout};
 pub use numbering::SqlNumberRecord;
 #[cfg(feature = "postgres")]
 pub use pg_session::{AmbiguousSchema, PgSchema, UnreachedSchema, UntrustedTable};
-pub use schema::{Schema, SchemaRefused};
+pub use schema::SchemaRefused;
 pub use sharded::{SqlRanges, SqlShardedCounter};
-pub use store::{Dialect, SqlStore, reachable};
+pub use store::{SqlStore, reachable};
+pub use tables::Schema;
 pub use windows::{AgentError, SqlWindowGenerator, WindowAgent};

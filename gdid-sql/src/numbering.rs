@@ -18,10 +18,10 @@ use tokio::sync::OnceCell;
 
 use crate::counters::driver_error;
 use crate::lineage::LineageSql;
-use crate::schema;
 use crate::statement::{sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_in};
+use crate::{schema, tables};
 
 /// Where a SQL store keeps its authority number. Cheap to clone (clones share what they know of
 /// the schema).
@@ -54,7 +54,7 @@ impl SqlNumberRecord {
     pub async fn ensure_schema(&self) -> Result<(), sqlx::Error> {
         self.schema
             .get_or_try_init(|| {
-                schema::ensure(&self.store, &[&schema::COUNTERS, &schema::AUTHORITY])
+                schema::ensure(&self.store, &[&tables::COUNTERS, &tables::AUTHORITY])
             })
             .await
             .map(drop)

@@ -15,7 +15,7 @@
 //!   schema, to share them or to have a store of its own). Every
 //!   connection's `search_path` is then `pg_catalog, "schema", pg_temp`: built-in functions and
 //!   operators cannot be shadowed, and a temporary table cannot stand in for a gdid table; the
-//!   DDL names the schema outright ([`crate::schema`]).
+//!   DDL names the schema outright ([`crate::tables`]).
 //! - **Tables of a trusted owner, running no code.** Before a store uses its tables, it refuses
 //!   one owned by a role that is not a superuser, the database's owner or a role the store's
 //!   role is a member of (whoever holds it could move the counters back), and one carrying a
@@ -28,7 +28,7 @@ use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
 use sqlx::{ConnectOptions, Connection};
 use tokio::sync::OnceCell;
 
-use crate::schema::{quote_identifier, table_names};
+use crate::tables::{quote_identifier, table_names};
 
 /// The schema of a PostgreSQL store's gdid tables: asked for in its URL (`schema=NAME`), or
 /// resolved on its first connection ([`SqlStore::connect`](crate::SqlStore::connect) says how).

@@ -15,13 +15,13 @@
 use sqlx::AssertSqlSafe;
 
 use crate::lineage::LineageSql;
-use crate::schema;
 use crate::statement::{sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_guard};
+use crate::{schema, tables};
 
 pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
-    schema::ensure(store, &[&schema::RANGE_LAYOUTS, &schema::RANGES]).await
+    schema::ensure(store, &[&tables::RANGE_LAYOUTS, &tables::RANGES]).await
 }
 
 /// `INSERT … VALUES (…)` that does nothing when the key exists, on any dialect.

@@ -3,12 +3,12 @@
 
 use sqlx::AssertSqlSafe;
 
-use crate::store::Dialect;
+use crate::dialect::Dialect;
 
-/// Runs `$body` with `$pool` bound to a [`SqlStore`]'s pool, whatever its dialect: one piece of
-/// sqlx code for MySQL/MariaDB, PostgreSQL and SQLite (it is compiled once per pool type). With
-/// the three drivers only (the default features): a match written in another crate cannot ask
-/// which of this crate's features are on.
+/// Runs `$body` with `$pool` bound to a [`SqlStore`](crate::SqlStore)'s pool, whatever its
+/// dialect: one piece of sqlx code for MySQL/MariaDB, PostgreSQL and SQLite (it is compiled once
+/// per pool type). With the three drivers only (the default features): a match written in
+/// another crate cannot ask which of this crate's features are on.
 ///
 /// ```no_run
 /// use gdid_sql::{SqlStore, with_pool};

@@ -14,21 +14,10 @@ use sqlx::{ConnectOptions, Connection};
 
 use gdid_engine::redact;
 
+pub use crate::dialect::Dialect;
 use crate::error::Error;
 #[cfg(feature = "postgres")]
 pub use crate::pg_session::PgSchema;
-use crate::schema::Schema;
-
-/// Which SQL dialect a store speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    /// MySQL or MariaDB.
-    MySql,
-    /// PostgreSQL.
-    Postgres,
-    /// SQLite (a file).
-    Sqlite,
-}
 
 /// A pool of connections to one database. Cheap to clone. Each variant is there with its
 /// driver's feature (`mysql`, `postgres`, `sqlite`; all three by default).
@@ -167,31 +156,6 @@ impl SqlStore {
             #[allow(unreachable_patterns)]
             _ => Ok(None),
         }
-    }
-
-    /// The DDL of every gdid table in this store's dialect and schema, current version: what a
-    /// DBA reads and applies (`gdid schema print`) before an application role with only
-    /// `SELECT, INSERT, UPDATE` on the tables opens the store. See [`Schema`].
-    ///
-    /// # Errors
-    ///
-    /// As [`schema`](Self::schema), for a PostgreSQL store.
-    pub async fn schema_sql(&self) -> Result<Schema, Error> {
-        let schema = self.schema().await.map_err(Error::Schema)?;
-        Ok(Schema::of(self.dialect(), schema.as_deref()))
-    }
-
-    /// Makes every gdid table current in this store (`gdid schema apply`): each statement of
-    /// [`schema_sql`](Self::schema_sql), idempotent, then each table checked as a store opening
-    /// it checks it.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Schema`] with the driver's error.
-    pub async fn apply_schema(&self) -> Result<(), Error> {
-        crate::schema::ensure(self, &crate::schema::ALL)
-            .await
-            .map_err(Error::Schema)
     }
 }
 

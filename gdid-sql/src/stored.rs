@@ -8,7 +8,7 @@ use std::ops::RangeInclusive;
 
 use gdid_engine::backend::StoredInt;
 
-use crate::store::Dialect;
+use crate::dialect::Dialect;
 
 /// SQL giving `column` as `"<storage class> <value>"`: `integer 42`, and on SQLite, which stores
 /// any type in any column, also `text 'abc'`, `real 1.5` or `null NULL`.

@@ -11,10 +11,10 @@ use sqlx::AssertSqlSafe;
 
 use crate::error::is_duplicate_key;
 use crate::lineage::LineageSql;
-use crate::schema;
 use crate::statement::{sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
 use crate::stored::{described, integer_guard, integer_in};
+use crate::{schema, tables};
 
 fn to_u64(value: i64, what: &str) -> Result<u64, sqlx::Error> {
     u64::try_from(value).map_err(|_| {
@@ -158,9 +158,9 @@ impl WindowShard for SqlStore {
         schema::ensure(
             self,
             &[
-                &schema::WINDOWS,
-                &schema::WINDOW_CLAIMS,
-                &schema::WINDOW_STORE,
+                &tables::WINDOWS,
+                &tables::WINDOW_CLAIMS,
+                &tables::WINDOW_STORE,
             ],
         )
         .await
