@@ -13,7 +13,11 @@ struct PostgresSettings {
     in_recovery: bool,
     fsync: String,
     full_page_writes: String,
+    /// On the store's own connections, which raise `off` and `local` to `on`.
     synchronous_commit: String,
+    /// What the server, database and role give every other session (`pg_settings.reset_val`);
+    /// empty when not read.
+    configured_commit: String,
     synchronous_standby_names: String,
     /// Each streaming standby: its name and `sync_state` (`None`: not shown to this role).
     standbys: Vec<(String, Option<String>)>,
@@ -24,7 +28,8 @@ pub(super) async fn read(pool: &PgPool) -> Result<Durability, sqlx::Error> {
     let row = sqlx::query(
         "SELECT current_setting('server_version'), pg_is_in_recovery(), \
          current_setting('fsync'), current_setting('full_page_writes'), \
-         current_setting('synchronous_commit'), current_setting('synchronous_standby_names')",
+         current_setting('synchronous_commit'), current_setting('synchronous_standby_names'), \
+         (SELECT reset_val FROM pg_catalog.pg_settings WHERE name = 'synchronous_commit')",
     )
     .fetch_one(&mut *connection)
     .await?;
@@ -41,6 +46,7 @@ pub(super) async fn read(pool: &PgPool) -> Result<Durability, sqlx::Error> {
         full_page_writes: row.try_get(3)?,
         synchronous_commit: row.try_get(4)?,
         synchronous_standby_names: row.try_get(5)?,
+        configured_commit: row.try_get::<Option<String>, _>(6)?.unwrap_or_default(),
         standbys: standbys
             .iter()
             .map(|standby| Ok((standby.try_get(0)?, standby.try_get(1)?)))
@@ -77,10 +83,19 @@ fn judge_postgres(s: &PostgresSettings) -> Durability {
     let waits_for_standbys = !s.synchronous_standby_names.trim().is_empty();
     let commit = s.synchronous_commit.as_str();
     let waits_remote = matches!(commit, "on" | "remote_write" | "remote_apply");
+    // The store's connections raise `off` and `local` (pg_session): the value judged is theirs,
+    // the one shown says both.
+    let configured = s.configured_commit.as_str();
+    let raised = !configured.is_empty() && configured != commit;
+    let shown = if raised {
+        format!("{configured}, raised to {commit} by gdid's connections")
+    } else {
+        commit.to_owned()
+    };
     settings.push(match commit {
         "off" => Setting::new(
             "synchronous_commit",
-            commit,
+            shown,
             Verdict::IssuedAgain,
             "a commit is acknowledged before its write-ahead log is flushed: a crash loses the \
              last ones (up to three times wal_writer_delay), whose ids are issued again; set \
@@ -88,7 +103,7 @@ fn judge_postgres(s: &PostgresSettings) -> Durability {
         ),
         "local" if waits_for_standbys && !s.standbys.is_empty() => Setting::new(
             "synchronous_commit",
-            commit,
+            shown,
             Verdict::LostOnFailover,
             format!(
                 "a commit is flushed here but waits for no standby, although \
@@ -96,17 +111,23 @@ fn judge_postgres(s: &PostgresSettings) -> Durability {
                  received ({FAILOVER_COST}); set synchronous_commit = on or remote_apply"
             ),
         ),
-        _ => Setting::new(
-            "synchronous_commit",
-            commit,
-            Verdict::Safe,
-            if waits_for_standbys && waits_remote {
+        _ => {
+            let acknowledged = if waits_for_standbys && waits_remote {
                 "a commit is acknowledged once flushed here and received by the synchronous \
                  standbys (remote_write: written, not yet flushed, on them)"
             } else {
                 "a commit is acknowledged once flushed here"
-            },
-        ),
+            };
+            let meaning = if raised {
+                format!(
+                    "{acknowledged}: gdid's connections raise {configured} to {commit} for their \
+                     own commits (other sessions keep {configured})"
+                )
+            } else {
+                acknowledged.to_owned()
+            };
+            Setting::new("synchronous_commit", shown, Verdict::Safe, meaning)
+        }
     });
 
     let names = if waits_for_standbys {
@@ -246,6 +267,28 @@ mod tests {
             let report = judge_postgres(&s);
             assert_eq!(verdict_of(&report, name), Verdict::IssuedAgain, "{report}");
             assert_eq!(report.at_risk().count(), 1, "{report}");
+        }
+    }
+
+    #[test]
+    fn a_commit_setting_the_stores_connections_raise_is_safe_and_shown_as_configured() {
+        for configured in ["off", "local"] {
+            let mut s = safe_postgres();
+            s.configured_commit = configured.into();
+            s.synchronous_standby_names = "*".into();
+            s.standbys = vec![("s0".into(), Some("sync".into()))];
+            let report = judge_postgres(&s);
+            assert!(report.is_safe(), "{report}");
+            let shown = &report
+                .settings
+                .iter()
+                .find(|setting| setting.name == "synchronous_commit")
+                .unwrap()
+                .value;
+            assert_eq!(
+                *shown,
+                format!("{configured}, raised to on by gdid's connections")
+            );
         }
     }
 
