@@ -167,39 +167,33 @@ async fn set_up(connection: &mut PgConnection, schema: &PgSchema) -> Result<(), 
 }
 
 /// The schema of the role's `search_path` that holds the gdid tables, or the one `CREATE TABLE`
-/// would use when none does.
+/// would use when none does. One statement finds every schema holding them, on the path or
+/// not: two would race with a store making the tables meanwhile.
 async fn resolve(connection: &mut PgConnection) -> Result<String, sqlx::Error> {
     let names: Vec<&str> = table_names().collect();
-    let holding: Vec<String> = sqlx::query_scalar(
-        "SELECT n.nspname::text FROM pg_catalog.pg_class c \
+    let holding: Vec<(String, bool)> = sqlx::query_as(
+        "SELECT n.nspname::text, \
+           pg_catalog.array_position(pg_catalog.current_schemas(false), n.nspname) IS NOT NULL \
+         FROM pg_catalog.pg_class c \
          JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
          WHERE c.relname = ANY($1) AND c.relkind IN ('r', 'p') \
-         AND n.nspname = ANY(pg_catalog.current_schemas(false)) \
+         AND n.nspname NOT LIKE 'pg\\_temp\\_%' \
+         AND n.nspname NOT LIKE 'pg\\_toast\\_temp\\_%' \
          GROUP BY n.nspname \
-         ORDER BY pg_catalog.array_position(pg_catalog.current_schemas(false), n.nspname)",
+         ORDER BY pg_catalog.array_position(pg_catalog.current_schemas(false), n.nspname), 1",
     )
     .bind(&names)
     .fetch_all(&mut *connection)
     .await?;
-    match holding.as_slice() {
+    let (on_path, elsewhere): (Vec<_>, Vec<_>) =
+        holding.into_iter().partition(|(_, on_path)| *on_path);
+    let on_path: Vec<String> = on_path.into_iter().map(|(schema, _)| schema).collect();
+    match on_path.as_slice() {
         [one] => Ok(one.clone()),
+        [] if !elsewhere.is_empty() => Err(sqlx::Error::Configuration(Box::new(UnreachedSchema(
+            elsewhere.into_iter().map(|(schema, _)| schema).collect(),
+        )))),
         [] => {
-            let elsewhere: Vec<String> = sqlx::query_scalar(
-                "SELECT DISTINCT n.nspname::text FROM pg_catalog.pg_class c \
-                 JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
-                 WHERE c.relname = ANY($1) AND c.relkind IN ('r', 'p') \
-                 AND n.nspname NOT LIKE 'pg\\_temp\\_%' \
-                 AND n.nspname NOT LIKE 'pg\\_toast\\_temp\\_%' \
-                 ORDER BY 1",
-            )
-            .bind(&names)
-            .fetch_all(&mut *connection)
-            .await?;
-            if !elsewhere.is_empty() {
-                return Err(sqlx::Error::Configuration(Box::new(UnreachedSchema(
-                    elsewhere,
-                ))));
-            }
             let current: Option<String> =
                 sqlx::query_scalar("SELECT pg_catalog.current_schema()::text")
                     .fetch_one(&mut *connection)
