@@ -33,6 +33,7 @@
 //! | serde (feature `serde`) | readable: colon text; binary: 12 bytes; `serde` module helpers (`Option<Gdid>`: `::option`) | |
 //! | BSON (feature `bson`) | `Binary` subtype `0x80` by every path, plain fields included; `bson::binary` | 12 bytes |
 //! | SQL (features `sqlx-mysql`, `sqlx-postgres`, `sqlx-sqlite`) | sqlx `Type`/`Encode`/`Decode` | `BINARY(12)`/`BYTEA`/`BLOB` |
+//! | property tests and fuzzing (features `proptest`, `arbitrary`) | `proptest` module strategies (`any_gdid`, `gdid_of_era`, `gdid_of_authority`, `increasing`); `arbitrary::Arbitrary` from 12 bytes | |
 //! | ORMs and drivers (features `diesel`, `sea-orm`, `postgres-types`) | diesel `ToSql`/`FromSql`/`AsExpression`, sea-orm column type (primary keys too), postgres-types `ToSql`/`FromSql` | `BINARY(12)`/`BYTEA`/`BLOB` |
 //!
 //! Every decoder returns a typed error that says what was wrong and where, and never panics.
@@ -42,8 +43,8 @@
 //! With default features off the crate pulls no async runtime and no database driver, and needs
 //! no standard library: it is `no_std` (with `alloc`) unless the default feature `std` is on, and
 //! the value type with every codec (text, hex, bytes, LEB128, compact, ELink, and serde with
-//! `--features serde`) works without it. Every other feature (`bson`, the SQL and ORM ones) turns
-//! `std` on. The engine that issues ids is the `gdid-engine` crate.
+//! `--features serde`) works without it. Every other feature (`bson`, the SQL and ORM ones,
+//! `proptest`, `arbitrary`) turns `std` on. The engine that issues ids is the `gdid-engine` crate.
 #![deny(missing_docs, missing_debug_implementations)]
 #![doc(test(attr(deny(warnings))))]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -75,6 +76,9 @@ pub use external::serde_support as serde;
 #[cfg(feature = "bson")]
 pub use external::bson_support as bson;
 
+#[cfg(feature = "proptest")]
+pub use external::proptest_support as proptest;
+
 /// The examples of the README and of docs/interoperability.md, run as doc tests (with
 /// `--all-features`, as `scripts/test` runs them: the ORM sections need theirs).
 #[cfg(all(
@@ -83,7 +87,9 @@ pub use external::bson_support as bson;
     feature = "sqlx-mysql",
     feature = "diesel",
     feature = "sea-orm",
-    feature = "postgres-types"
+    feature = "postgres-types",
+    feature = "proptest",
+    feature = "arbitrary"
 ))]
 #[doc = include_str!("../../README.md")]
 #[doc = include_str!("../../docs/interoperability.md")]

@@ -1,15 +1,8 @@
 //! Property tests: every form round-trips, `Ord` is byte order, decoders never panic.
 
-use gdid_core::{AUTHORITY_MAX, COUNTER_MAX, DecodeError, Gdid};
+use gdid_core::proptest::{any_gdid, gdid_of_authority, gdid_of_era, increasing};
+use gdid_core::{DecodeError, Gdid};
 use proptest::prelude::*;
-
-/// Any valid id, with extra weight on the small values that the variable-length forms favour.
-fn any_gdid() -> impl Strategy<Value = Gdid> {
-    let era = prop_oneof![0..300u32, any::<u32>()];
-    let counter = prop_oneof![0..100_000u64, 0..=COUNTER_MAX];
-    (era, 0..=AUTHORITY_MAX, counter)
-        .prop_map(|(era, authority, counter)| Gdid::from_parts(era, authority, counter).unwrap())
-}
 
 /// A variable-length form: its name, its encoder into a `Vec`, its encoded length, its decoder.
 type VarintForm = (
@@ -76,6 +69,18 @@ proptest! {
             a.cmp_ignoring_authority(&b),
             (a.era(), a.counter()).cmp(&(b.era(), b.counter()))
         );
+    }
+
+    #[test]
+    fn the_strategies_keep_their_word(
+        of_era in gdid_of_era(7),
+        of_authority in gdid_of_authority(3),
+        run in increasing(2..40),
+    ) {
+        prop_assert_eq!(of_era.era(), 7);
+        prop_assert_eq!(of_authority.authority(), 3);
+        prop_assert!(run.len() >= 2);
+        prop_assert!(run.windows(2).all(|pair| pair[0] < pair[1]));
     }
 
     #[test]

@@ -116,6 +116,27 @@ pub use gdid_core::{
     GdidSymbol, InvalidLength, InvalidParts, ParseAnyError, ParseError,
 };
 
+/// A `Gdid` literal, parsed at compile time (gdid-core's `gdid!`).
+///
+/// ```
+/// use gdid::{Gdid, gdid};
+///
+/// const ROOT: Gdid = gdid!("0:1:7");
+/// assert_eq!(ROOT.counter(), 7);
+/// assert_eq!(gdid!("00000000100000000000002a"), Gdid::from_parts(0, 1, 42).unwrap());
+/// ```
+///
+/// An invalid literal does not compile (authority 16 is past 15):
+///
+/// ```compile_fail
+/// const BAD: gdid::Gdid = gdid::gdid!("1:16:1");
+/// ```
+pub use gdid_core::gdid;
+
+/// proptest strategies of ids (feature `proptest`; gdid-core's `proptest`).
+#[cfg(feature = "proptest")]
+pub use gdid_core::proptest;
+
 /// The engine (gdid-engine): generators, their configuration and errors at its root; a backend
 /// author's API in `engine::backend`.
 #[cfg(feature = "engine")]

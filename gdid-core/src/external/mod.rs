@@ -24,3 +24,9 @@ mod sea_orm_support;
 
 #[cfg(any(feature = "sqlx-postgres", feature = "postgres-types"))]
 pub(crate) mod native_postgres;
+
+#[cfg(feature = "arbitrary")]
+mod arbitrary_support;
+
+#[cfg(feature = "proptest")]
+pub mod proptest_support;
