@@ -26,19 +26,7 @@ use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
 /// `postgres` database; `None`, said skipped, when PostgreSQL or the extension is not installed here
 /// (a failure with `CI=true`).
 fn server(standbys: usize) -> Option<PostgresReplicas> {
-    if let Err(why) = PostgresReplicas::installed() {
-        gdid_testkit::unavailable("PostgreSQL", &why);
-        return None;
-    }
-    let mut replicas = PostgresReplicas::start().unwrap_or_else(|e| panic!("starting: {e}"));
-    if let Err(why) = replicas.query(0, "CREATE EXTENSION gdid") {
-        gdid_testkit::unavailable(
-            "PostgreSQL",
-            &format!("the gdid extension is not installed (scripts/pg-extension install): {why}"),
-        );
-        return None;
-    }
-    gdid_testkit::ran("PostgreSQL");
+    let mut replicas = with_extension(PostgresReplicas::start)?;
     // The role gdid_next's connection logs in as (the servers trust every local role).
     replicas
         .query(
@@ -51,6 +39,28 @@ fn server(standbys: usize) -> Option<PostgresReplicas> {
             .add_standby(0)
             .unwrap_or_else(|e| panic!("adding a standby: {e}"));
     }
+    Some(replicas)
+}
+
+/// A private primary started by `start`, with the extension created in its `postgres`
+/// database; `None`, said skipped, when PostgreSQL or the extension is not installed here (a
+/// failure with `CI=true`).
+fn with_extension(
+    start: impl FnOnce() -> Result<PostgresReplicas, String>,
+) -> Option<PostgresReplicas> {
+    if let Err(why) = PostgresReplicas::installed() {
+        gdid_testkit::unavailable("PostgreSQL", &why);
+        return None;
+    }
+    let replicas = start().unwrap_or_else(|e| panic!("starting: {e}"));
+    if let Err(why) = replicas.query(0, "CREATE EXTENSION gdid") {
+        gdid_testkit::unavailable(
+            "PostgreSQL",
+            &format!("the gdid extension is not installed (scripts/pg-extension install): {why}"),
+        );
+        return None;
+    }
+    gdid_testkit::ran("PostgreSQL");
     Some(replicas)
 }
 
@@ -605,20 +615,7 @@ fn a_session_holds_blocks_of_at_most_1000_sequences_on_one_connection() {
 /// started with `settings` too, the extension created in its `postgres` database; `None`, said
 /// skipped, as [`server`] says.
 fn stock_server(settings: &[&str]) -> Option<PostgresReplicas> {
-    if let Err(why) = PostgresReplicas::installed() {
-        gdid_testkit::unavailable("PostgreSQL", &why);
-        return None;
-    }
-    let mut replicas =
-        PostgresReplicas::start_stock(settings).unwrap_or_else(|e| panic!("starting: {e}"));
-    if let Err(why) = replicas.query(0, "CREATE EXTENSION gdid") {
-        gdid_testkit::unavailable(
-            "PostgreSQL",
-            &format!("the gdid extension is not installed (scripts/pg-extension install): {why}"),
-        );
-        return None;
-    }
-    gdid_testkit::ran("PostgreSQL");
+    let mut replicas = with_extension(|| PostgresReplicas::start_stock(settings))?;
     replicas
         .query(0, "ALTER SYSTEM SET shared_preload_libraries = 'gdid'")
         .unwrap();
