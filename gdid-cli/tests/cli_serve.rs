@@ -560,16 +560,17 @@ fn sighup_reloads_the_tokens_without_dropping_a_connection() {
                 .success()
         );
     };
+    // Asks on `connection` with `token` until the answer is `status`, for 5 s at most.
+    let until = |connection: &mut TcpStream, token: &str, status: u16, why: &str| {
+        let began = std::time::Instant::now();
+        while authority_status(connection, token) != status {
+            assert!(began.elapsed() < std::time::Duration::from_secs(5), "{why}");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    };
     hangup(&server);
-    let began = std::time::Instant::now();
     // The same connection, open across the reload: the new token in, the old one out.
-    while authority_status(&mut connection, new) != 200 {
-        assert!(
-            began.elapsed() < std::time::Duration::from_secs(5),
-            "not reloaded"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    until(&mut connection, new, 200, "not reloaded");
     assert_eq!(authority_status(&mut connection, old), 401);
 
     // A file that cannot be used keeps the tokens it still lists, and refuses the others.
@@ -579,14 +580,12 @@ fn sighup_reloads_the_tokens_without_dropping_a_connection() {
     assert_eq!(authority_status(&mut connection, new), 200);
     std::fs::write(&tokens, "short shop\n").unwrap();
     hangup(&server);
-    let began = std::time::Instant::now();
-    while authority_status(&mut connection, new) != 401 {
-        assert!(
-            began.elapsed() < std::time::Duration::from_secs(5),
-            "a token the broken file no longer lists is still accepted"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    until(
+        &mut connection,
+        new,
+        401,
+        "a token the broken file no longer lists is still accepted",
+    );
     assert!(
         matches!(server.0.try_wait(), Ok(None)),
         "the server stopped"

@@ -297,6 +297,17 @@ fn client_from(source: &str) -> reqwest::Client {
         .unwrap()
 }
 
+/// Sends a token holder's `request` and asserts that it was answered 200 within a second.
+async fn served_at_once(request: reqwest::RequestBuilder) {
+    let began = Instant::now();
+    let status = request.send().await.map(|reply| reply.status().as_u16());
+    assert!(
+        matches!(status, Ok(200)) && began.elapsed() < Duration::from_secs(1),
+        "the token holder waited {:?} for {status:?}",
+        began.elapsed()
+    );
+}
+
 #[tokio::test]
 async fn hosts_keeping_connections_with_requests_without_a_token_leave_room_for_a_token() {
     let server = server().await;
@@ -318,19 +329,13 @@ async fn hosts_keeping_connections_with_requests_without_a_token_leave_room_for_
     // A token holder, on a new connection each time, is served at once.
     let holder = client_from("127.0.0.1");
     for _ in 0..5 {
-        let began = Instant::now();
-        let reply = holder
-            .post(format!("{}/v1/blocks", server.url))
-            .bearer_auth(common::ALL)
-            .body(r#"{"scope":"shop","sequence":"orders","size":10}"#)
-            .send()
-            .await;
-        let status = reply.map(|reply| reply.status().as_u16());
-        assert!(
-            matches!(status, Ok(200)) && began.elapsed() < Duration::from_secs(1),
-            "the token holder waited {:?} for {status:?}",
-            began.elapsed()
-        );
+        served_at_once(
+            holder
+                .post(format!("{}/v1/blocks", server.url))
+                .bearer_auth(common::ALL)
+                .body(r#"{"scope":"shop","sequence":"orders","size":10}"#),
+        )
+        .await;
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     stop.store(true, Ordering::Relaxed);
@@ -449,18 +454,12 @@ async fn silent_hosts_holding_every_place_make_room_for_a_token_holder() {
     // that showed no token gives its place up.
     let holder = client_from("127.0.0.1");
     for _ in 0..3 {
-        let began = Instant::now();
-        let reply = holder
-            .get(format!("{}/v1/authority", server.url))
-            .bearer_auth(common::SHOP)
-            .send()
-            .await;
-        let status = reply.map(|reply| reply.status().as_u16());
-        assert!(
-            matches!(status, Ok(200)) && began.elapsed() < Duration::from_secs(1),
-            "the token holder waited {:?} for {status:?}",
-            began.elapsed()
-        );
+        served_at_once(
+            holder
+                .get(format!("{}/v1/authority", server.url))
+                .bearer_auth(common::SHOP),
+        )
+        .await;
     }
     // The silent sockets that gave their places up were closed.
     let mut closed = 0;
