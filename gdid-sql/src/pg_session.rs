@@ -99,17 +99,15 @@ impl PgSchema {
             .cloned()
     }
 
-    /// Settles the schema on a connection of its own to `url`, when it is not named: an error
-    /// (tables in two schemas, say) is then the store's error at once, where the pool would
-    /// try its connections again until its timeout and say only that it timed out.
+    /// Opens one connection to `url` and settles the schema on it, when it is not named: a
+    /// server that refuses connections or does not answer, or a schema that cannot be settled
+    /// (tables in two schemas, say), is then the store's error at once, where the pool would try
+    /// its connections again until its timeout and say only that it timed out.
     pub(crate) async fn settle(
         &self,
         url: &str,
         timeout: std::time::Duration,
     ) -> Result<(), sqlx::Error> {
-        if self.name().is_some() {
-            return Ok(());
-        }
         let options: PgConnectOptions = url.parse()?;
         self.settle_with(&options, timeout).await
     }
@@ -131,7 +129,12 @@ impl PgSchema {
     ) -> Result<(), sqlx::Error> {
         let mut connection = tokio::time::timeout(timeout, options.connect())
             .await
-            .map_err(|_| sqlx::Error::PoolTimedOut)??;
+            .map_err(|_| {
+                sqlx::Error::Io(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("no answer within {timeout:?}"),
+                ))
+            })??;
         let resolved = self.resolve(&mut connection).await.map(drop);
         let _ = connection.close().await;
         resolved

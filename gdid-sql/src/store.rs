@@ -76,8 +76,9 @@ impl SqlStore {
             Driver::Postgres => {
                 let (url, schema) = PgSchema::from_url(url).map_err(connect_error(url))?;
                 let options = sized(schema.pool_options(TIMEOUT), max_connections);
+                // The first connection, which settles the schema, shows the server answers.
                 let pool = match schema.settle(&url, TIMEOUT).await {
-                    Ok(()) => server_pool(&url, options).await,
+                    Ok(()) => options.connect(&url).await,
                     Err(e) => Err(e),
                 };
                 pool.map(|pool| SqlStore::Postgres(pool, schema))
@@ -304,9 +305,9 @@ where
     })
 }
 
-#[cfg(any(feature = "mysql", feature = "postgres"))]
-/// A pool of the MySQL/MariaDB or PostgreSQL server of `url`, once one connection showed that
-/// the server answers ([`first_connection`]).
+#[cfg(feature = "mysql")]
+/// A pool of the MySQL/MariaDB server of `url`, once one connection showed that the server
+/// answers ([`first_connection`]; a PostgreSQL store's first connection also settles its schema).
 async fn server_pool<DB: sqlx::Database>(
     url: &str,
     options: sqlx::pool::PoolOptions<DB>,
@@ -315,7 +316,7 @@ async fn server_pool<DB: sqlx::Database>(
     options.connect(url).await
 }
 
-#[cfg(any(feature = "mysql", feature = "postgres"))]
+#[cfg(feature = "mysql")]
 /// Opens one connection to `url` and closes it: a server that refuses connections (or cannot be
 /// reached, or refuses the credentials) is the error, at once. The pool would try again until
 /// its timeout and say only "pool timed out", hiding the cause.
