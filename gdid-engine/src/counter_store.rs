@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::authority::{Authority, Block, CounterState, validate_names};
 use super::counter::CounterRow;
 use super::error::{AuthorityError, InvalidName, NameKind};
-use crate::backend::lineage::{FENCE_MIN_INTERVAL_SECS, Lineage};
+use crate::backend::lineage::{CLOCKS_APART_MAX_SECS, FENCE_MIN_INTERVAL_SECS, Lineage};
 use crate::backend::numbering::{COUNTER_KEY, NumberCheck, NumberRecord};
 use crate::backend::retry;
 use gdid_core::Gdid;
@@ -462,10 +462,19 @@ pub async fn reserve<S: CounterStore>(
 /// Why a record of `key` whose lineage is `lineage` cannot be reserved from, and what the
 /// operator runs: `None` when it can (the write lost a race; it is tried again).
 fn switched_remedy(key: &CounterKey<'_>, lineage: Lineage) -> Option<String> {
-    let Lineage::Changed { recent } = lineage else {
-        return None;
-    };
     let (scope, sequence) = (key.scope, key.sequence);
+    let recent = match lineage {
+        Lineage::Untracked | Lineage::Same => return None,
+        Lineage::ClocksApart { server, here } => {
+            return Some(format!(
+                "moving it to a new era takes the server's clock, which reads {server} s since \
+                 2025-01-01 where this process reads {here} s: more than {CLOCKS_APART_MAX_SECS} \
+                 s apart, and a clock far ahead would spend the eras for good; set the wrong \
+                 clock right, then {scope}/{sequence} moves to a new era by itself"
+            ));
+        }
+        Lineage::Changed { recent } => recent,
+    };
     Some(if key.key == COUNTER_KEY {
         format!(
             "its values may be behind values it handed out, and a u64 counter has no era to \
@@ -629,13 +638,15 @@ pub async fn raise_floor<S: CounterStore>(
 
 /// Gives `tail`, the unused end of the latest block of the record of `key`, back to `store`: the
 /// engine's rule ([`CounterState::give_back`]) as one conditional write ([`CounterStore::lower`]),
-/// which moves the record back only while nothing was reserved after the tail. Whether the ids
-/// went back.
+/// which moves the record back only while nothing was reserved after the tail; a write the store
+/// rolled back on a lost race is tried again under the [`retry`] policy. Whether the ids went
+/// back.
 ///
 /// # Errors
 ///
 /// [`AuthorityError::InvalidName`]; [`AuthorityError::InvalidBlock`] for a tail of another
-/// authority than `key`'s; the store's errors (the ids are then lost, never repeated).
+/// authority than `key`'s; the store's errors and [`AuthorityError::Contention`] (the ids are
+/// then lost, never repeated).
 pub async fn give_back<S: CounterStore>(
     store: &S,
     key: CounterKey<'_>,
@@ -651,16 +662,23 @@ pub async fn give_back<S: CounterStore>(
     };
     let stored =
         |n: u64| i64::try_from(n).map_err(|_| AuthorityError::InvalidBlock(tail.to_string()));
+    let (era, from, to) = (
+        i64::from(tail.era()),
+        stored(after.next)?,
+        stored(back.next)?,
+    );
     let record = store.record_name(&key);
-    store
-        .lower(
-            &key,
-            i64::from(tail.era()),
-            stored(after.next)?,
-            stored(back.next)?,
-        )
-        .await
-        .map_err(|error| in_record(&record, error))
+    // A lost race (a deadlock, a certification conflict on Galera) rolled the write back: tried
+    // again under the one policy. A write that matched nothing is final: a block was reserved
+    // since, and the tail is lost, never repeated.
+    retry::run(&record, || async {
+        store
+            .lower(&key, era, from, to)
+            .await
+            .map(Some)
+            .map_err(|error| in_record(&record, error))
+    })
+    .await
 }
 
 /// Checks that `tail` may go back to the record of `key`: the names of `key`

@@ -17,12 +17,21 @@
 //!    that changed lineage less than [`FENCE_MIN_INTERVAL_SECS`] ago is refused instead
 //!    ([`Lineage::Changed`] with `recent`): a connection that alternates between servers must not
 //!    burn the era space.
-//! 3. **A record with no lineage** (written before lineages were kept, or created on this server)
-//!    belongs to the server's lineage while the server's own history shows no switch; on a
-//!    server that was promoted (a timeline above 1, another server's id in its GTID state) it is
-//!    a record the copy may have received late or never, and moves to a new era too. A missing
-//!    authority record there is refused unless its number is given
+//! 3. **A record with no lineage** (written before lineages were kept, or created and not moved
+//!    since) is judged by the **store record** (the record of the store's authority number),
+//!    which carries a lineage and a floor era: a GDID record is the server's when the store
+//!    record is, and starts at its floor era; a `u64` record only while the store record has never
+//!    changed server. The first write that finds the store record of another lineage moves it to
+//!    this server's and a new floor era ([`fence_era`] of the floor), so every sequence new after
+//!    a switch starts above every era the old server used, whichever kind of switch it was (a
+//!    promotion, a logical-replication subscriber, a restore onto another server), and a server
+//!    that never switched (every node of a Galera cluster) fences nothing. The server's own
+//!    history (a timeline above 1, another server's id in its GTID state) decides only for a
+//!    store record without a lineage. A missing authority record on a server whose history shows
+//!    a switch is refused unless its number is given
 //!    ([`NumberConflict::RecordLost`](crate::backend::numbering::NumberConflict::RecordLost)).
+//!    A move to a new era is refused while the server's clock and the client's are more than
+//!    [`CLOCKS_APART_MAX_SECS`] apart ([`Lineage::ClocksApart`]).
 //! 4. **The `u64` counters** (the one-at-a-time counter, keyed
 //!    [`COUNTER_KEY`](crate::backend::numbering::COUNTER_KEY)) have no era to move to: after a
 //!    switch they refuse to issue ([`AuthorityError::Switched`](crate::AuthorityError::Switched))
@@ -78,9 +87,22 @@ pub enum Lineage {
     /// The record is of this server's lineage.
     Same,
     /// The record was last moved by another server (a failover, a restore onto another server),
-    /// or has none on a server that was promoted.
+    /// or has none on a store that changed server.
     Changed {
         /// Whether it changed lineage less than [`FENCE_MIN_INTERVAL_SECS`] ago.
         recent: bool,
     },
+    /// The record must move to a new era, which the server's clock gives, but that clock and
+    /// this process's are more than [`CLOCKS_APART_MAX_SECS`] apart: a clock far ahead would
+    /// move the record past the last era for good, so it is not moved.
+    ClocksApart {
+        /// The server's clock, in seconds since [`FENCE_EPOCH_UNIX`].
+        server: i64,
+        /// This process's clock, in seconds since [`FENCE_EPOCH_UNIX`].
+        here: i64,
+    },
 }
+
+/// A store refuses to move a record to a new era when the server's clock and this process's
+/// are further apart than this, in seconds ([`Lineage::ClocksApart`]).
+pub const CLOCKS_APART_MAX_SECS: i64 = 3_600;
