@@ -20,7 +20,7 @@ use tokio::sync::OnceCell;
 
 use crate::counters;
 use crate::error::Error;
-use crate::lineage::LineageSql;
+use crate::lineage::{self, LineageSql};
 use crate::numbering::SqlNumberRecord;
 use crate::store::SqlStore;
 
@@ -141,16 +141,20 @@ impl SqlAuthority {
         &self.store
     }
 
-    /// The SQL of the server's lineage (`None` for SQLite), asked of the server once.
+    /// The SQL of the server's lineage (`None` for SQLite), asked of the server once, when the
+    /// store record is also settled on it ([`lineage::settle`]).
     async fn lineage(&self) -> Counters<Option<&LineageSql>> {
         let lineage = self
             .lineage
             .get_or_try_init(|| async {
-                LineageSql::of(&self.store)
-                    .await
-                    .map_err(counters::driver_error)
+                let lineage = LineageSql::of(&self.store).await?;
+                if let Some(lineage) = &lineage {
+                    lineage::settle(&self.store, lineage).await?;
+                }
+                Ok(lineage)
             })
-            .await?;
+            .await
+            .map_err(counters::driver_error)?;
         Ok(lineage.as_ref())
     }
 
@@ -216,6 +220,13 @@ impl CounterStore for SqlAuthority {
     }
 
     async fn insert_if_absent(&self, key: &CounterKey<'_>, start: CounterStart) -> Counters<()> {
+        // A row new here starts at the store's floor era once the store record is this
+        // server's: settled first (a switch since this authority first reached the server).
+        if let Some(lineage) = self.lineage().await? {
+            lineage::settle(&self.store, lineage)
+                .await
+                .map_err(counters::driver_error)?;
+        }
         counters::create_row(&self.store, key, start).await
     }
 }

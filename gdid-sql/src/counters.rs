@@ -28,7 +28,7 @@
 //! valid-looking values that repeat ids (a counter of -1 becomes 0, then 1; SQLite reads text
 //! as 0).
 
-use gdid_engine::backend::lineage::Lineage;
+use gdid_engine::backend::lineage::{CLOCKS_APART_MAX_SECS, Lineage, seconds_now};
 use gdid_engine::backend::numbering::COUNTER_KEY;
 use gdid_engine::{
     AuthorityError,
@@ -129,15 +129,21 @@ pub(crate) async fn advance(
             "CASE WHEN next_counter + ? - 1 > ? THEN ? ELSE next_counter + ? END".to_owned(),
         )
     };
-    // The fence: a row of another lineage goes to era max(era + 1, S), next counter `size`
-    // (the block is counters 0..size of the new era); its lineage and the time it changed are
-    // recorded. Every assignment reads the row's old `lineage`, which is assigned last (MySQL
-    // evaluates SET left to right).
+    // The fence: a row of another lineage goes to era max(era + 1, S, floor), next counter
+    // `size` (the block is counters 0..size of the new era); its lineage and the time it
+    // changed are recorded. A GDID row without a lineage on a store record of this server
+    // starts at the store's floor era. Every assignment reads the row's old `lineage`, which is
+    // assigned last (MySQL evaluates SET left to right). The condition's placeholder is this
+    // process's clock (a fence is refused when the server's is far from it).
     let mut fencing = String::new();
     let mut condition = String::new();
     if let Some(lineage) = lineage {
-        let (same, clock) = (lineage.same(), lineage.clock);
-        era = format!("CASE WHEN {same} THEN {era} ELSE GREATEST(era + 1, {clock}) END");
+        let (same, clock, floor) = (lineage.same_counter(), lineage.clock, lineage.floor());
+        era = format!(
+            "CASE WHEN {same} THEN GREATEST({era}, CASE WHEN lineage IS NULL \
+             AND authority <> 0 THEN {floor} ELSE 0 END) \
+             ELSE GREATEST(era + 1, {clock}, {floor}) END"
+        );
         next = format!("CASE WHEN {same} THEN {next} ELSE ? END");
         fencing = format!(
             ", fenced_at = CASE WHEN {same} THEN fenced_at ELSE {clock} END, lineage = {}",
@@ -187,7 +193,10 @@ pub(crate) async fn advance(
         for value in &values {
             query = query.bind(*value);
         }
-        let query = bind_key!(query, dialect, key);
+        let mut query = bind_key!(query, dialect, key);
+        if lineage.is_some() {
+            query = query.bind(seconds_now()); // the clock a fence is checked against
+        }
         if dialect == Dialect::MySql {
             match query.execute(&mut *connection).await {
                 Ok(done) if done.rows_affected() == 0 => Ok(None),
@@ -220,7 +229,8 @@ pub(crate) async fn advance(
 }
 
 /// Whether the row of `key` is of the lineage of the server (see
-/// [`CounterStore::lineage`](gdid_engine::backend::CounterStore::lineage)).
+/// [`CounterStore::lineage`](gdid_engine::backend::CounterStore::lineage)): for a GDID row that
+/// must move to a new era, also whether the server's clock is too far from this process's.
 pub(crate) async fn lineage_of(
     OnServer { store, lineage }: OnServer<'_>,
     key: &CounterKey<'_>,
@@ -232,21 +242,28 @@ pub(crate) async fn lineage_of(
     let q = sql(
         dialect,
         &format!(
-            "SELECT CASE WHEN {same} THEN 1 ELSE 0 END, CASE WHEN {recent} THEN 1 ELSE 0 END \
-             FROM gdid_counters WHERE {key}",
-            same = lineage.same(),
+            "SELECT CASE WHEN {same} THEN 1 ELSE 0 END, CASE WHEN {recent} THEN 1 ELSE 0 END, \
+             {clock} FROM gdid_counters WHERE {key}",
+            same = lineage.same_counter(),
             recent = lineage.recent_fence(),
+            clock = lineage.clock,
             key = key_condition(dialect),
         ),
     );
-    let row: Option<(i32, i32)> = with_live_pool!(store, pool => {
+    let row: Option<(i32, i32, i64)> = with_live_pool!(store, pool => {
         let query = sqlx::query_as(AssertSqlSafe(q.0.clone()));
         bind_key!(query, dialect, key).fetch_optional(pool).await
     })
     .map_err(driver_error)?;
+    let here = seconds_now();
     Ok(match row {
-        None | Some((1, _)) => Lineage::Same,
-        Some((_, recent)) => Lineage::Changed {
+        None | Some((1, _, _)) => Lineage::Same,
+        Some((_, 0, server))
+            if key.key != COUNTER_KEY && (server - here).abs() > CLOCKS_APART_MAX_SECS =>
+        {
+            Lineage::ClocksApart { server, here }
+        }
+        Some((_, recent, _)) => Lineage::Changed {
             recent: recent == 1,
         },
     })

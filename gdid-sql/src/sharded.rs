@@ -11,7 +11,7 @@ use gdid_engine::{
 };
 
 use crate::error::Error;
-use crate::lineage::LineageSql;
+use crate::lineage::{self, LineageSql};
 use crate::sharded_rows;
 use crate::store::SqlStore;
 use crate::stored::integer_in;
@@ -194,6 +194,12 @@ impl SqlShardedCounter {
             .await
             .map_err(Error::Schema)?;
         let lineage = LineageSql::of(&store).await.map_err(Error::Schema)?;
+        if let Some(lineage) = &lineage {
+            // Ranges new here are the server's once the store record is settled on it.
+            lineage::settle(&store, lineage)
+                .await
+                .map_err(Error::Schema)?;
+        }
         let ranges = SqlRanges {
             store,
             sequence: sequence.to_owned(),

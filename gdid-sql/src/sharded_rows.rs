@@ -21,7 +21,11 @@ use crate::stored::{described, integer_guard};
 use crate::{schema, tables};
 
 pub(crate) async fn ensure_schema(store: &SqlStore) -> Result<(), sqlx::Error> {
-    schema::ensure(store, &[&tables::RANGE_LAYOUTS, &tables::RANGES]).await
+    schema::ensure(
+        store,
+        &[&tables::RANGE_LAYOUTS, &tables::RANGES, &tables::AUTHORITY],
+    )
+    .await
 }
 
 /// `INSERT … VALUES (…)` that does nothing when the key exists, on any dialect.

@@ -43,13 +43,19 @@ pub(crate) const COUNTERS: Table = Table {
     purpose: "block generators and one-at-a-time counters: one row per authority, scope and sequence",
 };
 
-/// The store's authority number: one row.
+/// The store record: the store's authority number, and the lineage and floor era of the server
+/// it was last settled on (`crate::lineage`). One row.
 pub(crate) const AUTHORITY: Table = Table {
     name: "gdid_authority",
-    columns: "id SMALLINT NOT NULL PRIMARY KEY, authority SMALLINT NOT NULL",
-    added: &[],
+    columns: "id SMALLINT NOT NULL PRIMARY KEY, authority SMALLINT NOT NULL, \
+              lineage VARCHAR(200) NULL, floor_era BIGINT NULL, fenced_at BIGINT NULL",
+    added: &[
+        ("lineage", "VARCHAR(200)"),
+        ("floor_era", "BIGINT"),
+        ("fenced_at", "BIGINT"),
+    ],
     indexes: &[],
-    purpose: "the store's authority number (one row)",
+    purpose: "the store record: its authority number, and the server it was last settled on (one row)",
 };
 
 /// The layout of each sharded counter.

@@ -161,6 +161,7 @@ impl WindowShard for SqlStore {
                 &tables::WINDOWS,
                 &tables::WINDOW_CLAIMS,
                 &tables::WINDOW_STORE,
+                &tables::AUTHORITY,
             ],
         )
         .await
