@@ -1056,3 +1056,308 @@ fn gdid_serve_in_front_of_a_failing_over_postgres_repeats_nothing() {
     long_lived.finish(&bench.runtime, &bench.run.ledger, 30);
     bench.run.finish();
 }
+
+// ----------------------------------------------------------------------------------------------
+// Switches the server's own history does not show: the store record decides
+// ----------------------------------------------------------------------------------------------
+
+/// The store record of the server `i` of `replicas` and a counter row of `sequence`, as
+/// `floor_era lineage-is-set | era fenced_at-is-null` (PostgreSQL).
+fn postgres_floor_and_row(
+    replicas: &PostgresReplicas,
+    i: usize,
+    sequence: &str,
+) -> (i64, i64, bool) {
+    let floor = step(
+        "reading the store record",
+        replicas.query(
+            i,
+            "SELECT COALESCE(floor_era, 0) FROM gdid_authority WHERE id = 1",
+        ),
+    );
+    let row = step(
+        "reading the counter row",
+        replicas.query(
+            i,
+            &format!(
+                "SELECT era || ' ' || (fenced_at IS NULL) FROM gdid_counters \
+                 WHERE scope_name = '{SCOPE}' AND sequence_name = '{sequence}' AND authority <> 0"
+            ),
+        ),
+    );
+    let (era, unfenced) = row
+        .split_once(' ')
+        .unwrap_or_else(|| panic!("a row: {row:?}"));
+    (
+        floor
+            .parse()
+            .unwrap_or_else(|_| panic!("a floor: {floor:?}")),
+        era.parse().unwrap_or_else(|_| panic!("an era: {era:?}")),
+        unfenced == "true",
+    )
+}
+
+/// Waits until `check` holds on server `i` of `replicas` (a `SELECT` printing `t`), at most 60 s.
+fn wait_until(replicas: &PostgresReplicas, i: usize, what: &str, check: &str) {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(60) {
+        if replicas.query(i, check).is_ok_and(|out| out == "t") {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("{what}: not within 60 s ({check})");
+}
+
+#[test]
+fn a_logical_replication_switch_repeats_nothing_of_a_sequence_the_subscriber_never_received() {
+    let Some(publisher) = replicas(PostgresReplicas::installed(), || {
+        PostgresReplicas::start_with(&["wal_level=logical"])
+    }) else {
+        return;
+    };
+    let subscriber = step("starting the subscriber", PostgresReplicas::start());
+    let mut bench = Bench::new(
+        publisher,
+        "a_logical_replication_switch_repeats_nothing_of_a_sequence_the_subscriber_never_received",
+        "publication of the gdid tables on A, subscription on B, disabled (B lags); a new \
+         sequence on A; A killed, clients switched to B",
+    );
+    bench.next("received", 3);
+    step(
+        "publishing the gdid tables",
+        bench.replicas.query(
+            0,
+            "CREATE PUBLICATION gdid FOR TABLE gdid_counters, gdid_authority",
+        ),
+    );
+    let b = subscriber.url(0);
+    step(
+        "gdid schema apply on B",
+        gdid(&["schema", "apply", "--store", &b]).map(drop),
+    );
+    let port = bench.replicas.address(0).port();
+    step(
+        "subscribing B",
+        subscriber.query(
+            0,
+            &format!(
+                "CREATE SUBSCRIPTION gdid CONNECTION 'host=127.0.0.1 port={port} \
+                 dbname=postgres user=postgres' PUBLICATION gdid"
+            ),
+        ),
+    );
+    wait_until(
+        &subscriber,
+        0,
+        "B received the store record and the counter row",
+        "SELECT (SELECT count(*) FROM gdid_authority WHERE lineage IS NOT NULL) = 1 \
+         AND (SELECT count(*) FROM gdid_counters WHERE sequence_name = 'received') > 0",
+    );
+    step(
+        "disabling the subscription (B lags from now on)",
+        subscriber.query(0, "ALTER SUBSCRIPTION gdid DISABLE"),
+    );
+    bench.next("fresh", 3);
+    bench.next_three_times("fresh");
+    bench.next_three_times("received");
+    bench.crash(0);
+    bench
+        .run
+        .switch(|| bench.relay.set_target(subscriber.address(0)));
+    bench.next_three_times("fresh");
+    bench.next_three_times("received");
+    bench.next("new_after_the_switch", 3);
+    let (floor, era, unfenced) = postgres_floor_and_row(&subscriber, 0, "new_after_the_switch");
+    assert!(
+        floor > 0,
+        "B's store record keeps floor era 0 after the switch"
+    );
+    assert_eq!(
+        (era, unfenced),
+        (floor, true),
+        "a sequence new on B starts at the store's floor era {floor}, without a fence of its own"
+    );
+    bench.run.finish();
+}
+
+#[test]
+fn a_restore_onto_another_server_repeats_nothing_of_a_sequence_the_backup_lacks() {
+    let Some(old) = postgres(0) else {
+        return;
+    };
+    let other = step("starting the other server", PostgresReplicas::start());
+    let mut bench = Bench::new(
+        old,
+        "a_restore_onto_another_server_repeats_nothing_of_a_sequence_the_backup_lacks",
+        "pg_dump of the gdid tables; a new sequence; the server lost, the dump restored onto \
+         another server, clients switched to it",
+    );
+    bench.next("in_the_backup", 3);
+    let backup = step(
+        "dumping the gdid tables",
+        bench.replicas.dump_gdid_tables(0, "backup"),
+    );
+    bench.next_three_times("in_the_backup");
+    bench.next("after_the_backup", 3);
+    bench.next_three_times("after_the_backup");
+    bench.crash(0);
+    step("restoring onto the other server", other.restore(0, &backup));
+    bench
+        .run
+        .switch(|| bench.relay.set_target(other.address(0)));
+    bench.next_three_times("in_the_backup");
+    bench.next_three_times("after_the_backup");
+    bench.run.finish();
+}
+
+#[test]
+fn mariadb_a_promoted_replica_whose_binary_log_was_reset_repeats_nothing() {
+    let Some(mariadb) = mariadb() else {
+        return;
+    };
+    let mut bench = Bench::new(
+        mariadb,
+        "mariadb_a_promoted_replica_whose_binary_log_was_reset_repeats_nothing",
+        "primary + replica made to lag; a new sequence on the primary; primary killed, replica \
+         promoted, then RESET MASTER and gtid_slave_pos cleared (no history of the switch left)",
+    );
+    bench.next("received", 3);
+    bench.replicas.lag(1);
+    bench.next("fresh", 3);
+    bench.next_three_times("fresh");
+    bench.next_three_times("received");
+    bench.crash(0);
+    bench.replicas.take_over(1);
+    step(
+        "resetting the promoted replica's history",
+        bench
+            .replicas
+            .query(1, "RESET MASTER; SET GLOBAL gtid_slave_pos = ''"),
+    );
+    bench.switch_to(1);
+    bench.next_three_times("fresh");
+    bench.next_three_times("received");
+    bench.run.finish();
+}
+
+#[test]
+fn a_standby_promoted_twice_starts_new_sequences_at_the_store_floor_era() {
+    let Some(postgres) = postgres(1) else {
+        return;
+    };
+    let mut bench = Bench::new(
+        postgres,
+        "a_standby_promoted_twice_starts_new_sequences_at_the_store_floor_era",
+        "primary -> standby 1, promoted; standby 2 of it, promoted; a new sequence after each \
+         (the sequence of before is refused for a minute after the second: a row moves to a \
+         new era at most once a minute)",
+    );
+    bench.next("orders", 3);
+    step("catching up", bench.replicas.wait_caught_up(1));
+    bench.crash(0);
+    step("promoting standby 1", bench.replicas.promote(1));
+    bench.switch_to(1);
+    bench.next_three_times("orders");
+    bench.next("first_new", 3);
+    let (floor, era, unfenced) = postgres_floor_and_row(&bench.replicas, 1, "first_new");
+    assert!(
+        floor > 0,
+        "the store record keeps floor era 0 after a promotion"
+    );
+    assert_eq!(
+        (era, unfenced),
+        (floor, true),
+        "first_new: at the floor, no fence of its own"
+    );
+    let second = step(
+        "adding standby 2 (of standby 1)",
+        bench.replicas.add_standby(1),
+    );
+    wait_for_a_second_after(bench.run.largest_era());
+    bench.crash(1);
+    step("promoting standby 2", bench.replicas.promote(second));
+    bench.switch_to(second);
+    bench.next("second_new", 3);
+    let (second_floor, era, unfenced) =
+        postgres_floor_and_row(&bench.replicas, second, "second_new");
+    assert!(
+        second_floor > floor,
+        "the second promotion moves the floor era on"
+    );
+    assert_eq!(
+        (era, unfenced),
+        (second_floor, true),
+        "second_new: at the floor, no fence of its own"
+    );
+    bench.run.finish();
+}
+
+#[test]
+fn a_fence_is_refused_while_the_clocks_are_an_hour_apart() {
+    let Some(postgres) = postgres(0) else {
+        return;
+    };
+    let faketime = which("faketime");
+    if faketime.is_none() && std::env::var("CI").as_deref() == Ok("true") {
+        panic!("faketime is not installed (apt-get install faketime), and CI=true");
+    }
+    let Some(faketime) = faketime else {
+        eprintln!("skipped: faketime is not installed");
+        return;
+    };
+    let url = postgres.url(0);
+    let run = Run::new(
+        "a_fence_is_refused_while_the_clocks_are_an_hour_apart",
+        "PostgreSQL",
+        "a counter row made to look last moved by another server; gdid next with a clock two \
+         days ahead of the server's, then with the right clock",
+    );
+    run.next(&url, "orders", 3, &[]);
+    step(
+        "moving the row to another lineage",
+        postgres
+            .query(
+                0,
+                "UPDATE gdid_counters SET lineage = 'another server' WHERE authority <> 0",
+            )
+            .map(drop),
+    );
+    let binary = gdid_binary().unwrap_or_else(|e| panic!("{e}"));
+    let ahead = Command::new(&faketime)
+        .args(["-f", "+2d"])
+        .arg(&binary)
+        .args([
+            "next",
+            "--store",
+            &url,
+            "--scope",
+            SCOPE,
+            "--sequence",
+            "orders",
+        ])
+        .env("RUST_LOG", "warn")
+        .output()
+        .expect("faketime gdid next");
+    let said = String::from_utf8_lossy(&ahead.stderr);
+    assert!(
+        !ahead.status.success() && said.contains("3600 s apart"),
+        "a fence with the clocks two days apart: {} {said}",
+        ahead.status
+    );
+    run.switch(|| ());
+    run.next_three_times(&url, "orders");
+    assert!(
+        run.largest_era() > 0,
+        "with the right clock the row moved to a new era"
+    );
+    run.finish();
+}
+
+/// The program `name` on the `PATH`, if there is one.
+fn which(name: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|candidate| candidate.is_file())
+}
