@@ -198,9 +198,12 @@ impl Node {
     }
 
     /// Writes its `my.cnf`: a private server's settings, the cluster's (`cluster_address`), then
-    /// `settings`, which override them.
+    /// `settings`, which override them. Each node has a server id of its own (`server_id`) and a
+    /// binary log of every write, its own and the cluster's (`log_slave_updates`), as the nodes
+    /// of a cluster that feeds asynchronous replicas or point-in-time recovery have.
     fn write_config(
         &self,
+        server_id: usize,
         cluster: &str,
         cluster_address: &str,
         run_as: RunAs,
@@ -224,6 +227,9 @@ impl Node {
             "skip-name-resolve".to_owned(),
             // Any client, no password: the cluster lives for the suite on loopback only.
             "skip-grant-tables".to_owned(),
+            format!("server_id={server_id}"),
+            "log_bin=mariadb-bin".to_owned(),
+            "log_slave_updates=ON".to_owned(),
             "binlog_format=ROW".to_owned(),
             "default_storage_engine=InnoDB".to_owned(),
             "innodb_autoinc_lock_mode=2".to_owned(),
@@ -489,8 +495,8 @@ impl GaleraCluster {
             galera.nodes.push(node?);
         }
         let address = galera.cluster_address();
-        for node in &galera.nodes {
-            node.write_config(&cluster, &address, run_as, settings)?;
+        for (i, node) in galera.nodes.iter().enumerate() {
+            node.write_config(i + 1, &cluster, &address, run_as, settings)?;
         }
         galera.start_node(0, true)?;
         galera.query(0, "CREATE DATABASE IF NOT EXISTS test")?;
