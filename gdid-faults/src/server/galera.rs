@@ -695,12 +695,17 @@ impl GaleraCluster {
     /// Cuts node `node` from the group: its group connections are closed and new ones refused
     /// (`gmcast.isolate=1`), the way Galera's own tests make a partition. The others go on as
     /// the primary component (with a majority); the node is left alone, outside it, and refuses
-    /// clients' statements (`ERROR 1047`). Waits until it has seen that.
+    /// clients' statements (`ERROR 1047`). Waits until the node has seen that, and every other
+    /// running node has left it out of its view (the group's suspect timeout, about 3 s).
     ///
     /// # Errors
     ///
-    /// When the setting is refused, or the node is still primary after 60 s.
+    /// When the setting is refused, or the views have not changed after 60 s.
     pub fn isolate(&self, node: usize) -> Result<(), String> {
+        let size: usize = self
+            .status(node, "wsrep_cluster_size")?
+            .parse()
+            .map_err(|e| format!("node {node}: wsrep_cluster_size: {e}"))?;
         self.query(
             node,
             "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=1'",
@@ -708,6 +713,30 @@ impl GaleraCluster {
         wait_for(
             &format!("Galera node {node} out of the primary component"),
             || Ok((self.status(node, "wsrep_cluster_status")? != "Primary").then_some(())),
+        )?;
+        let others =
+            (0..self.nodes.len()).filter(|&i| i != node && self.nodes[i].process.is_some());
+        for other in others {
+            self.wait_cluster_size(other, size - 1)?;
+        }
+        Ok(())
+    }
+
+    /// Waits until node `node` is in a primary component of `size` nodes.
+    ///
+    /// # Errors
+    ///
+    /// When it is not within 60 s.
+    pub fn wait_cluster_size(&self, node: usize, size: usize) -> Result<(), String> {
+        wait_for(
+            &format!("Galera node {node} in a primary component of {size}"),
+            || {
+                Ok(
+                    (self.status(node, "wsrep_cluster_size")? == size.to_string()
+                        && self.status(node, "wsrep_cluster_status")? == "Primary")
+                        .then_some(()),
+                )
+            },
         )
     }
 
