@@ -8,7 +8,9 @@
 //! One cluster serves the whole test binary ([`GaleraCluster`], about 20 s to start): the tests
 //! that only write share it (a read lock), those that kill or cut nodes have it to themselves (a
 //! write lock) and leave it whole again; a test that panicked midway is healed after by the next.
-//! The conformance suite runs through each node, on databases of that node's own.
+//! The conformance suite runs through each node, on databases of that node's own (all but its
+//! `processes` group, whose workers run this binary again: each would start a cluster of its
+//! own).
 //!
 //! `cargo test -p gdid-faults --test test_galera`. Without Galera (`galera-4`, `rsync`) or
 //! MariaDB the tests are skipped, and fail under `CI=true`.
@@ -242,11 +244,12 @@ async fn take_u64(ids: &SharedIdGenerator<u64>, count: usize) -> Result<Vec<u64>
     Ok(got)
 }
 
-/// Writers of `u64` ids, one per node, at once: `open` gives node N's generator from its URL of
-/// `database`. Fails the test on a refusal or a repeat.
-async fn u64_writers_on_every_node<F, Fut>(strategy: &str, database_name: &str, open: F)
+/// Writers of `u64` ids of `strategy`, one per node, at once: `take` takes a writer's ids from
+/// the URL of database `database_name` through its node. Fails the test on a refusal or a
+/// repeat.
+async fn u64_writers_on_every_node<F, Fut>(strategy: &str, database_name: &str, take: F)
 where
-    F: Fn(usize, String) -> Fut,
+    F: Fn(String) -> Fut,
     Fut: Future<Output = Result<Vec<u64>, String>> + Send + 'static,
 {
     let Some(bench) = shared().await else { return };
@@ -255,8 +258,7 @@ where
         .collect();
     let writers: Vec<_> = urls
         .into_iter()
-        .enumerate()
-        .map(|(node, url)| tokio::spawn(open(node, url)))
+        .map(|url| tokio::spawn(take(url)))
         .collect();
     let (mut refusals, mut seen, mut repeats, mut total) = (Vec::new(), HashSet::new(), 0, 0);
     for (node, writer) in writers.into_iter().enumerate() {
@@ -332,7 +334,7 @@ async fn gdids_from_every_node_at_once_are_never_refused_nor_repeated() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn one_at_a_time_ids_from_every_node_at_once_are_never_refused_nor_repeated() {
-    u64_writers_on_every_node("one-at-a-time", "strategy_counter", |_, url| async move {
+    u64_writers_on_every_node("one-at-a-time", "strategy_counter", |url| async move {
         let store = Store::options().unnumbered().open(&url).await;
         let store = store.map_err(|e| e.to_string())?;
         take_u64(&store.one_at_a_time(SCOPE, "invoices"), 300).await
@@ -342,7 +344,7 @@ async fn one_at_a_time_ids_from_every_node_at_once_are_never_refused_nor_repeate
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sharded_ids_from_every_node_at_once_are_never_refused_nor_repeated() {
-    u64_writers_on_every_node("sharded", "strategy_sharded", |_, url| async move {
+    u64_writers_on_every_node("sharded", "strategy_sharded", |url| async move {
         let store = Store::options().unnumbered().open(&url).await;
         let store = store.map_err(|e| e.to_string())?;
         let layout = RangeLayout::decimal_digits(12, 8).map_err(|e| e.to_string())?;
@@ -355,7 +357,7 @@ async fn sharded_ids_from_every_node_at_once_are_never_refused_nor_repeated() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn window_ids_from_every_node_at_once_are_never_refused_nor_repeated() {
     // Each node's agent opens windows at once with the others', then its generator takes ids.
-    u64_writers_on_every_node("hi-lo windows", "strategy_windows", |_, url| async move {
+    u64_writers_on_every_node("hi-lo windows", "strategy_windows", |url| async move {
         let stores = Store::options().unnumbered().open_all(&[url]).await;
         let stores = stores.map_err(|e| e.to_string())?;
         let agent = stores.window_agent(10_000, 2).await;

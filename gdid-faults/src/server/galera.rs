@@ -61,7 +61,8 @@ fn run_folder() -> Result<&'static Path, String> {
         .map_err(Clone::clone)
 }
 
-/// A new name for a cluster in this process's run folder: `galera1`, `galera2`, ….
+/// A new name for a cluster in this process's run folder: `galera1`, `galera2`, …. (Its
+/// `wsrep_cluster_name` adds the process's id: clusters of two test processes never merge.)
 fn cluster_name() -> String {
     static CLUSTERS: AtomicU32 = AtomicU32::new(0);
     format!("galera{}", CLUSTERS.fetch_add(1, Ordering::Relaxed) + 1)
@@ -237,7 +238,7 @@ impl Node {
             "max_connections=300".to_owned(),
             "wsrep_on=ON".to_owned(),
             format!("wsrep_provider={PROVIDER}"),
-            format!("wsrep_cluster_name={cluster}"),
+            format!("wsrep_cluster_name=gdid-{}-{cluster}", std::process::id()),
             format!("wsrep_cluster_address={cluster_address}"),
             "wsrep_node_address=127.0.0.1".to_owned(),
             format!("wsrep_node_name={}", self.daemon.name.replace(' ', "-")),
