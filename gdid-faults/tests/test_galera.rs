@@ -447,8 +447,11 @@ async fn new_gdid_sequences_stay_in_era_0_on_every_node() {
 // A node killed, a node cut off, every node killed
 // ----------------------------------------------------------------------------------------------
 
-/// Two authorities (databases `NAME_a` and `NAME_b`), their numbers settled through node 0; writer
-/// N's generator has `NAME_a` through node N first, then `NAME_b` through the next node.
+/// Two authorities (databases `NAME_a`, authority 1, and `NAME_b`, authority 2); writer N's
+/// generator has `NAME_a` through node N first, then `NAME_b` through the next node. Its blocks
+/// cover [`COVER`]: longer than the group's freeze while it leaves a dead node out (about 3 s,
+/// when every node's commits wait), shorter than a fault ([`HOLD`]), so that a writer whose
+/// first authority is behind the faulty node must fail over to its second.
 async fn failover_writers(
     cluster: &GaleraCluster,
     name: &str,
@@ -477,12 +480,19 @@ async fn failover_writers(
         );
         let ids = stores
             .block_generator(SCOPE, "through_faults")
+            .cover(COVER)
             .build()
             .expect("a generator");
         writers.push(spawn_writer(ids, Duration::from_millis(2), stop.clone()));
     }
     writers
 }
+
+/// How long the failover writers' blocks last at their rate.
+const COVER: Duration = Duration::from_secs(4);
+
+/// How long a fault lasts once the cluster has seen it.
+const HOLD: Duration = Duration::from_secs(10);
 
 /// Stops `writers` and gathers what each got (its generator closed).
 async fn stop_writers(
@@ -500,8 +510,9 @@ async fn stop_writers(
 }
 
 /// The verdict on writers that ran through a fault from `cut` to `healed`: no repeat, no
-/// caller error, and each writer got ids while the fault lasted.
-fn assert_carried_on(what: &str, gots: &[Got], cut: Instant, healed: Instant) {
+/// caller error, each writer got ids while the fault lasted, and writer `cut_off` (whose first
+/// authority was behind the faulty node) got them from its second authority then.
+fn assert_carried_on(what: &str, gots: &[Got], cut_off: usize, (cut, healed): (Instant, Instant)) {
     let report = verdict(
         gots.iter()
             .enumerate()
@@ -524,14 +535,21 @@ fn assert_carried_on(what: &str, gots: &[Got], cut: Instant, healed: Instant) {
                 .any(|(at, _)| *at > cut && *at < healed)
         })
         .collect();
+    let failed_over = gots[cut_off]
+        .ids
+        .iter()
+        .filter(|(at, id)| *at > cut && *at < healed && id.authority() == 2)
+        .count();
     eprintln!(
-        "{what}: {} caller errors, writers without ids during the fault: {stalled:?}; {report}",
+        "{what}: {} caller errors, writers without ids during the fault: {stalled:?}, writer \
+         {cut_off} got {failed_over} ids from authority 2 then; {report}",
         errors.len()
     );
     assert!(
-        report.is_unique() && errors.is_empty() && stalled.is_empty(),
+        report.is_unique() && errors.is_empty() && stalled.is_empty() && failed_over > 0,
         "{what}: {} repeated, {} caller errors, writers without ids during the fault: \
-         {stalled:?}:\n  {}\n{report}",
+         {stalled:?}, writer {cut_off}'s ids from its second authority during the fault: \
+         {failed_over}:\n  {}\n{report}",
         report.repeated,
         errors.len(),
         first_errors(&errors)
@@ -548,13 +566,15 @@ async fn a_node_killed_mid_run_and_rejoined_repeats_nothing() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     let cut = Instant::now();
     step("killing node 1", blocking(|| bench.cluster.kill(1)));
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    let left_out = blocking(|| bench.cluster.wait_cluster_size(0, NODES - 1));
+    step("nodes 0 and 2 leaving node 1 out", left_out);
+    tokio::time::sleep(HOLD).await;
     step("rejoining node 1", blocking(|| bench.cluster.rejoin(1)));
     let healed = Instant::now();
     tokio::time::sleep(Duration::from_secs(2)).await;
     let gots = stop_writers(writers, &stop).await;
     bench.whole = true;
-    assert_carried_on("node 1 killed and rejoined", &gots, cut, healed);
+    assert_carried_on("node 1 killed and rejoined", &gots, 1, (cut, healed));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -590,7 +610,7 @@ async fn a_node_cut_from_the_group_refuses_writes_and_its_clients_fail_over() {
         primary.is_ok(),
         "nodes 0 and 1 go on as the primary component: {primary:?}"
     );
-    assert_carried_on("node 2 cut from the group", &gots, cut, healed);
+    assert_carried_on("node 2 cut from the group", &gots, 2, (cut, healed));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
