@@ -12,6 +12,8 @@ mod mysql;
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "postgres")]
+mod standby_names;
 
 use gdid_engine::durability::Durability;
 
