@@ -181,6 +181,96 @@ fn postgres_crash_settings_and_standbys() {
     command_says_safe(&url);
 }
 
+/// The meaning of setting `name` in `report`.
+fn meaning<'a>(report: &'a Durability, name: &str) -> &'a str {
+    &setting(report, name)
+        .unwrap_or_else(|| panic!("no setting {name} in\n{report}"))
+        .meaning
+}
+
+/// Names standby `i` of `pg` `name` (its `application_name`, which `synchronous_standby_names`
+/// lists; `pg_basebackup -R` leaves it `walreceiver`): its connection to the primary, reloaded,
+/// says so.
+fn rename_standby(pg: &PostgresReplicas, i: usize, name: &str) {
+    let conninfo = pg
+        .query(i, "SHOW primary_conninfo")
+        .expect("primary_conninfo");
+    let renamed = format!("{conninfo} application_name={name}").replace('\'', "''");
+    pg.query(
+        i,
+        &format!("ALTER SYSTEM SET primary_conninfo = '{renamed}'"),
+    )
+    .expect("renaming the standby");
+    pg.query(i, "SELECT pg_reload_conf()").expect("reload");
+}
+
+#[test]
+fn postgres_synchronous_quorum_and_priority() {
+    if !available("PostgreSQL", PostgresReplicas::installed()) {
+        return;
+    }
+    // Started waiting for a quorum of one: the standby pg_basebackup makes is `walreceiver`.
+    // (A setting given at the start outlasts ALTER SYSTEM: the other cases use a set of their
+    // own.)
+    let mut pg = PostgresReplicas::start_with(&[
+        "fsync=on",
+        "synchronous_standby_names=ANY 1 (walreceiver)",
+    ])
+    .expect("PostgreSQL");
+    let url = pg.url(0);
+    pg.add_standby(0).expect("a standby");
+    let report = report_once(&url, "standbys", "walreceiver quorum");
+    assert!(report.is_safe(), "{report}");
+    assert!(
+        meaning(&report, "standbys")
+            .contains("on walreceiver (quorum): a failover that promotes it"),
+        "{report}"
+    );
+    command_says_safe(&url);
+    drop(pg);
+
+    let mut pg = PostgresReplicas::start_with(&["fsync=on"]).expect("PostgreSQL");
+    let url = pg.url(0);
+    pg.add_standby(0).expect("a standby");
+    // A second standby, named s2: a quorum of one among both.
+    let second = pg.add_standby(0).expect("a second standby");
+    rename_standby(&pg, second, "s2");
+    set(
+        &pg,
+        "ALTER SYSTEM SET synchronous_standby_names = 'ANY 1 (walreceiver, \"S2\")'",
+    );
+    let report = report_once(&url, "standbys", "s2 quorum, walreceiver quorum");
+    assert!(report.is_safe(), "{report}");
+    assert!(
+        meaning(&report, "standbys").contains("promotes the most advanced of them"),
+        "{report}"
+    );
+    command_says_safe(&url);
+
+    // By priority: s2 first, walreceiver waiting its turn (potential), never to be promoted.
+    set(
+        &pg,
+        "ALTER SYSTEM SET synchronous_standby_names = 'FIRST 1 (s2, walreceiver)'",
+    );
+    let report = report_once(&url, "standbys", "s2 sync, walreceiver potential");
+    assert!(report.is_safe(), "{report}");
+    let promote = meaning(&report, "standbys");
+    assert!(
+        promote.contains("on s2 (sync)") && promote.contains("not walreceiver"),
+        "{report}"
+    );
+    command_says_safe(&url);
+
+    // Asynchronous streaming: a failover loses what the standbys had not received.
+    set(&pg, "ALTER SYSTEM SET synchronous_standby_names = ''");
+    let report = report_once(&url, "standbys", "s2 async, walreceiver async");
+    let asynchronous = ["standbys", "synchronous_standby_names"];
+    for name in asynchronous {
+        assert_eq!(verdict(&report, name), Verdict::LostOnFailover, "{report}");
+    }
+    command_names_risk(&url, &asynchronous);
+}
+
 #[test]
 fn mariadb_crash_settings_replication_and_semi_sync() {
     if !available("MariaDB", MariaDbReplicas::installed()) {
