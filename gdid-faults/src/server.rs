@@ -4,6 +4,7 @@
 
 mod daemon;
 mod engine;
+mod galera;
 mod machine;
 mod private;
 mod replication;
@@ -12,6 +13,7 @@ use std::process::Child;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use engine::Engine;
+pub use galera::GaleraCluster;
 pub use machine::{machine_servers, machine_servers_to_keep};
 pub use private::PrivateServers;
 pub use replication::{MariaDb, MariaDbReplicas, Postgres, PostgresReplicas, Replicas};
