@@ -7,16 +7,20 @@
 //! changes one setting at a time on them (never on the machine's servers) and asks both the
 //! library (`OpenOptions::check`) and the command (`gdid check --store URL`).
 //!
+//! Galera nodes ([`GaleraCluster`]) are judged as the cluster decides: safe while fewer than all
+//! nodes are lost, issued again by a crash of every node when they do not flush each commit, and
+//! not judged on a node cut from the primary component (it refuses writes).
+//!
 //! Build the command first (`cargo build -p gdid-cli`), then
-//! `cargo test -p gdid-faults --test test_check`. Without PostgreSQL or MariaDB a test is
-//! skipped, and fails under `CI=true`.
+//! `cargo test -p gdid-faults --test test_check`. Without PostgreSQL, MariaDB or Galera a test
+//! is skipped, and fails under `CI=true`.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use gdid::{Durability, Setting, Store, Verdict};
 use gdid_faults::gdid_binary;
-use gdid_faults::server::{MariaDbReplicas, PostgresReplicas};
+use gdid_faults::server::{GaleraCluster, MariaDbReplicas, PostgresReplicas};
 
 /// How long a reloaded setting may take to show.
 const PATIENCE: Duration = Duration::from_secs(30);
@@ -85,6 +89,20 @@ fn command_names_risk(url: &str, names: &[&str]) {
         );
     }
     assert!(out.contains("verdict: at risk"), "{out}");
+}
+
+/// Asserts that `gdid check` exits 1 naming each of `names` on stderr, its verdict unknown (not
+/// at risk).
+fn command_says_unknown(url: &str, names: &[&str]) {
+    let (code, out, err) = gdid_check(url);
+    assert_eq!(code, 1, "{url}: exit {code}\n{out}{err}");
+    for name in names {
+        assert!(
+            err.contains(&format!("{name} (unknown)")),
+            "{url}: {name} not named unknown: {err}"
+        );
+    }
+    assert!(out.contains("verdict: unknown"), "{out}");
 }
 
 /// Asserts that `gdid check` exits 0, saying the setup is safe.
@@ -344,4 +362,73 @@ fn mariadb_crash_settings_replication_and_semi_sync() {
         sql(0, reset);
     }
     assert!(checked(&primary).is_safe());
+}
+
+#[test]
+fn galera_nodes_judged_as_the_cluster_decides() {
+    if !available("Galera", GaleraCluster::installed()) {
+        return;
+    }
+    let mut cluster = GaleraCluster::start(3).expect("Galera");
+    let url = cluster.url(0);
+    // Each node flushes each commit; its binary log does not (sync_binlog = 0), which the
+    // cluster does not recover a node from.
+    let report = checked(&url);
+    assert!(report.is_safe(), "{report}");
+    assert!(
+        report.server.contains("Galera node of cluster "),
+        "{report}"
+    );
+    assert_eq!(
+        setting(&report, "sync_binlog").map(|s| s.value.as_str()),
+        Some("0")
+    );
+    command_says_safe(&url);
+
+    // A node lost: the other two have each acknowledged commit.
+    cluster.kill(2).expect("killing node 2");
+    let report = report_once(&url, "wsrep_cluster_size", "2");
+    assert!(report.is_safe(), "{report}");
+    command_says_safe(&url);
+    cluster.rejoin(2).expect("node 2 back");
+
+    // A node cut from the group refuses writes: not judged there, and no loss.
+    cluster.isolate(2).expect("isolating node 2");
+    let cut = cluster.url(2);
+    let report = report_once(&cut, "wsrep_cluster_status", "non-Primary");
+    assert_eq!(report.worst(), Verdict::Unknown, "{report}");
+    for name in ["wsrep_cluster_status", "wsrep_ready"] {
+        assert_eq!(verdict(&report, name), Verdict::Unknown, "{report}");
+    }
+    assert!(
+        meaning(&report, "wsrep_cluster_status").contains("refuses writes"),
+        "{report}"
+    );
+    command_says_unknown(&cut, &["wsrep_cluster_status", "wsrep_ready"]);
+    cluster.reconnect(2).expect("node 2 reconnected");
+    assert!(checked(&cut).is_safe());
+    drop(cluster);
+
+    // Every node flushing about once a second: a crash of all of them loses acknowledged
+    // commits, and the cluster bootstrapped again is the same one (its state UUID kept).
+    let mut lazy =
+        GaleraCluster::start_with(2, &["innodb_flush_log_at_trx_commit=2"]).expect("Galera");
+    let url = lazy.url(0);
+    let before = checked(&url);
+    assert_eq!(
+        verdict(&before, "innodb_flush_log_at_trx_commit"),
+        Verdict::IssuedAgain,
+        "{before}"
+    );
+    assert_eq!(before.at_risk().count(), 1, "{before}");
+    command_names_risk(&url, &["innodb_flush_log_at_trx_commit"]);
+    lazy.kill_all().expect("a power cut");
+    let advanced = lazy.most_advanced().expect("the most advanced node");
+    lazy.bootstrap_from(advanced).expect("bootstrapped again");
+    let after = checked(&url);
+    assert_eq!(after.server, before.server, "the same cluster");
+    assert_eq!(
+        verdict(&after, "innodb_flush_log_at_trx_commit"),
+        Verdict::IssuedAgain
+    );
 }
