@@ -114,10 +114,17 @@ fn judge_postgres(s: &PostgresSettings) -> Durability {
         ),
         _ => {
             let acknowledged = if waits_for_standbys && waits_remote {
-                "a commit is acknowledged once flushed here and received by the synchronous \
-                 standbys (remote_write: written, not yet flushed, on them)"
+                let there = match commit {
+                    "remote_write" => "written (not yet flushed)",
+                    "remote_apply" => "applied",
+                    _ => "flushed",
+                };
+                format!(
+                    "a commit is acknowledged once flushed here and {there} on the synchronous \
+                     standbys"
+                )
             } else {
-                "a commit is acknowledged once flushed here"
+                "a commit is acknowledged once flushed here".to_owned()
             };
             let meaning = if raised {
                 format!(
@@ -125,7 +132,7 @@ fn judge_postgres(s: &PostgresSettings) -> Durability {
                      own commits (other sessions keep {configured})"
                 )
             } else {
-                acknowledged.to_owned()
+                acknowledged
             };
             Setting::new("synchronous_commit", shown, Verdict::Safe, meaning)
         }
@@ -208,21 +215,24 @@ fn judge_standby_names(
 fn waited_for(sync: &SyncStandbys) -> String {
     let acknowledged = format!("{sync}: a commit is acknowledged once");
     if sync.names.iter().any(|name| name == "*") {
-        let count = sync.count;
-        return format!("{acknowledged} {count} of the streaming standbys have it");
+        return match sync.count {
+            1 => format!("{acknowledged} one of the streaming standbys has it"),
+            count => format!("{acknowledged} {count} of the streaming standbys have it"),
+        };
     }
-    match (sync.names.as_slice(), sync.method) {
-        ([one], _) => format!("{acknowledged} {one} has it"),
-        (names, Method::First) => format!(
-            "{acknowledged} the first {} streaming of {} (in that order) have it",
-            sync.count,
-            names.join(", ")
+    let names = sync.names.join(", ");
+    match (sync.names.len(), sync.method, sync.count) {
+        (1, _, _) => format!("{acknowledged} {names} has it"),
+        (_, Method::First, 1) => {
+            format!("{acknowledged} the first of {names} (in that order) that streams has it")
+        }
+        (_, Method::First, count) => format!(
+            "{acknowledged} the first {count} of {names} (in that order) that stream have it"
         ),
-        (names, Method::Any) => format!(
-            "{acknowledged} any {} of {} have it (a quorum)",
-            sync.count,
-            names.join(", ")
-        ),
+        (_, Method::Any, 1) => format!("{acknowledged} any one of {names} has it (a quorum)"),
+        (_, Method::Any, count) => {
+            format!("{acknowledged} any {count} of {names} have it (a quorum)")
+        }
     }
 }
 
@@ -541,9 +551,34 @@ mod tests {
         );
         assert_eq!(
             meaning_of(&quorum, "synchronous_standby_names"),
-            "ANY 1 (s0, s1, s2): a commit is acknowledged once any 1 of s0, s1, s2 have it (a \
+            "ANY 1 (s0, s1, s2): a commit is acknowledged once any one of s0, s1, s2 has it (a \
              quorum)"
         );
+    }
+
+    #[test]
+    fn what_a_commit_waits_for_is_said_in_words() {
+        for (names, said) in [
+            ("*", "once one of the streaming standbys has it"),
+            ("ANY 2 (*)", "once 2 of the streaming standbys have it"),
+            ("\"S 1\"", "once S 1 has it"),
+            (
+                "s0, s1",
+                "once the first of s0, s1 (in that order) that streams has it",
+            ),
+            (
+                "FIRST 2 (s0, s1, s2)",
+                "once the first 2 of s0, s1, s2 (in that order) that stream have it",
+            ),
+            (
+                "ANY 2 (s0, s1, s2)",
+                "once any 2 of s0, s1, s2 have it (a quorum)",
+            ),
+        ] {
+            let report = with(names, "on", &[]);
+            let meaning = meaning_of(&report, "synchronous_standby_names");
+            assert!(meaning.ends_with(said), "{names}: {meaning}");
+        }
     }
 
     #[test]
