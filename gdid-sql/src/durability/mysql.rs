@@ -1,7 +1,7 @@
 //! MariaDB's and MySQL's settings: `innodb_flush_log_at_trx_commit`, `sync_binlog`,
 //! `read_only`, replication threads, replicas and semi-synchronous replication; on a Galera
 //! node, its cluster's and its own state too, and the crash settings as Galera makes them matter
-//! ([`galera`](super::galera)).
+//! ([`galera`]).
 
 use gdid_engine::durability::{Durability, Setting, Verdict};
 use sqlx::{MySqlPool, Row};
