@@ -219,12 +219,11 @@ fn read_only(s: &MySqlSettings) -> Setting {
              the primary",
         )
     } else {
-        Setting::new(
-            "read_only",
-            "OFF",
-            Verdict::Safe,
-            "this server takes writes",
-        )
+        let meaning = match s.galera {
+            Some(_) => "this node is not read-only",
+            None => "this server takes writes",
+        };
+        Setting::new("read_only", "OFF", Verdict::Safe, meaning)
     }
 }
 
