@@ -7,11 +7,15 @@
 //! private servers started with them.
 
 #[cfg(feature = "mysql")]
+mod galera;
+#[cfg(feature = "mysql")]
 mod mysql;
 #[cfg(feature = "postgres")]
 mod postgres;
 #[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(feature = "postgres")]
+mod standby_names;
 
 use gdid_engine::durability::Durability;
 
@@ -32,6 +36,7 @@ impl SqlStore {
     /// |---|---|
     /// | PostgreSQL | `fsync`, `full_page_writes`, `synchronous_commit`, `synchronous_standby_names`, the streaming standbys (`pg_stat_replication`), whether it is itself a standby |
     /// | MariaDB, MySQL | `innodb_flush_log_at_trx_commit`, `sync_binlog` (with a binary log), `read_only`, whether it replicates from another server, its replicas and semi-synchronous replication (enabled, wait point, timeout) |
+    /// | a Galera node (MariaDB, `wsrep_on`) | its cluster (`wsrep_cluster_status`, `wsrep_cluster_size`, `wsrep_cluster_state_uuid`), its state (`wsrep_local_state_comment`, `wsrep_ready`), then the settings above as Galera makes them matter: `innodb_flush_log_at_trx_commit` against a crash of every node at once, `sync_binlog` and `read_only` not (the cluster recovers a node, and certifies every write) |
     /// | SQLite | the file (in memory, or on a RAM file system), `journal_mode`, `synchronous` |
     ///
     /// # Errors

@@ -1,10 +1,13 @@
 //! MariaDB's and MySQL's settings: `innodb_flush_log_at_trx_commit`, `sync_binlog`,
-//! `read_only`, replication threads, replicas and semi-synchronous replication.
+//! `read_only`, replication threads, replicas and semi-synchronous replication; on a Galera
+//! node, its cluster's and its own state too, and the crash settings as Galera makes them matter
+//! ([`galera`]).
 
 use gdid_engine::durability::{Durability, Setting, Verdict};
 use sqlx::{MySqlPool, Row};
 
 use super::FAILOVER_COST;
+use super::galera::{self, GaleraNode};
 
 /// A semi-synchronous timeout this long (a day, in ms) is taken as "never falls back".
 const SEMI_SYNC_PATIENT_MS: u64 = 86_400_000;
@@ -29,6 +32,8 @@ struct MySqlSettings {
     semi_sync_timeout_ms: u64,
     /// Replicas acknowledging semi-synchronously now.
     semi_sync_clients: u64,
+    /// `Some` on a node of a Galera cluster.
+    galera: Option<GaleraNode>,
 }
 
 pub(super) async fn read(pool: &MySqlPool) -> Result<Durability, sqlx::Error> {
@@ -44,7 +49,8 @@ pub(super) async fn read(pool: &MySqlPool) -> Result<Durability, sqlx::Error> {
         sqlx::query(
             "SHOW GLOBAL VARIABLES WHERE Variable_name LIKE 'rpl\\_semi\\_sync\\_%\\_enabled' \
              OR Variable_name LIKE 'rpl\\_semi\\_sync\\_%\\_wait\\_point' \
-             OR Variable_name LIKE 'rpl\\_semi\\_sync\\_%\\_timeout'",
+             OR Variable_name LIKE 'rpl\\_semi\\_sync\\_%\\_timeout' \
+             OR Variable_name IN ('wsrep_on', 'wsrep_provider')",
         )
         .fetch_all(&mut *connection)
         .await?,
@@ -52,7 +58,9 @@ pub(super) async fn read(pool: &MySqlPool) -> Result<Durability, sqlx::Error> {
     let status = name_values(
         sqlx::query(
             "SHOW GLOBAL STATUS WHERE Variable_name LIKE 'Rpl\\_semi\\_sync\\_%\\_clients' \
-             OR Variable_name = 'Slaves_running'",
+             OR Variable_name IN ('Slaves_running', 'wsrep_cluster_status', \
+             'wsrep_cluster_size', 'wsrep_local_state_comment', 'wsrep_ready', \
+             'wsrep_cluster_state_uuid')",
         )
         .fetch_all(&mut *connection)
         .await?,
@@ -93,11 +101,12 @@ pub(super) async fn read(pool: &MySqlPool) -> Result<Durability, sqlx::Error> {
         semi_sync_clients: status(&format!("Rpl_semi_sync_{word}_clients"))
             .and_then(|n| n.parse().ok())
             .unwrap_or(0),
+        galera: GaleraNode::read(&variables, &status),
     }))
 }
 
 /// A boolean variable cast to text: `ON` (MariaDB) or `1` (MySQL).
-fn is_on(value: &str) -> bool {
+pub(super) fn is_on(value: &str) -> bool {
     value == "1" || value.eq_ignore_ascii_case("ON")
 }
 
@@ -119,6 +128,32 @@ fn name_values(
 }
 
 fn judge_mysql(s: &MySqlSettings) -> Durability {
+    let mut settings = match &s.galera {
+        Some(node) => galera::judge(
+            node,
+            &s.flush_log_at_trx_commit,
+            s.log_bin.then_some(s.sync_binlog.as_str()),
+        ),
+        None => crash_settings(s),
+    };
+    settings.push(read_only(s));
+    settings.push(replication(s));
+    settings.extend(judge_replicas(s));
+    let product = if s.version.contains("MariaDB") {
+        "MariaDB"
+    } else {
+        "MySQL"
+    };
+    let server = match &s.galera {
+        Some(node) => format!("{product} {}, {}", s.version, node.described()),
+        None => format!("{product} {}", s.version),
+    };
+    Durability::new(server, settings)
+}
+
+/// A lone server's crash settings: `innodb_flush_log_at_trx_commit`, and `sync_binlog` with a
+/// binary log.
+fn crash_settings(s: &MySqlSettings) -> Vec<Setting> {
     let mut settings = vec![match s.flush_log_at_trx_commit.as_str() {
         // 3 is MariaDB's "1 with three syncs per group commit": as durable.
         "1" | "3" => Setting::new(
@@ -160,7 +195,21 @@ fn judge_mysql(s: &MySqlSettings) -> Durability {
              issued again; set sync_binlog = 1",
         )
     });
-    settings.push(if s.read_only {
+    settings
+}
+
+/// `read_only`: a lone server that is read-only is a replica, whose blocks its primary does not
+/// know of; a Galera node's writes are certified by the cluster whoever makes them.
+fn read_only(s: &MySqlSettings) -> Setting {
+    if s.galera.is_some() && s.read_only {
+        Setting::new(
+            "read_only",
+            "ON",
+            Verdict::Safe,
+            "users without the privilege cannot write on this node; what others (root) write \
+             here is certified by the cluster like any other write",
+        )
+    } else if s.read_only {
         Setting::new(
             "read_only",
             "ON",
@@ -170,14 +219,17 @@ fn judge_mysql(s: &MySqlSettings) -> Durability {
              the primary",
         )
     } else {
-        Setting::new(
-            "read_only",
-            "OFF",
-            Verdict::Safe,
-            "this server takes writes",
-        )
-    });
-    settings.push(match s.replicating {
+        let meaning = match s.galera {
+            Some(_) => "this node is not read-only",
+            None => "this server takes writes",
+        };
+        Setting::new("read_only", "OFF", Verdict::Safe, meaning)
+    }
+}
+
+/// Whether this server applies another's binary log (a replica's counters are overwritten).
+fn replication(s: &MySqlSettings) -> Setting {
+    match s.replicating {
         None => Setting::new(
             "replication",
             "?",
@@ -198,20 +250,7 @@ fn judge_mysql(s: &MySqlSettings) -> Durability {
              to the counters overwrite the blocks reserved here (or stop replication); point \
              the URL at the primary",
         ),
-    });
-    settings.extend(judge_replicas(s));
-    Durability::new(
-        format!(
-            "{} {}",
-            if s.version.contains("MariaDB") {
-                "MariaDB"
-            } else {
-                "MySQL"
-            },
-            s.version
-        ),
-        settings,
-    )
+    }
 }
 
 /// This server's replicas: safe with none, or when each acknowledges every commit before it is
@@ -349,6 +388,48 @@ mod tests {
             Verdict::IssuedAgain
         );
         s.read_only = false;
+        s.replicating = Some(1);
+        assert_eq!(
+            verdict_of(&judge_mysql(&s), "replication"),
+            Verdict::IssuedAgain
+        );
+    }
+
+    /// A synced node of a primary component of three, with a binary log not flushed at each
+    /// commit (as Galera nodes often run).
+    fn galera_node() -> MySqlSettings {
+        MySqlSettings {
+            log_bin: true,
+            galera: Some(GaleraNode {
+                cluster_status: Some("Primary".into()),
+                cluster_size: Some("3".into()),
+                local_state: Some("Synced".into()),
+                ready: Some("ON".into()),
+                state_uuid: Some("f4c62a25-ea93-11f1-9cc3-03485e81fdac".into()),
+            }),
+            ..safe_mariadb()
+        }
+    }
+
+    #[test]
+    fn a_galera_node_is_judged_as_the_cluster_decides() {
+        let report = judge_mysql(&galera_node());
+        assert!(report.is_safe(), "{report}");
+        assert!(
+            report
+                .server
+                .ends_with(", Galera node of cluster f4c62a25-ea93-11f1-9cc3-03485e81fdac")
+        );
+        let mut s = galera_node();
+        s.read_only = true;
+        assert!(judge_mysql(&s).is_safe(), "root's writes are certified too");
+        s.flush_log_at_trx_commit = "2".into();
+        let report = judge_mysql(&s);
+        assert_eq!(
+            verdict_of(&report, "innodb_flush_log_at_trx_commit"),
+            Verdict::IssuedAgain
+        );
+        assert_eq!(report.at_risk().count(), 1, "{report}");
         s.replicating = Some(1);
         assert_eq!(
             verdict_of(&judge_mysql(&s), "replication"),
