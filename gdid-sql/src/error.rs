@@ -93,6 +93,12 @@ pub(crate) fn driver_kind(error: &sqlx::Error) -> ErrorKind {
     }
 }
 
+/// Whether `error` is a lost race the server rolled back (a deadlock, a serialization failure,
+/// a Galera certification conflict), which the engine's retry policy tries again.
+pub(crate) fn is_lost_race(error: &sqlx::Error) -> bool {
+    driver_kind(error) == ErrorKind::Conflict && !is_duplicate_key(error)
+}
+
 /// Whether `error` is a duplicate-key error: a unique or primary-key violation on MySQL/MariaDB
 /// (1062 and its kin), PostgreSQL (23505) or SQLite (`SQLITE_CONSTRAINT_UNIQUE`,
 /// `SQLITE_CONSTRAINT_PRIMARYKEY`). The test `gdid_random::insert_with_retry` takes.

@@ -8,7 +8,9 @@
 
 use sqlx::AssertSqlSafe;
 
-use crate::error::Error;
+use gdid_engine::backend::retry;
+
+use crate::error::{Error, is_lost_race};
 use crate::statement::with_live_pool;
 use crate::store::SqlStore;
 use crate::tables::{ALL, Schema, Table, column_names, qualified, statements};
@@ -48,9 +50,15 @@ impl SqlStore {
 /// `sqlx::Error::Configuration`), naming it and `gdid schema`.
 pub(crate) async fn ensure(store: &SqlStore, tables: &[&Table]) -> Result<(), sqlx::Error> {
     for table in tables {
-        ensure_table(store, table)
-            .await
-            .map_err(|error| refused(table, error))?;
+        // On Galera a DDL statement runs on every node at once, and two stores making the
+        // tables on two nodes meet as a deadlock (1213): tried again, as any lost race.
+        retry::run_driver(
+            retry::DDL_ATTEMPTS,
+            || ensure_table(store, table),
+            is_lost_race,
+        )
+        .await
+        .map_err(|error| refused(table, error))?;
     }
     #[cfg(feature = "postgres")]
     if let SqlStore::Postgres(pool, _) = store

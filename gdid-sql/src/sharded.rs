@@ -5,12 +5,13 @@
 
 use std::ops::Range;
 
+use gdid_engine::backend::retry;
 use gdid_engine::{
     Error as IdError, ErrorDetail, NameKind, Pick, RangeLayout, ShardedCounter,
     backend::{LAYOUT_FIELDS, RangeFields, RangeState, RangeStore, validate_name},
 };
 
-use crate::error::Error;
+use crate::error::{Error, is_lost_race};
 use crate::lineage::{self, LineageSql};
 use crate::sharded_rows;
 use crate::store::SqlStore;
@@ -62,7 +63,8 @@ impl RangeStore for SqlRanges {
             i64::try_from(n).map_err(|_| IdError::invalid_count(n, "too many ids for one call"))?;
         let shard = i32::try_from(range).map_err(IdError::store)?;
         let lineage = self.lineage.as_ref();
-        let next = sharded_rows::take(&self.store, lineage, &self.sequence, shard, n)
+        let take = || sharded_rows::take(&self.store, lineage, &self.sequence, shard, n);
+        let next = retry::run_driver(retry::ATTEMPTS, take, is_lost_race)
             .await
             .map_err(IdError::store)?;
         if next.is_none() {

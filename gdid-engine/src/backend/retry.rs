@@ -12,8 +12,15 @@ use rand::Rng;
 
 use crate::error::AuthorityError;
 
-/// How many times an operation that loses races is tried before [`AuthorityError::Contention`].
-pub const ATTEMPTS: u32 = 5;
+/// How many times an operation that loses races is tried before [`AuthorityError::Contention`]:
+/// enough for writers on three Galera nodes at once, whose certification conflicts are far more
+/// frequent than a single server's lock waits.
+pub const ATTEMPTS: u32 = 8;
+
+/// How many times a schema statement that loses races is tried ([`run_driver`]): on Galera a
+/// DDL statement runs on every node at once and aborts what it meets, so stores making the
+/// tables on several nodes take turns (waits of up to 1 s each).
+pub const DDL_ATTEMPTS: u32 = 12;
 
 /// Whether `error` is a lost race that the policy tries again.
 pub fn is_lost_race(error: &AuthorityError) -> bool {
@@ -74,9 +81,60 @@ where
     })
 }
 
+/// As [`run`], for an operation whose errors are a driver's, not [`AuthorityError`]s (a schema
+/// statement, a window's or a range's write): an error `lost` calls a lost race (a deadlock, a
+/// serialization failure, a Galera certification conflict, each rolled back by the server) is
+/// tried again, at most `attempts` times in all ([`ATTEMPTS`], or [`DDL_ATTEMPTS`] for a schema
+/// statement), with the same waits; any other error, or the last lost race, is returned as it
+/// is.
+///
+/// # Errors
+///
+/// The first error that is not a lost race, or the last one when every attempt lost.
+///
+/// ```
+/// use gdid_engine::backend::retry;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let mut tries = 0;
+/// let done = retry::run_driver(
+///     retry::ATTEMPTS,
+///     || {
+///         tries += 1;
+///         let outcome = if tries < 3 { Err("deadlock") } else { Ok(tries) };
+///         async move { outcome }
+///     },
+///     |error: &&str| *error == "deadlock",
+/// )
+/// .await;
+/// assert_eq!(done, Ok(3));
+/// # }
+/// ```
+pub async fn run_driver<T, E, F, Fut>(
+    attempts: u32,
+    mut attempt: F,
+    lost: impl Fn(&E) -> bool,
+) -> Result<T, E>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    let mut tried = 1;
+    loop {
+        match attempt().await {
+            Err(error) if lost(&error) && tried < attempts => {
+                tokio::time::sleep(backoff(tried)).await;
+                tried += 1;
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
 /// How long to wait after losing race number `tried` (from 1): a random time up to 2^`tried`
-/// milliseconds, so that writers who collided do not collide again in step (2 ms, then 4, 8
-/// and 16 at most: 30 ms in all before [`AuthorityError::Contention`]).
+/// milliseconds (at most 1 s), so that writers who collided do not collide again in step (2 ms,
+/// then 4, 8, … 128 at most: 254 ms in all before [`AuthorityError::Contention`]).
 fn backoff(tried: u32) -> Duration {
     let most = 1u64 << tried.min(10);
     Duration::from_micros(rand::rng().random_range(0..=most * 1000))

@@ -6,10 +6,11 @@
 //! from it, and reading it, or finding no open window while it is there, is an error naming it
 //! (`sqlx::Error::Decode`, the shard's error type).
 
+use gdid_engine::backend::retry;
 use gdid_engine::windows::{VALUE_MAX, Window, WindowShard};
 use sqlx::AssertSqlSafe;
 
-use crate::error::is_duplicate_key;
+use crate::error::{is_duplicate_key, is_lost_race};
 use crate::lineage::LineageSql;
 use crate::statement::{sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
@@ -170,69 +171,22 @@ impl WindowShard for SqlStore {
     /// Two statements: the start of the newest used-up window past the `keep` latest, then the
     /// used-up windows up to it (a used-up window never opens again, so the two need no lock).
     async fn prune(&self, sequence: &str, keep: u64) -> Result<u64, sqlx::Error> {
-        let dialect = self.dialect();
-        let used = format!(
-            "sequence_name = ? AND next_hi >= window_end{}",
-            integer_guard(dialect, &["window_start", "window_end", "next_hi"])
-        );
-        let cutoff = sql(
-            dialect,
-            &format!(
-                "SELECT window_start FROM gdid_windows WHERE {used} \
-                 ORDER BY window_start DESC LIMIT 1 OFFSET ?"
-            ),
-        );
-        let keep = to_i64(keep)?;
-        let start: Option<i64> = with_live_pool!(self, pool => sqlx::query_scalar(AssertSqlSafe(cutoff.0.clone()))
-            .bind(sequence)
-            .bind(keep)
-            .fetch_optional(pool)
-            .await)?;
-        let Some(start) = start else {
-            return Ok(0);
-        };
-        let delete = sql(
-            dialect,
-            &format!("DELETE FROM gdid_windows WHERE {used} AND window_start <= ?"),
-        );
-        with_live_pool!(self, pool => sqlx::query(AssertSqlSafe(delete.0.clone()))
-            .bind(sequence)
-            .bind(start)
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected()))
+        retry::run_driver(
+            retry::ATTEMPTS,
+            || self.prune_once(sequence, keep),
+            is_lost_race,
+        )
+        .await
     }
 
     /// The one row of `gdid_window_store` (id 1), inserted if absent, read back.
     async fn identity(&self, candidate: &str) -> Result<String, sqlx::Error> {
-        let insert = sql(
-            self.dialect(),
-            "INSERT INTO gdid_window_store (id, identity) VALUES (1, ?)",
-        );
-        let inserted = with_live_pool!(self, pool => sqlx::query(AssertSqlSafe(insert.0.clone()))
-            .bind(candidate)
-            .execute(pool)
-            .await
-            .map(drop));
-        match inserted {
-            Ok(()) => {}
-            Err(e) if is_duplicate_key(&e) => {}
-            Err(e) => return Err(e),
-        }
-        let select = "SELECT identity FROM gdid_window_store WHERE id = 1";
-        let stored: Result<Option<String>, sqlx::Error> =
-            with_live_pool!(self, pool => sqlx::query_scalar(select).fetch_one(pool).await);
-        let reason = match stored {
-            Ok(Some(identity)) if !identity.is_empty() => return Ok(identity),
-            Ok(Some(_)) => "identity is empty".to_owned(),
-            Ok(None) => "identity is NULL".to_owned(),
-            Err(sqlx::Error::ColumnDecode { source, .. }) => format!("identity: {source}"),
-            Err(e) => return Err(e),
-        };
-        Err(sqlx::Error::Decode(
-            format!("corrupt row: the gdid_window_store row (id 1): {reason}, expected a text")
-                .into(),
-        ))
+        retry::run_driver(
+            retry::ATTEMPTS,
+            || self.identity_once(candidate),
+            is_lost_race,
+        )
+        .await
     }
 
     async fn ping(&self) -> Result<(), sqlx::Error> {
@@ -297,6 +251,107 @@ impl WindowShard for SqlStore {
     }
 
     async fn claim(&self, sequence: &str, start: u64, end: u64) -> Result<bool, sqlx::Error> {
+        retry::run_driver(
+            retry::ATTEMPTS,
+            || self.claim_once(sequence, start, end),
+            is_lost_race,
+        )
+        .await
+    }
+
+    /// The window keeps the lineage of the server that opens it.
+    async fn open(&self, sequence: &str, start: u64, end: u64) -> Result<(), sqlx::Error> {
+        retry::run_driver(
+            retry::ATTEMPTS,
+            || self.open_once(sequence, start, end),
+            is_lost_race,
+        )
+        .await
+    }
+
+    /// Skips a window another client holds (`FOR UPDATE SKIP LOCKED`); if that leaves none,
+    /// waits for it instead: "every open window is busy" is not "no open window". With none
+    /// open, a corrupt window of the sequence is reported rather than "no open window".
+    async fn take(&self, sequence: &str, n: u64) -> Result<Option<(u64, u64)>, sqlx::Error> {
+        retry::run_driver(
+            retry::ATTEMPTS,
+            || self.take_once(sequence, n),
+            is_lost_race,
+        )
+        .await
+    }
+}
+
+/// The statements of [`WindowShard`] that write, each tried once: the trait's methods run them
+/// under the one retry policy ([`retry::run_driver`]), so that a lost race the server rolled
+/// back (a deadlock, a Galera certification conflict) is tried again.
+impl SqlStore {
+    async fn prune_once(&self, sequence: &str, keep: u64) -> Result<u64, sqlx::Error> {
+        let dialect = self.dialect();
+        let used = format!(
+            "sequence_name = ? AND next_hi >= window_end{}",
+            integer_guard(dialect, &["window_start", "window_end", "next_hi"])
+        );
+        let cutoff = sql(
+            dialect,
+            &format!(
+                "SELECT window_start FROM gdid_windows WHERE {used} \
+                 ORDER BY window_start DESC LIMIT 1 OFFSET ?"
+            ),
+        );
+        let keep = to_i64(keep)?;
+        let start: Option<i64> = with_live_pool!(self, pool => sqlx::query_scalar(AssertSqlSafe(cutoff.0.clone()))
+            .bind(sequence)
+            .bind(keep)
+            .fetch_optional(pool)
+            .await)?;
+        let Some(start) = start else {
+            return Ok(0);
+        };
+        let delete = sql(
+            dialect,
+            &format!("DELETE FROM gdid_windows WHERE {used} AND window_start <= ?"),
+        );
+        with_live_pool!(self, pool => sqlx::query(AssertSqlSafe(delete.0.clone()))
+            .bind(sequence)
+            .bind(start)
+            .execute(pool)
+            .await
+            .map(|done| done.rows_affected()))
+    }
+
+    async fn identity_once(&self, candidate: &str) -> Result<String, sqlx::Error> {
+        let insert = sql(
+            self.dialect(),
+            "INSERT INTO gdid_window_store (id, identity) VALUES (1, ?)",
+        );
+        let inserted = with_live_pool!(self, pool => sqlx::query(AssertSqlSafe(insert.0.clone()))
+            .bind(candidate)
+            .execute(pool)
+            .await
+            .map(drop));
+        match inserted {
+            Ok(()) => {}
+            Err(e) if is_duplicate_key(&e) => {}
+            Err(e) => return Err(e),
+        }
+        let select = "SELECT identity FROM gdid_window_store WHERE id = 1";
+        let stored: Result<Option<String>, sqlx::Error> =
+            with_live_pool!(self, pool => sqlx::query_scalar(select).fetch_one(pool).await);
+        let reason = match stored {
+            Ok(Some(identity)) if !identity.is_empty() => return Ok(identity),
+            Ok(Some(_)) => "identity is empty".to_owned(),
+            Ok(None) => "identity is NULL".to_owned(),
+            Err(sqlx::Error::ColumnDecode { source, .. }) => format!("identity: {source}"),
+            Err(e) => return Err(e),
+        };
+        Err(sqlx::Error::Decode(
+            format!("corrupt row: the gdid_window_store row (id 1): {reason}, expected a text")
+                .into(),
+        ))
+    }
+
+    async fn claim_once(&self, sequence: &str, start: u64, end: u64) -> Result<bool, sqlx::Error> {
         let q = sql(
             self.dialect(),
             "INSERT INTO gdid_window_claims (sequence_name, window_start, window_end) \
@@ -317,8 +372,7 @@ impl WindowShard for SqlStore {
         }
     }
 
-    /// The window keeps the lineage of the server that opens it.
-    async fn open(&self, sequence: &str, start: u64, end: u64) -> Result<(), sqlx::Error> {
+    async fn open_once(&self, sequence: &str, start: u64, end: u64) -> Result<(), sqlx::Error> {
         let lineage = LineageSql::of(self).await?;
         let identity = lineage.map_or("NULL", |l| l.identity);
         let q = sql(
@@ -339,10 +393,7 @@ impl WindowShard for SqlStore {
             .map(drop))
     }
 
-    /// Skips a window another client holds (`FOR UPDATE SKIP LOCKED`); if that leaves none,
-    /// waits for it instead: "every open window is busy" is not "no open window". With none
-    /// open, a corrupt window of the sequence is reported rather than "no open window".
-    async fn take(&self, sequence: &str, n: u64) -> Result<Option<(u64, u64)>, sqlx::Error> {
+    async fn take_once(&self, sequence: &str, n: u64) -> Result<Option<(u64, u64)>, sqlx::Error> {
         let n = to_i64(n)?;
         let lineage = LineageSql::of(self).await?;
         let lineage = lineage.as_ref();
