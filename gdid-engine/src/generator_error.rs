@@ -377,11 +377,11 @@ mod tests {
         );
         let lost = Error::from(AuthorityError::Contention {
             record: "the row".into(),
-            attempts: 8,
+            attempts: 20,
             last: None,
         });
         assert!(
-            matches!(lost.detail(), ErrorDetail::Contention(m) if m.starts_with("the row: lost 8"))
+            matches!(lost.detail(), ErrorDetail::Contention(m) if m.starts_with("the row: lost 20"))
         );
         assert_eq!(lost.kind(), ErrorKind::Conflict);
         assert_eq!(corrupt.kind(), ErrorKind::Corrupt);

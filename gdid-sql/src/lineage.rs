@@ -23,7 +23,10 @@
 use gdid_engine::backend::lineage::{
     CLOCKS_APART_MAX_SECS, FENCE_EPOCH_UNIX, FENCE_MIN_INTERVAL_SECS, seconds_now,
 };
+use gdid_engine::backend::retry;
 use sqlx::AssertSqlSafe;
+
+use crate::error::is_lost_race;
 
 use crate::statement::{sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
@@ -221,12 +224,15 @@ impl LineageSql {
 /// The driver's.
 pub(crate) async fn settle(store: &SqlStore, lineage: &LineageSql) -> Result<bool, sqlx::Error> {
     let update = sql(store.dialect(), &lineage.settle_statement());
-    let moved = with_live_pool!(store, pool => {
-        sqlx::query(AssertSqlSafe(update.0.clone()))
-            .bind(seconds_now())
-            .execute(pool)
-            .await
-            .map(|done| done.rows_affected())
-    })?;
+    let settle = || async {
+        with_live_pool!(store, pool => {
+            sqlx::query(AssertSqlSafe(update.0.clone()))
+                .bind(seconds_now())
+                .execute(pool)
+                .await
+                .map(|done| done.rows_affected())
+        })
+    };
+    let moved = retry::run_driver(retry::ATTEMPTS, settle, is_lost_race).await?;
     Ok(moved > 0)
 }

@@ -125,22 +125,19 @@ impl RangeStore for SqlRanges {
             bound(layout.size()),
             i64::from(layout.ranges()),
         ];
-        sharded_rows::insert_layout(&self.store, &self.sequence, stored)
+        let insert = || sharded_rows::insert_layout(&self.store, &self.sequence, stored);
+        retry::run_driver(retry::ATTEMPTS, insert, is_lost_race)
             .await
             .map_err(IdError::store)
     }
 
     async fn insert_range(&self, range: u32, values: Range<u64>) -> Result<(), IdError> {
         let shard = i32::try_from(range).map_err(IdError::store)?;
-        sharded_rows::insert(
-            &self.store,
-            &self.sequence,
-            shard,
-            bound(values.start),
-            bound(values.end - 1),
-        )
-        .await
-        .map_err(IdError::store)
+        let (first, last) = (bound(values.start), bound(values.end - 1));
+        let insert = || sharded_rows::insert(&self.store, &self.sequence, shard, first, last);
+        retry::run_driver(retry::ATTEMPTS, insert, is_lost_race)
+            .await
+            .map_err(IdError::store)
     }
 }
 
