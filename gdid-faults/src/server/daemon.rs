@@ -143,3 +143,54 @@ pub(crate) fn kill_group(child: &mut Child) {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// Runs `command` to its end and returns its standard output, trimmed; `Err` with its standard
+/// error when it fails.
+pub(super) fn output(command: &mut Command) -> Result<String, String> {
+    let result = command
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{command:?}: {e}"))?;
+    if result.status.success() {
+        Ok(String::from_utf8_lossy(&result.stdout).trim().to_owned())
+    } else {
+        Err(format!(
+            "{command:?}: {}: {}",
+            result.status,
+            last_lines(&[&result.stdout, &result.stderr])
+        ))
+    }
+}
+
+/// The last 15 non-empty lines of `outputs` (a program's standard output, then its standard
+/// error), for a message.
+pub(super) fn last_lines(outputs: &[&[u8]]) -> String {
+    let text: String = outputs
+        .iter()
+        .map(|output| String::from_utf8_lossy(output))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(15)..].join("\n")
+}
+
+/// Asks `check` every [`POLL`] until it says `Some`, for at most [`PATIENCE`]; `Err` says
+/// `what` did not happen, and the last thing `check` said.
+pub(super) fn wait_for<T>(
+    what: &str,
+    mut check: impl FnMut() -> Result<Option<T>, String>,
+) -> Result<T, String> {
+    let started = Instant::now();
+    let mut last = String::new();
+    loop {
+        match check() {
+            Ok(Some(value)) => return Ok(value),
+            Ok(None) => {}
+            Err(e) => last = e,
+        }
+        if started.elapsed() > PATIENCE {
+            return Err(format!("{what}: not within {PATIENCE:?} ({last})"));
+        }
+        std::thread::sleep(POLL);
+    }
+}

@@ -24,13 +24,12 @@ use std::ffi::OsString;
 use std::io::ErrorKind;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Instant;
 
 use super::PrivateServers;
-use super::daemon::{Daemon, PATIENCE, POLL, kill_group};
+use super::daemon::{Daemon, kill_group, output, wait_for};
 use super::engine::{Engine, Programs, RunAs, free_port};
 use super::private::RunFolder;
 
@@ -66,47 +65,6 @@ fn run_folder() -> Result<&'static Path, String> {
 fn cluster_name() -> String {
     static CLUSTERS: AtomicU32 = AtomicU32::new(0);
     format!("galera{}", CLUSTERS.fetch_add(1, Ordering::Relaxed) + 1)
-}
-
-/// Runs `command` to its end and returns its standard output, trimmed; `Err` with its standard
-/// output and error when it fails.
-fn output(command: &mut Command) -> Result<String, String> {
-    let result = command
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("{command:?}: {e}"))?;
-    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).trim().to_owned();
-    if result.status.success() {
-        Ok(text(&result.stdout))
-    } else {
-        Err(format!(
-            "{}: {} {}",
-            result.status,
-            text(&result.stdout),
-            text(&result.stderr)
-        ))
-    }
-}
-
-/// Asks `check` every [`POLL`] until it says `Some`, for at most [`PATIENCE`]; `Err` says
-/// `what` did not happen, and the last thing `check` said.
-fn wait_for<T>(
-    what: &str,
-    mut check: impl FnMut() -> Result<Option<T>, String>,
-) -> Result<T, String> {
-    let started = Instant::now();
-    let mut last = String::new();
-    loop {
-        match check() {
-            Ok(Some(value)) => return Ok(value),
-            Ok(None) => {}
-            Err(e) => last = e,
-        }
-        if started.elapsed() > PATIENCE {
-            return Err(format!("{what}: not within {PATIENCE:?} ({last})"));
-        }
-        std::thread::sleep(POLL);
-    }
 }
 
 /// `name=` followed by a path, as one argument.

@@ -18,13 +18,12 @@ use std::ffi::OsString;
 use std::io::ErrorKind;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Instant;
 
 use super::PrivateServers;
-use super::daemon::{Daemon, PATIENCE, POLL, kill_group};
+use super::daemon::{Daemon, PATIENCE, kill_group, output, wait_for};
 use super::engine::{Engine, Programs, RunAs, as_user, free_port, make_folder};
 use super::private::RunFolder;
 
@@ -48,57 +47,6 @@ fn run_folder() -> Result<&'static Path, String> {
 fn set_name(engine: &str) -> String {
     static SETS: AtomicU32 = AtomicU32::new(0);
     format!("{engine}{}", SETS.fetch_add(1, Ordering::Relaxed) + 1)
-}
-
-/// Runs `command` to its end and returns its standard output, trimmed; `Err` with its standard
-/// error when it fails.
-fn output(command: &mut Command) -> Result<String, String> {
-    let result = command
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("{command:?}: {e}"))?;
-    if result.status.success() {
-        Ok(String::from_utf8_lossy(&result.stdout).trim().to_owned())
-    } else {
-        Err(format!(
-            "{command:?}: {}: {}",
-            result.status,
-            last_lines(&[&result.stdout, &result.stderr])
-        ))
-    }
-}
-
-/// The last 15 non-empty lines of `outputs` (a program's standard output, then its standard
-/// error), for a message.
-fn last_lines(outputs: &[&[u8]]) -> String {
-    let text: String = outputs
-        .iter()
-        .map(|output| String::from_utf8_lossy(output))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(15)..].join("\n")
-}
-
-/// Asks `check` every [`POLL`] until it says `Some`, for at most [`PATIENCE`]; `Err` says
-/// `what` did not happen, and the last thing `check` said.
-fn wait_for<T>(
-    what: &str,
-    mut check: impl FnMut() -> Result<Option<T>, String>,
-) -> Result<T, String> {
-    let started = Instant::now();
-    let mut last = String::new();
-    loop {
-        match check() {
-            Ok(Some(value)) => return Ok(value),
-            Ok(None) => {}
-            Err(e) => last = e,
-        }
-        if started.elapsed() > PATIENCE {
-            return Err(format!("{what}: not within {PATIENCE:?} ({last})"));
-        }
-        std::thread::sleep(POLL);
-    }
 }
 
 // ----------------------------------------------------------------------------------------------
