@@ -1061,20 +1061,9 @@ fn gdid_serve_in_front_of_a_failing_over_postgres_repeats_nothing() {
 // Switches the server's own history does not show: the store record decides
 // ----------------------------------------------------------------------------------------------
 
-/// The store record of the server `i` of `replicas` and a counter row of `sequence`, as
-/// `floor_era lineage-is-set | era fenced_at-is-null` (PostgreSQL).
-fn postgres_floor_and_row(
-    replicas: &PostgresReplicas,
-    i: usize,
-    sequence: &str,
-) -> (i64, i64, bool) {
-    let floor = step(
-        "reading the store record",
-        replicas.query(
-            i,
-            "SELECT COALESCE(floor_era, 0) FROM gdid_authority WHERE id = 1",
-        ),
-    );
+/// The era of the counter row of `sequence` on server `i` of `replicas` (PostgreSQL), and
+/// whether it has no fence of its own (`fenced_at` unset).
+fn postgres_row(replicas: &PostgresReplicas, i: usize, sequence: &str) -> (i64, bool) {
     let row = step(
         "reading the counter row",
         replicas.query(
@@ -1088,13 +1077,39 @@ fn postgres_floor_and_row(
     let (era, unfenced) = row
         .split_once(' ')
         .unwrap_or_else(|| panic!("a row: {row:?}"));
-    (
-        floor
-            .parse()
-            .unwrap_or_else(|_| panic!("a floor: {floor:?}")),
-        era.parse().unwrap_or_else(|_| panic!("an era: {era:?}")),
-        unfenced == "true",
-    )
+    let era = era.parse().unwrap_or_else(|_| panic!("an era: {era:?}"));
+    (era, unfenced == "true")
+}
+
+/// The floor era of the store record on server `i` of `replicas` (PostgreSQL).
+fn postgres_floor(replicas: &PostgresReplicas, i: usize) -> i64 {
+    let floor = step(
+        "reading the store record",
+        replicas.query(
+            i,
+            "SELECT COALESCE(floor_era, 0) FROM gdid_authority WHERE id = 1",
+        ),
+    );
+    floor
+        .parse()
+        .unwrap_or_else(|_| panic!("a floor: {floor:?}"))
+}
+
+/// Asserts that the row of `sequence`, new on server `i` of `replicas` after a switch, has no
+/// fence of its own and starts at the store record's floor era, above 0: its floor era.
+fn assert_at_the_floor(replicas: &PostgresReplicas, i: usize, sequence: &str) -> i64 {
+    let (era, unfenced) = postgres_row(replicas, i, sequence);
+    assert!(
+        unfenced,
+        "{sequence}, new after the switch, was fenced on its own (era {era})"
+    );
+    let floor = postgres_floor(replicas, i);
+    assert!(
+        floor > 0,
+        "the store record keeps floor era 0 after the switch"
+    );
+    assert_eq!(era, floor, "{sequence} starts at the store's floor era");
+    floor
 }
 
 /// Waits until `check` holds on server `i` of `replicas` (a `SELECT` printing `t`), at most 60 s.
@@ -1151,7 +1166,7 @@ fn a_logical_replication_switch_repeats_nothing_of_a_sequence_the_subscriber_nev
         &subscriber,
         0,
         "B received the store record and the counter row",
-        "SELECT (SELECT count(*) FROM gdid_authority WHERE lineage IS NOT NULL) = 1 \
+        "SELECT (SELECT count(*) FROM gdid_authority) = 1 \
          AND (SELECT count(*) FROM gdid_counters WHERE sequence_name = 'received') > 0",
     );
     step(
@@ -1168,17 +1183,8 @@ fn a_logical_replication_switch_repeats_nothing_of_a_sequence_the_subscriber_nev
     bench.next_three_times("fresh");
     bench.next_three_times("received");
     bench.next("new_after_the_switch", 3);
-    let (floor, era, unfenced) = postgres_floor_and_row(&subscriber, 0, "new_after_the_switch");
-    assert!(
-        floor > 0,
-        "B's store record keeps floor era 0 after the switch"
-    );
-    assert_eq!(
-        (era, unfenced),
-        (floor, true),
-        "a sequence new on B starts at the store's floor era {floor}, without a fence of its own"
-    );
     bench.run.finish();
+    assert_at_the_floor(&subscriber, 0, "new_after_the_switch");
 }
 
 #[test]
@@ -1260,16 +1266,7 @@ fn a_standby_promoted_twice_starts_new_sequences_at_the_store_floor_era() {
     bench.switch_to(1);
     bench.next_three_times("orders");
     bench.next("first_new", 3);
-    let (floor, era, unfenced) = postgres_floor_and_row(&bench.replicas, 1, "first_new");
-    assert!(
-        floor > 0,
-        "the store record keeps floor era 0 after a promotion"
-    );
-    assert_eq!(
-        (era, unfenced),
-        (floor, true),
-        "first_new: at the floor, no fence of its own"
-    );
+    let floor = assert_at_the_floor(&bench.replicas, 1, "first_new");
     let second = step(
         "adding standby 2 (of standby 1)",
         bench.replicas.add_standby(1),
@@ -1279,16 +1276,10 @@ fn a_standby_promoted_twice_starts_new_sequences_at_the_store_floor_era() {
     step("promoting standby 2", bench.replicas.promote(second));
     bench.switch_to(second);
     bench.next("second_new", 3);
-    let (second_floor, era, unfenced) =
-        postgres_floor_and_row(&bench.replicas, second, "second_new");
+    let second_floor = assert_at_the_floor(&bench.replicas, second, "second_new");
     assert!(
         second_floor > floor,
         "the second promotion moves the floor era on"
-    );
-    assert_eq!(
-        (era, unfenced),
-        (second_floor, true),
-        "second_new: at the floor, no fence of its own"
     );
     bench.run.finish();
 }
