@@ -375,8 +375,8 @@ impl Position {
 // The cluster
 // ----------------------------------------------------------------------------------------------
 
-/// A Galera cluster of private MariaDB nodes on 127.0.0.1 (see the [module](self)). Node `i`
-/// serves clients at [`url(i)`](Self::url); database `test` exists on every node.
+/// A Galera cluster of private MariaDB nodes on 127.0.0.1, as this module's documentation
+/// says. Node `i` serves clients at [`url(i)`](Self::url); database `test` exists on every node.
 #[derive(Debug)]
 pub struct GaleraCluster {
     programs: MariaDbPrograms,
