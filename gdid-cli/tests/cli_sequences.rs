@@ -307,18 +307,19 @@ fn ids_of(output: &Output) -> Vec<gdid::Gdid> {
 fn a_restored_sqlite_file_issues_nothing_twice_after_fence() {
     let store = sqlite_url("cli-fence");
     let file = store.strip_prefix("sqlite:").unwrap().to_owned();
-    let next = |count: &str| {
+    let next_of = |sequence: &str, count: &str| {
         let args = [
             "next",
             "--store",
             &store,
             "--sequence",
-            "orders",
+            sequence,
             "--count",
             count,
         ];
         ids_of(&gdid(&args))
     };
+    let next = |count: &str| next_of("orders", count);
     let mut issued = next("5");
     // The backup: taken now, before the last allocations; the file and its write-ahead log,
     // when one is left (a process need not checkpoint it when it ends).
@@ -338,6 +339,8 @@ fn a_restored_sqlite_file_issues_nothing_twice_after_fence() {
     let backup = format!("{file}.backup");
     copy(&file, &backup);
     issued.extend(next("5"));
+    // A sequence made after the backup: the restored file lacks it.
+    let late_before = next_of("late", "5");
     // The restore.
     copy(&backup, &file);
     let fenced = gdid(&["sequences", "fence", "--store", &store, "--all"]);
@@ -353,6 +356,12 @@ fn a_restored_sqlite_file_issues_nothing_twice_after_fence() {
         "{after:?} after {last_before}"
     );
     issued.extend(after);
+    let late_after = next_of("late", "5");
+    let last_late = *late_before.iter().max().unwrap();
+    assert!(
+        late_after.iter().all(|id| *id > last_late),
+        "a sequence made after the backup starts again: {late_after:?} after {last_late}"
+    );
     let distinct: HashSet<_> = issued.iter().collect();
     assert_eq!(
         distinct.len(),

@@ -493,13 +493,23 @@ fn switched_remedy(key: &CounterKey<'_>, lineage: Lineage) -> Option<String> {
     })
 }
 
-/// Creates the missing record of `key` as `start` says, after [`check_spelling`].
+/// Creates the missing record of `key` as `start` says, after [`check_spelling`]: a fresh record
+/// of GDIDs at the store's floor era ([`NumberRecord::floor_era`]) once a fence raised it.
 async fn create<S: CounterStore>(
     store: &S,
     key: &CounterKey<'_>,
     start: CounterStart,
 ) -> Result<(), AuthorityError> {
     check_spelling(key, store.spellings(key).await?)?;
+    let start = match start {
+        CounterStart::Fresh if key.key != COUNTER_KEY => {
+            match store.numbering().record.floor_era().await? {
+                era if era > 0 => CounterStart::At { era, next: 1 },
+                _ => start,
+            }
+        }
+        _ => start,
+    };
     store.insert_if_absent(key, start).await
 }
 

@@ -931,7 +931,8 @@ fn a_restore_of_an_old_backup_then_fence_repeats_nothing() {
     let run = Run::new(
         "a_restore_of_an_old_backup_then_fence_repeats_nothing",
         "PostgreSQL",
-        "pg_dump of the gdid tables; more ids; the dump restored; gdid sequences fence --all",
+        "pg_dump of the gdid tables; more ids, and a sequence made after it; the dump restored; \
+         gdid sequences fence --all",
     );
     run.next(&url, "orders", 3, &[]);
     run.next(&url, "invoices", 3, &[]);
@@ -942,6 +943,7 @@ fn a_restore_of_an_old_backup_then_fence_repeats_nothing() {
     );
     run.next_three_times(&url, "orders");
     run.next_three_times(&url, "invoices");
+    run.next(&url, "made_after_the_backup", 3, &[]);
     run.switch(|| step("restoring the dump", postgres.restore(0, &backup)));
     if let Err(e) = gdid(&["sequences", "fence", "--store", &url, "--all"]) {
         run.ledger
@@ -949,6 +951,7 @@ fn a_restore_of_an_old_backup_then_fence_repeats_nothing() {
     }
     run.next_three_times(&url, "orders");
     run.next_three_times(&url, "invoices");
+    run.next_three_times(&url, "made_after_the_backup");
     run.finish();
 }
 

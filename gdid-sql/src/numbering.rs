@@ -129,6 +129,40 @@ impl NumberRecord for SqlNumberRecord {
         })
     }
 
+    fn floor_era(&self) -> BoxFuture<'_, Result<i64, AuthorityError>> {
+        let column = described(self.store.dialect(), "floor_era");
+        let query =
+            format!("SELECT {column} FROM gdid_authority WHERE id = 1 AND floor_era IS NOT NULL");
+        Box::pin(async move {
+            self.ensure_schema().await.map_err(driver_error)?;
+            let value: Option<Option<String>> = with_live_pool!(&self.store, pool => {
+                sqlx::query_scalar(AssertSqlSafe(query.clone())).fetch_optional(pool).await
+            })
+            .map_err(driver_error)?;
+            let Some(Some(value)) = value else {
+                return Ok(0);
+            };
+            integer_in("floor_era", Some(&value), 0..=i64::from(u32::MAX)).map_err(|reason| {
+                AuthorityError::Corrupt(format!("the gdid_authority row: {reason}"))
+            })
+        })
+    }
+
+    fn raise_floor_era(&self, era: i64) -> BoxFuture<'_, Result<bool, AuthorityError>> {
+        let q = sql(
+            self.store.dialect(),
+            "UPDATE gdid_authority SET floor_era = ? WHERE id = 1 AND COALESCE(floor_era, 0) < ?",
+        );
+        Box::pin(async move {
+            self.ensure_schema().await.map_err(driver_error)?;
+            with_live_pool!(&self.store, pool => {
+                sqlx::query(AssertSqlSafe(q.0.clone())).bind(era).bind(era).execute(pool).await.map(drop)
+            })
+            .map_err(driver_error)?;
+            Ok(true)
+        })
+    }
+
     fn numbers_in_counters(&self) -> BoxFuture<'_, Result<Vec<u8>, AuthorityError>> {
         let column = described(self.store.dialect(), "authority");
         let query =

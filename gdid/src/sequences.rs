@@ -177,6 +177,9 @@ impl Store {
     /// ([`raise_floor`](Self::raise_floor)), above every block they hold. The one-at-a-time
     /// counters are left as they are (a `u64` has no era): raise their floors
     /// ([`raise_counter_floor`](Self::raise_counter_floor)) past every value they issued.
+    /// [`FenceScope::All`] also raises the store's floor era on a SQL store, so that a sequence
+    /// made after the backup, which the restored store lacks, starts at that era, not at era 0
+    /// again (MongoDB keeps no floor era: there such a sequence is not fenced).
     ///
     /// A failover to a promoted replica of PostgreSQL or MySQL/MariaDB needs none of this: the
     /// records see the new server's lineage and move by themselves
@@ -221,7 +224,30 @@ impl Store {
                 sequence: record.sequence,
             });
         }
+        if which == FenceScope::All {
+            self.raise_store_floor(now).await?;
+        }
         Ok(fenced)
+    }
+
+    /// Raises the store's floor era (where the store keeps one: SQL stores) to [`fence_era`] of
+    /// it and `now`: a sequence the restored store lacks (made after its backup) then starts
+    /// above every era it used, instead of at era 0 again.
+    async fn raise_store_floor(&self, now: i64) -> Result<(), StoreError> {
+        let record = self.backend().record();
+        let floor = record
+            .floor_era()
+            .await
+            .map_err(|e| self.sequences_error(e))?;
+        let era = fence_era(floor, now);
+        if u32::try_from(era).is_err() {
+            return Err(self.sequences_error(AuthorityError::Exhausted));
+        }
+        record
+            .raise_floor_era(era)
+            .await
+            .map(drop)
+            .map_err(|e| self.sequences_error(e))
     }
 
     /// Moves `record` to era [`fence_era`] of its era and `now`: its new era. A generator may

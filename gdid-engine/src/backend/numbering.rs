@@ -69,6 +69,21 @@ pub trait NumberRecord: Send + Sync + fmt::Debug {
     fn switched(&self) -> BoxFuture<'_, Result<bool, AuthorityError>> {
         Box::pin(std::future::ready(Ok(false)))
     }
+
+    /// The era a counter record new in this store starts at: 0 until a fence of the whole store
+    /// raised it ([`raise_floor_era`](Self::raise_floor_era)). The default: 0 (a store that keeps
+    /// no floor era).
+    fn floor_era(&self) -> BoxFuture<'_, Result<i64, AuthorityError>> {
+        Box::pin(std::future::ready(Ok(0)))
+    }
+
+    /// Raises the store's floor era to `era` (never lowers it), so that a record the store lacks
+    /// (one made after the backup a restore came from) starts above every era the store used:
+    /// whether the store keeps a floor era. The default keeps none (`false`).
+    fn raise_floor_era(&self, era: i64) -> BoxFuture<'_, Result<bool, AuthorityError>> {
+        let _ = era;
+        Box::pin(std::future::ready(Ok(false)))
+    }
 }
 
 pub use crate::error::NumberConflict;
