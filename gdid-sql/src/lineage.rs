@@ -27,7 +27,6 @@ use gdid_engine::backend::retry;
 use sqlx::AssertSqlSafe;
 
 use crate::error::is_lost_race;
-
 use crate::statement::{sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
 
@@ -209,7 +208,7 @@ impl LineageSql {
 /// a logical-replication switch) takes this server's lineage and a new floor era,
 /// `max(floor + 1, S)` with S the server's clock, which every GDID row new here starts at; a
 /// record without a lineage on a server whose history shows no switch (written before lineages
-/// were kept) takes its lineage and keeps its floor. Whether it moved. Run when an authority
+/// were kept) takes its lineage and keeps its floor. Run when an authority
 /// first reaches the server and before a row is created: rows with a lineage of their own are
 /// judged by it, and a reservation that finds the record foreign fences its row by itself, so
 /// a race with this statement lands at or above the switch's era.
@@ -222,7 +221,7 @@ impl LineageSql {
 /// # Errors
 ///
 /// The driver's.
-pub(crate) async fn settle(store: &SqlStore, lineage: &LineageSql) -> Result<bool, sqlx::Error> {
+pub(crate) async fn settle(store: &SqlStore, lineage: &LineageSql) -> Result<(), sqlx::Error> {
     let update = sql(store.dialect(), &lineage.settle_statement());
     let settle = || async {
         with_live_pool!(store, pool => {
@@ -230,9 +229,8 @@ pub(crate) async fn settle(store: &SqlStore, lineage: &LineageSql) -> Result<boo
                 .bind(seconds_now())
                 .execute(pool)
                 .await
-                .map(|done| done.rows_affected())
+                .map(drop)
         })
     };
-    let moved = retry::run_driver(retry::ATTEMPTS, settle, is_lost_race).await?;
-    Ok(moved > 0)
+    retry::run_driver(retry::ATTEMPTS, settle, is_lost_race).await
 }
