@@ -36,6 +36,7 @@ mod close;
 mod failover;
 mod handoff;
 mod refill;
+mod request;
 mod runway;
 mod stats;
 
@@ -104,6 +105,21 @@ struct State {
     rounds: u64,
     allocations: u64,
     dedicated_allocations: u64,
+    /// Hedges that may be sent now ([`HEDGE_EVERY`](crate::HEDGE_EVERY)): one per hedge, an
+    /// eighth earned per block, at most one in hand.
+    hedge_credit: f64,
+    /// Hedges sent.
+    hedges: u64,
+    /// Ids of late blocks that could be neither kept nor given back.
+    hedged_ids_wasted: u64,
+}
+
+impl State {
+    /// A block came: an eighth of a hedge earned, up to one.
+    fn earn_hedge(&mut self) {
+        self.hedge_credit =
+            (self.hedge_credit + 1.0 / f64::from(crate::config::HEDGE_EVERY)).min(1.0);
+    }
 }
 
 /// What the generator knows of one authority.
@@ -117,8 +133,13 @@ struct Health {
     next_expected: Option<(u32, u64)>,
     /// How long its allocations take, smoothed (`Preference::Fastest`); `None` before the first.
     latency: Option<Duration>,
+    /// How long its answers with a block take, smoothed (failures left out): when a request
+    /// to it is hedged.
+    usual_latency: Option<Duration>,
     /// When it was last asked for a block.
     last_asked: Option<Instant>,
+    /// Its requests not answered yet (a hung one lives on until the allocation timeout).
+    requests_out: u32,
 }
 
 impl BlockGenerator {
@@ -158,6 +179,9 @@ impl BlockGenerator {
                     rounds: 0,
                     allocations: 0,
                     dedicated_allocations: 0,
+                    hedge_credit: 1.0,
+                    hedges: 0,
+                    hedged_ids_wasted: 0,
                 }),
                 changed: Notify::new(),
                 wake_allocator: Notify::new(),

@@ -35,6 +35,10 @@ pub enum Preference {
 /// authority first.
 pub const PROBE_EVERY: u64 = 8;
 
+/// A generator sends at most one hedge ([`GeneratorConfig::hedge_margin`]) per this many blocks
+/// allocated, in the long run (the first is sent at once).
+pub const HEDGE_EVERY: u32 = 8;
+
 /// The settings of a [`BlockGenerator`](super::BlockGenerator); see the builder methods for each.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GeneratorConfig {
@@ -49,6 +53,14 @@ pub struct GeneratorConfig {
     pub max_block: u64,
     /// How long one authority gets to answer an allocation (default 3 s).
     pub allocation_timeout: Duration,
+    /// When a request is also sent to the next authority (a hedge): once the authority asked
+    /// has not answered within twice its usual latency (smoothed over its answers) plus this
+    /// margin, or within 5 × this margin before it ever answered (default 20 ms; `None`: never,
+    /// each authority waited for until the allocation timeout). The first block that comes is
+    /// served; the other, when it comes, is kept for later or given back. At most one hedge is
+    /// in flight per generator, and at most one is sent per [`HEDGE_EVERY`] blocks in the long
+    /// run, so that a slow authority does not double the load on the next.
+    pub hedge_margin: Option<Duration>,
     /// How long a caller waits for an id at most (default 10 s).
     pub request_timeout: Duration,
     /// First pause after a failure, for the failing authority and for prefetch retries; doubles
@@ -80,6 +92,7 @@ impl Default for GeneratorConfig {
             min_block: 16,
             max_block: 1 << 31,
             allocation_timeout: Duration::from_secs(3),
+            hedge_margin: Some(Duration::from_millis(20)),
             request_timeout: Duration::from_secs(10),
             min_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(1),
@@ -115,6 +128,9 @@ impl GeneratorConfig {
         }
         if self.max_block > gdid_core::COUNTER_MAX {
             return Err(format!("max block {} is above COUNTER_MAX", self.max_block));
+        }
+        if self.hedge_margin.is_some_and(|margin| margin.is_zero()) {
+            return Err("a hedge margin must be above zero (None turns hedging off)".into());
         }
         if self.allocation_timeout.is_zero() || self.request_timeout.is_zero() {
             return Err("timeouts must be above zero".into());

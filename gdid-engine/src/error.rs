@@ -8,7 +8,8 @@ pub type DriverError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// The kinds every error falls in, whichever store it comes from: the one vocabulary of
 /// [`AuthorityError::kind`], [`Error::kind`](crate::Error::kind) and the backends' setup errors,
-/// each backend sorting its driver's errors into it.
+/// each backend sorting its driver's errors into it. Each kind has one
+/// [`Recourse`](ErrorKind::recourse): what the engine, a server and a command do about it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
@@ -21,17 +22,76 @@ pub enum ErrorKind {
     /// A stored value no authority writes: the message names the record and the field. Nothing
     /// is issued from it until it is repaired.
     Corrupt,
-    /// Something to fix in the call or the configuration: a name, a size, a count, a layout, an
-    /// authority number, a URL.
+    /// Something to fix in the call or the configuration: a name, a size, a count, a layout, a
+    /// floor, a URL.
     Config,
     /// The id space is used up.
     Exhausted,
+    /// The store is not this authority's to issue from until an operator acts: it is recorded
+    /// as another authority number (or cannot be given one), or its record was last written on
+    /// another database server (a failover, a restore) and cannot move by itself.
+    Foreign,
 }
 
 impl ErrorKind {
-    /// Whether trying again, unchanged, may succeed.
+    /// Whether trying again, unchanged, may succeed: the recourse is [`Recourse::Again`] or
+    /// [`Recourse::Next`].
     pub fn is_transient(self) -> bool {
-        matches!(self, ErrorKind::Unavailable | ErrorKind::Conflict)
+        matches!(self.recourse(), Recourse::Again | Recourse::Next)
+    }
+
+    /// What to do about an error of this kind: the one decision the engine's failover and
+    /// refill, `gdid serve`'s status codes and the `gdid` command's exit status all read.
+    ///
+    /// | kind | recourse |
+    /// |---|---|
+    /// | [`Conflict`](Self::Conflict) | [`Again`](Recourse::Again) |
+    /// | [`Unavailable`](Self::Unavailable) | [`Next`](Recourse::Next) |
+    /// | [`Corrupt`](Self::Corrupt), [`Exhausted`](Self::Exhausted), [`Foreign`](Self::Foreign) | [`Repair`](Recourse::Repair) |
+    /// | [`Config`](Self::Config) | [`Stop`](Recourse::Stop) |
+    ///
+    /// ```
+    /// use gdid_engine::{AuthorityError, ErrorKind, Recourse};
+    ///
+    /// assert_eq!(AuthorityError::store("connection refused").recourse(), Recourse::Next);
+    /// assert_eq!(AuthorityError::Exhausted.recourse(), Recourse::Repair);
+    /// assert_eq!(AuthorityError::InvalidSize(0).recourse(), Recourse::Stop);
+    /// assert!(ErrorKind::Conflict.is_transient() && !ErrorKind::Foreign.is_transient());
+    /// ```
+    pub const fn recourse(self) -> Recourse {
+        match self {
+            ErrorKind::Conflict => Recourse::Again,
+            ErrorKind::Unavailable => Recourse::Next,
+            ErrorKind::Corrupt | ErrorKind::Exhausted | ErrorKind::Foreign => Recourse::Repair,
+            ErrorKind::Config => Recourse::Stop,
+        }
+    }
+}
+
+/// What a refusal leaves to do, per authority ([`ErrorKind::recourse`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Recourse {
+    /// Writers raced for one record: the same authority again, under the retry policy
+    /// ([`retry`](crate::backend::retry)); a generator asks the next authority once the policy
+    /// has lost. Transient.
+    Again,
+    /// The store failed or did not answer: the next authority now, this one again after its
+    /// back-off. Transient.
+    Next,
+    /// This authority refuses until an operator acts (a corrupt record, an exhausted sequence,
+    /// a store that is another authority, a record last written on another server): the next
+    /// authority now, this one probed again after its back-off; reported for the operator. A
+    /// caller's wait ends at once when every authority's last answer was one of these.
+    Repair,
+    /// The caller's input or configuration (a name, a size, a count, a floor, a URL): no wait and
+    /// no other authority changes it, so the caller's wait ends at once.
+    Stop,
+}
+
+impl Recourse {
+    /// Whether no wait changes the answer ([`Repair`](Self::Repair) or [`Stop`](Self::Stop)).
+    pub const fn is_lasting(self) -> bool {
+        matches!(self, Recourse::Repair | Recourse::Stop)
     }
 }
 
@@ -69,7 +129,9 @@ pub struct InvalidName {
 /// same kinds: [`Store`](Self::Store) (the store failed or cannot be reached),
 /// [`Conflict`](Self::Conflict) (a lost race: duplicate key, write conflict, deadlock),
 /// [`Corrupt`](Self::Corrupt) (a stored value no authority writes, the record and field named),
-/// [`Number`](Self::Number) and the invalid-input kinds (configuration to fix).
+/// [`Number`](Self::Number) and [`Switched`](Self::Switched) (a store that is not this
+/// authority's until an operator acts) and the invalid-input kinds (configuration to fix). What
+/// each leaves to do is its [`recourse`](Self::recourse).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum AuthorityError {
@@ -185,9 +247,8 @@ impl AuthorityError {
         match self {
             AuthorityError::InvalidName(_)
             | AuthorityError::InvalidSize(_)
-            | AuthorityError::Number(_)
-            | AuthorityError::FloorBelow { .. }
-            | AuthorityError::Switched { .. } => ErrorKind::Config,
+            | AuthorityError::FloorBelow { .. } => ErrorKind::Config,
+            AuthorityError::Number(_) | AuthorityError::Switched { .. } => ErrorKind::Foreign,
             AuthorityError::Exhausted => ErrorKind::Exhausted,
             AuthorityError::InvalidBlock(_) | AuthorityError::Corrupt(_) => ErrorKind::Corrupt,
             AuthorityError::Store(_) => ErrorKind::Unavailable,
@@ -195,17 +256,9 @@ impl AuthorityError {
         }
     }
 
-    /// Whether trying again (here or at another authority) may succeed. Invalid names and sizes
-    /// will fail the same way everywhere, and a store that is another authority than configured
-    /// is a configuration to fix, not to fail over from.
-    pub fn is_retryable(&self) -> bool {
-        !matches!(
-            self,
-            AuthorityError::InvalidName(_)
-                | AuthorityError::InvalidSize(_)
-                | AuthorityError::Number(_)
-                | AuthorityError::FloorBelow { .. }
-        )
+    /// What to do about it: its kind's [`recourse`](ErrorKind::recourse).
+    pub fn recourse(&self) -> Recourse {
+        self.kind().recourse()
     }
 }
 

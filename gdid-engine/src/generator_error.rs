@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::authority::Block;
-use crate::error::{AuthorityError, DriverError, ErrorKind, InvalidName};
+use crate::error::{AuthorityError, DriverError, ErrorKind, InvalidName, NumberConflict, Recourse};
 
 /// What went wrong at one authority during the latest attempt to get a block.
 #[derive(Debug, Clone)]
@@ -45,6 +45,24 @@ pub enum FailureCause {
         /// The end of the last block it gave.
         previous_end: gdid_core::Gdid,
     },
+}
+
+impl FailureCause {
+    /// The kind of the cause: an error's own, [`ErrorKind::Unavailable`] for no answer,
+    /// [`ErrorKind::Corrupt`] for a counter that went backwards (a store restored from an old
+    /// backup, to repair).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            FailureCause::Error(error) => error.kind(),
+            FailureCause::TimedOut(_) => ErrorKind::Unavailable,
+            FailureCause::WentBackwards { .. } => ErrorKind::Corrupt,
+        }
+    }
+
+    /// What to do about it: its kind's [`recourse`](ErrorKind::recourse).
+    pub fn recourse(&self) -> Recourse {
+        self.kind().recourse()
+    }
 }
 
 impl fmt::Display for FailureCause {
@@ -139,6 +157,10 @@ pub enum ErrorDetail {
     /// none will be until it is repaired. The message names the row or document and the field.
     #[error("corrupt stored state: {0}")]
     Corrupt(String),
+    /// The store is not the authority asked for, or cannot be given a number (strategies
+    /// without a block cache report their authority's [`AuthorityError::Number`] here).
+    #[error(transparent)]
+    Number(NumberConflict),
     /// The record or row values are taken from was last written on another database server (a
     /// failover to a replica, a restore onto another server), and a `u64` strategy has no era
     /// to move to: nothing is issued from it until an operator acts, as `remedy` says (see
@@ -167,6 +189,12 @@ impl Error {
     /// The kind of the error.
     pub fn kind(&self) -> ErrorKind {
         self.0.kind()
+    }
+
+    /// What to do about it: its kind's [`recourse`](ErrorKind::recourse). A caller's wait ends
+    /// with an error of a lasting recourse as soon as it is known.
+    pub fn recourse(&self) -> Recourse {
+        self.0.kind().recourse()
     }
 
     /// What went wrong.
@@ -219,22 +247,36 @@ impl Error {
 }
 
 impl ErrorDetail {
-    /// The kind of the error.
+    /// The kind of the error. No authority serving is [`ErrorKind::Unavailable`], unless every
+    /// authority's last answer was lasting (its [`recourse`](ErrorKind::recourse) is
+    /// [`Repair`](Recourse::Repair) or [`Stop`](Recourse::Stop)): then it is the first one's
+    /// kind, so that the error is not mistaken for an outage that a wait would end.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            ErrorDetail::Unavailable { .. }
-            | ErrorDetail::Timeout { .. }
-            | ErrorDetail::Store(_) => ErrorKind::Unavailable,
+            ErrorDetail::Unavailable { causes, .. } | ErrorDetail::Timeout { causes, .. } => {
+                lasting_kind(causes).unwrap_or(ErrorKind::Unavailable)
+            }
+            ErrorDetail::Store(_) => ErrorKind::Unavailable,
             ErrorDetail::InvalidName(_)
             | ErrorDetail::InvalidCount { .. }
             | ErrorDetail::InvalidConfig { .. }
-            | ErrorDetail::Closed { .. }
-            | ErrorDetail::Switched { .. } => ErrorKind::Config,
+            | ErrorDetail::Closed { .. } => ErrorKind::Config,
+            ErrorDetail::Number(_) | ErrorDetail::Switched { .. } => ErrorKind::Foreign,
             ErrorDetail::Exhausted(_) => ErrorKind::Exhausted,
             ErrorDetail::Contention(_) => ErrorKind::Conflict,
             ErrorDetail::Corrupt(_) => ErrorKind::Corrupt,
         }
     }
+}
+
+/// The first cause's kind when every cause is lasting; `None` when one may change with a wait
+/// (or none was had).
+fn lasting_kind(causes: &[AuthorityFailure]) -> Option<ErrorKind> {
+    let first = causes.first()?.cause.kind();
+    causes
+        .iter()
+        .all(|failure| failure.cause.recourse().is_lasting())
+        .then_some(first)
 }
 
 impl From<ErrorDetail> for Error {
@@ -275,7 +317,7 @@ impl From<AuthorityError> for Error {
     /// For strategies that ask an authority directly, without a block cache: every error keeps
     /// its [`kind`](AuthorityError::kind): a corrupt counter or block, an exhausted sequence, an
     /// invalid name or size (the count asked for), a lost race; a store that is another
-    /// authority is a configuration error; a store that failed is a store error.
+    /// authority keeps its conflict; a store that failed is a store error.
     #[cold]
     fn from(error: AuthorityError) -> Self {
         match error {
@@ -293,7 +335,7 @@ impl From<AuthorityError> for Error {
             contention @ AuthorityError::Contention { .. } => {
                 ErrorDetail::Contention(contention.to_string()).into()
             }
-            AuthorityError::Number(conflict) => Error::invalid_config(conflict.to_string()),
+            AuthorityError::Number(conflict) => ErrorDetail::Number(conflict).into(),
             AuthorityError::Switched { record, remedy } => {
                 ErrorDetail::Switched { record, remedy }.into()
             }

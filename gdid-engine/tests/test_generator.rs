@@ -290,11 +290,13 @@ async fn all_authorities_down_is_a_typed_error_naming_each() {
     assert_eq!(ids.next_id().await.unwrap().authority(), 1);
 }
 
-/// A hanging authority is abandoned after the allocation timeout; the next one serves.
+/// Without hedging, a hanging authority is abandoned after the allocation timeout; the next one
+/// serves.
 #[tokio::test(start_paused = true)]
 async fn a_hanging_authority_fails_over_within_the_timeout() {
     let ids = over("hang", &hanging(1))
         .authority(faulty(2))
+        .hedge_margin(None)
         .allocation_timeout(Duration::from_secs(2))
         .request_timeout(Duration::from_secs(5))
         .build()
@@ -302,6 +304,66 @@ async fn a_hanging_authority_fails_over_within_the_timeout() {
     let (id, took) = timed_next_id(&ids).await;
     assert_eq!(id.unwrap().authority(), 2);
     assert_eq!(took, Duration::from_secs(2));
+}
+
+/// A store that hangs before it ever answered (at open): the next authority is asked after five
+/// hedge margins, not after the allocation timeout.
+#[tokio::test(start_paused = true)]
+async fn a_store_hanging_from_the_start_is_hedged() {
+    let ids = over("hang-at-open", &hanging(1))
+        .authority(faulty(2))
+        .hedge_margin(Some(ms(20)))
+        .build()
+        .unwrap();
+    let (id, took) = timed_next_id(&ids).await;
+    assert_eq!(id.unwrap().authority(), 2);
+    assert_eq!(took, ms(100));
+    assert_eq!(ids.stats().hedges, 1);
+}
+
+/// One of two authorities hangs mid-run: blocks of 50, 1 ms per allocation, 20 ids every
+/// millisecond, the first authority hanging from 1 s to 5 s (a hung request lives on until the
+/// allocation timeout, 3 s, and the authority is probed again after it). No caller waits more
+/// than 100 ms (3,003 ms without hedging), none gets an error, no id repeats, and the late blocks
+/// are kept or given back: no id is wasted.
+#[tokio::test(start_paused = true)]
+async fn a_hung_authority_stalls_no_caller() {
+    let (first, second) = (faulty(1), faulty(2));
+    for authority in [&first, &second] {
+        authority.set_latency(Latency::Fixed(ms(1)));
+    }
+    let ids = over("hung", &first)
+        .authority(Arc::clone(&second))
+        .fixed_block_size(50)
+        .build()
+        .unwrap();
+    let mut seen = HashSet::new();
+    let mut longest = Duration::ZERO;
+    let mut tick = tokio::time::interval(ms(1));
+    let started = Instant::now();
+    for n in 0..7_000 {
+        tick.tick().await;
+        match n {
+            1_000 => first.set_hang(true),
+            5_000 => first.set_hang(false),
+            _ => {}
+        }
+        for _ in 0..20 {
+            let (id, took) = timed_next_id(&ids).await;
+            let id = id.unwrap_or_else(|e| panic!("at {:?}: {e}", started.elapsed()));
+            assert!(seen.insert(id), "{id} issued twice");
+            longest = longest.max(took);
+        }
+    }
+    let stats = ids.stats();
+    assert!(longest <= ms(100), "a caller waited {longest:?}");
+    assert!(stats.hedges >= 2, "{stats:?}"); // at the hang, and at the probe after it
+    assert_eq!(stats.hedged_ids_wasted, 0, "{stats:?}");
+    assert!(first.attempts() > 0 && second.attempts() > 0);
+    println!(
+        "longest wait {longest:?}, {} hedges, {} ids wasted",
+        stats.hedges, stats.hedged_ids_wasted
+    );
 }
 
 /// Every authority hangs: the caller gets a timeout error at the request timeout, not a hang.
@@ -493,7 +555,17 @@ async fn zero_and_repeated_blocks_are_refused() {
         .build()
         .unwrap();
     let mut counters = Vec::new();
-    for _ in 0..4 {
+    for _ in 0..2 {
+        counters.push(ids.next_id().await.unwrap().counter());
+    }
+    // A counter that went backwards is the store's to repair: the caller is told at once, not
+    // after the request timeout, and the next call asks again.
+    let started = Instant::now();
+    let backwards = ids.next_id().await.unwrap_err();
+    assert_eq!(started.elapsed(), Duration::ZERO, "{backwards}");
+    assert_eq!(backwards.kind(), gdid_engine::ErrorKind::Corrupt, "{backwards}");
+    tokio::time::sleep(ms(1)).await; // the back-off
+    for _ in 0..2 {
         counters.push(ids.next_id().await.unwrap().counter());
     }
     assert_eq!(counters, [1, 2, 3, 4]);

@@ -17,7 +17,7 @@ use gdid_engine::{
     Authority, Block, CounterState,
     backend::{CounterRow, raise_floor},
 };
-use gdid_engine::{Error as IdError, ErrorDetail, IdGenerator, Pick, RangeLayout};
+use gdid_engine::{Error as IdError, ErrorDetail, IdGenerator, Pick, RangeLayout, Recourse};
 use gdid_sql::{SqlAuthority, SqlShardedCounter, SqlStore};
 
 /// The servers that keep lineages (SQLite keeps none).
@@ -112,7 +112,7 @@ async fn a_second_lineage_change_within_a_minute_is_refused_not_another_era() {
         let fenced = authority.allocate(&scope, "q", 5).await.unwrap();
         moved_elsewhere(authority.store(), authority.number(), &scope, "q").await;
         let refused = authority.allocate(&scope, "q", 5).await.unwrap_err();
-        assert!(refused.is_retryable(), "another authority may serve");
+        assert_eq!(refused.recourse(), Recourse::Repair, "another authority may serve");
         let says = ["less than 60 s ago", "point it at one primary"];
         assert_switched(dialect, refused, &says);
         // Nothing moved: the record waits for its minute to pass.

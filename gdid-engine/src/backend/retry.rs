@@ -54,7 +54,7 @@ pub fn is_lost_race(error: &AuthorityError) -> bool {
 ///
 /// let err = retry::run("the row", || async { Ok::<Option<()>, _>(None) }).await.unwrap_err();
 /// assert!(matches!(err, AuthorityError::Contention { attempts: retry::ATTEMPTS, .. }));
-/// assert!(err.is_retryable());
+/// assert_eq!(err.recourse(), gdid_engine::Recourse::Again);
 /// # }
 /// ```
 pub async fn run<T, F, Fut>(record: &str, mut attempt: F) -> Result<T, AuthorityError>

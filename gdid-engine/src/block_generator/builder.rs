@@ -119,6 +119,14 @@ impl<T> BlockGeneratorBuilder<T> {
         self.with(|c| c.allocation_timeout = timeout)
     }
 
+    /// Asks the next authority as well when the one asked has not answered within twice its
+    /// usual latency plus `margin` (default 20 ms), so that a hung authority does not stall the
+    /// callers for the allocation timeout; `None` turns hedging off
+    /// ([`GeneratorConfig::hedge_margin`]).
+    pub fn hedge_margin(self, margin: Option<Duration>) -> Self {
+        self.with(|c| c.hedge_margin = margin)
+    }
+
     /// How long a caller waits for an id at most.
     pub fn request_timeout(self, timeout: Duration) -> Self {
         self.with(|c| c.request_timeout = timeout)

@@ -45,7 +45,8 @@ impl Inner {
                 }
                 .into());
             }
-            // A refusal that no wait changes, met during this request: said at once.
+            // A refusal that no wait changes (the caller's to fix, or every authority's last
+            // answer lasting), met during this request: said at once.
             if let Some((at, error)) = &st.last_failure
                 && *at >= request_started
                 && is_final(error)
@@ -271,11 +272,9 @@ fn no_runtime() -> Error {
     Error::invalid_config("a BlockGenerator needs a tokio runtime to allocate blocks")
 }
 
-/// Whether `error` is a refusal that no wait and no other authority changes (a name the store
-/// spells otherwise, a size no store takes): the caller's to fix, not to retry.
+/// Whether `error` is a refusal that no wait changes: the caller's to fix
+/// ([`Recourse::Stop`](crate::Recourse::Stop)), or every authority's last answer was lasting
+/// ([`Recourse::Repair`](crate::Recourse::Repair)).
 fn is_final(error: &Error) -> bool {
-    matches!(
-        error.detail(),
-        ErrorDetail::InvalidName(_) | ErrorDetail::InvalidCount { .. }
-    )
+    error.recourse().is_lasting()
 }

@@ -8,6 +8,8 @@
 //! | `gdid_allocations_total` | counter | scope, sequence, authority, outcome (`ok`, `error`) | allocation requests |
 //! | `gdid_allocation_seconds` | histogram | scope, sequence, authority, outcome | their latency |
 //! | `gdid_failovers_total` | counter | scope, sequence, authority | requests that failed at an authority, so the next was asked |
+//! | `gdid_hedges_total` | counter | scope, sequence, authority | requests not answered within the authority's usual latency, so the next was asked as well |
+//! | `gdid_hedged_ids_wasted_total` | counter | scope, sequence | ids of late blocks (answers to hedged requests) that could be neither kept nor given back |
 //! | `gdid_block_size` | gauge | scope, sequence | the size of the latest block requested |
 //! | `gdid_cover_seconds` | gauge | scope, sequence | how long the ids in hand last at the recent rate (at each allocation round and failure) |
 //! | `gdid_counter_space_used_ratio` | gauge | scope, sequence | how far the latest block went into the sequence's counter space (every era) |
@@ -80,6 +82,22 @@ impl Runway {
         self.handles.failovers[i].increment(1);
         #[cfg(not(feature = "metrics"))]
         let _ = i;
+    }
+
+    /// Authority `i` did not answer within its usual latency: the next is asked as well.
+    pub(super) fn hedge(&self, i: usize) {
+        #[cfg(feature = "metrics")]
+        self.handles.hedges[i].increment(1);
+        #[cfg(not(feature = "metrics"))]
+        let _ = i;
+    }
+
+    /// `n` ids of a late block could be neither kept nor given back.
+    pub(super) fn wasted(&self, n: u64) {
+        #[cfg(feature = "metrics")]
+        self.handles.wasted.increment(n);
+        #[cfg(not(feature = "metrics"))]
+        let _ = n;
     }
 
     /// A block of `size` is requested.
@@ -158,6 +176,8 @@ struct Handles {
     space_used: Gauge,
     space_left: Gauge,
     failovers: Vec<Counter>,
+    hedges: Vec<Counter>,
+    wasted: Counter,
     allocations: Vec<[(Counter, Histogram); 2]>,
 }
 
@@ -191,6 +211,11 @@ impl Handles {
                 .iter()
                 .map(|&n| counter!("gdid_failovers_total", &of_authority(n)))
                 .collect(),
+            hedges: authorities
+                .iter()
+                .map(|&n| counter!("gdid_hedges_total", &of_authority(n)))
+                .collect(),
+            wasted: counter!("gdid_hedged_ids_wasted_total", &labels),
             allocations: authorities
                 .iter()
                 .map(|&n| [outcome(n, "ok"), outcome(n, "error")])

@@ -23,6 +23,8 @@ impl BlockGenerator {
             issued: claimed.saturating_sub(in_slots),
             allocations: st.allocations,
             dedicated_allocations: st.dedicated_allocations,
+            hedges: st.hedges,
+            hedged_ids_wasted: st.hedged_ids_wasted,
             authorities: inner
                 .authorities
                 .iter()
@@ -54,6 +56,12 @@ pub struct Stats {
     pub allocations: u64,
     /// Blocks allocated for [`BlockGenerator::next_block`] calls the cache could not serve.
     pub dedicated_allocations: u64,
+    /// Requests hedged: not answered within their authority's usual latency, so the next
+    /// authority was asked as well.
+    pub hedges: u64,
+    /// Ids of late blocks (answers to hedged requests) that could be neither kept nor given
+    /// back: never issued.
+    pub hedged_ids_wasted: u64,
     /// Per authority, in preference order.
     pub authorities: Vec<AuthorityStats>,
     /// The size of the latest block requested.
