@@ -6,9 +6,8 @@ use std::sync::Arc;
 use bson::oid::ObjectId;
 use clap::ValueEnum;
 use gdid::Gdid;
-use gdid::engine::windows::AgentError;
 use gdid::engine::{
-    AuthorityError, Error, ErrorDetail, GeneratorConfig, IdGenerator, Pick, RangeLayout,
+    Error, GeneratorConfig, IdGenerator, Pick, RangeLayout,
     SharedIdGenerator,
 };
 use gdid::mongo::ObjectIdGenerator;
@@ -252,7 +251,8 @@ pub enum BuildError {
 }
 
 impl BuildError {
-    /// Whether the caller's arguments are at fault (exit status 2, else 1).
+    /// Whether no retry will help (exit status 2, else 1): the arguments are at fault, or a
+    /// store must be repaired first ([`Recourse::is_lasting`](gdid::engine::Recourse::is_lasting)).
     pub fn is_bad_input(&self) -> bool {
         match self {
             BuildError::Unsuitable(_) => true,
@@ -262,53 +262,19 @@ impl BuildError {
     }
 }
 
-/// Whether a generator error is the caller's doing (a name, a count, a configuration).
+/// Whether no retry will help a generator's error (exit status 2): the call or the
+/// configuration is at fault (a name, a count, a setting), or every authority refused until an
+/// operator acts (a corrupt record, an exhausted sequence, a store that is another authority or
+/// was switched): the one decision of [`ErrorKind::recourse`](gdid::engine::ErrorKind::recourse).
 pub fn is_bad_input(e: &Error) -> bool {
-    matches!(
-        e.detail(),
-        ErrorDetail::InvalidName(_)
-            | ErrorDetail::InvalidCount { .. }
-            | ErrorDetail::InvalidConfig { .. }
-    )
+    e.recourse().is_lasting()
 }
 
-/// Whether a store error is the caller's doing: a URL, a number, a store that is another
-/// authority than asked, a strategy the store cannot keep, a bad name or layout, an agent
-/// setting.
+/// Whether no retry will help a store's error (exit status 2), by the same decision: a URL, a
+/// number, a store that is another authority than asked, a strategy the store cannot keep, a
+/// bad name or layout, an agent setting, or a store to repair.
 pub fn is_bad_store_input(e: &StoreError) -> bool {
-    match e {
-        StoreError::Authority { source, .. } | StoreError::Numbers { source, .. } => {
-            matches!(source, AuthorityError::Number(_))
-        }
-        StoreError::Strategy { source, .. } => {
-            if let Some(e) = source.downcast_ref::<Error>() {
-                is_bad_input(e)
-            } else if let Some(e) = source.downcast_ref::<gdid::sql::Error>() {
-                matches!(
-                    e,
-                    gdid::sql::Error::Name(_)
-                        | gdid::sql::Error::Layout { .. }
-                        | gdid::sql::Error::Authority(AuthorityError::Number(_))
-                )
-            } else if let Some(e) = source.downcast_ref::<gdid::mongo::Error>() {
-                matches!(
-                    e,
-                    gdid::mongo::Error::Name(_)
-                        | gdid::mongo::Error::Layout { .. }
-                        | gdid::mongo::Error::Authority(AuthorityError::Number(_))
-                )
-            } else {
-                false
-            }
-        }
-        StoreError::Agent(e) => matches!(e, AgentError::Config(_)),
-        // A URL the driver cannot use (a bad port, an unknown option) is the caller's.
-        StoreError::Connect { .. } | StoreError::Schema { .. } | StoreError::Check { .. } => {
-            e.kind() == gdid::engine::ErrorKind::Config
-        }
-        // A URL, a feature, a number, a count, a strategy the store cannot keep.
-        _ => true,
-    }
+    e.recourse().is_lasting()
 }
 
 impl Strategy {

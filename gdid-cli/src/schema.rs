@@ -45,11 +45,12 @@ pub enum SchemaFailure {
 }
 
 impl SchemaFailure {
-    /// Whether it is the caller's doing (exit status 2).
+    /// Whether no retry will help (exit status 2): a store without DDL, a URL, a refusal
+    /// ([`ErrorKind::recourse`](gdid::engine::ErrorKind::recourse)).
     pub fn is_bad_input(&self) -> bool {
         match self {
             SchemaFailure::NoDdl(_) => true,
-            SchemaFailure::Store(e) => e.kind() == gdid::engine::ErrorKind::Config,
+            SchemaFailure::Store(e) => e.kind().recourse().is_lasting(),
             SchemaFailure::Output(_) => false,
         }
     }

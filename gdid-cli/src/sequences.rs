@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::Subcommand;
 use gdid::engine::sequences::Sequence;
-use gdid::engine::{AuthorityError, CounterState};
+use gdid::engine::CounterState;
 use gdid::{FenceScope, Store, StoreError};
 use serde_json::json;
 
@@ -161,17 +161,12 @@ pub enum SequencesFailure {
 }
 
 impl SequencesFailure {
-    /// Whether it is the caller's doing (exit status 2): a name, a floor below the counter or
-    /// outside the counter space, a URL, a sequence that does not exist.
+    /// Whether no retry will help (exit status 2): a name, a floor below the counter or outside
+    /// the counter space, a URL, a sequence that does not exist, a corrupt record.
     pub fn is_bad_input(&self) -> bool {
         match self {
             SequencesFailure::NoSuchSequence { .. } => true,
-            SequencesFailure::Store(StoreError::Sequences { source, .. }) => matches!(
-                source,
-                AuthorityError::FloorBelow { .. }
-                    | AuthorityError::InvalidName(_)
-                    | AuthorityError::InvalidBlock(_)
-            ),
+            // A floor below the counter, a bad name, a corrupt record: no retry helps.
             SequencesFailure::Store(e) => crate::issuer::is_bad_store_input(e),
             SequencesFailure::Output(_) => false,
         }

@@ -522,16 +522,23 @@ impl Authority for RemoteAuthority {
     }
 }
 
-/// A server's error in the engine's vocabulary: an exhausted sequence or a corrupt record keeps
-/// its kind; anything else, a size above this server's largest block (`size_too_large`) or a
-/// refused token included, counts as this authority being unavailable, so the generator fails
-/// over to another.
+/// A server's error in the engine's vocabulary: an exhausted sequence, a corrupt record or a
+/// record last written on another database server keeps its kind (lasting: the generator asks
+/// another authority, and a caller is told at once when none serves); anything else, a size
+/// above this server's largest block (`size_too_large`) or a refused token included, counts as
+/// this authority being unavailable, so the generator fails over to another.
 fn into_authority_error(error: RemoteError) -> AuthorityError {
     match &error {
         RemoteError::Refused { code, .. } if code == "exhausted" => AuthorityError::Exhausted,
         RemoteError::Refused { code, .. } if code == "corrupt" => {
             AuthorityError::Corrupt(error.to_string())
         }
+        RemoteError::Refused {
+            url, code, message, ..
+        } if code == "switched" => AuthorityError::Switched {
+            record: format!("the store of {url}"),
+            remedy: message.clone(),
+        },
         _ => AuthorityError::store(error),
     }
 }

@@ -77,7 +77,7 @@ impl Error {
 /// The kind of a driver error: a value of the wrong type in a table is a corrupt row; a
 /// duplicate key, a deadlock or a serialization failure (SQLSTATE 40001, 40P01) a lost race; a
 /// URL or option that cannot work a configuration; the rest the store failing.
-pub(crate) fn driver_kind(error: &sqlx::Error) -> ErrorKind {
+pub fn driver_kind(error: &sqlx::Error) -> ErrorKind {
     match error {
         sqlx::Error::ColumnDecode { .. }
         | sqlx::Error::Decode(_)

@@ -75,7 +75,7 @@ mod windows;
 pub use authority::SqlAuthority;
 pub use counter::SqlCounter;
 pub use dialect::Dialect;
-pub use error::{Error, is_duplicate_key};
+pub use error::{Error, driver_kind, is_duplicate_key};
 pub use gdid_engine::redact;
 pub use gdid_engine::windows::{AgentReport, Window};
 pub use gdid_engine::{LayoutError, Pick, RangeLayout};

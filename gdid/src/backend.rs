@@ -14,12 +14,12 @@ use gdid_engine::{
     backend::{BoxFuture, CounterKey},
 };
 
-use crate::error::DriverError;
+use crate::error::Sorted;
 use crate::shard::StoreShard;
 
 /// What a [`Backend`] does for a strategy of some stores only: `None` when this store does not
 /// do it, or the work to await.
-pub(crate) type Done<'a, T> = Option<BoxFuture<'a, Result<T, DriverError>>>;
+pub(crate) type Done<'a, T> = Option<BoxFuture<'a, Result<T, Sorted>>>;
 
 /// The sharded counter a [`Backend`] makes, when it keeps ranges.
 pub(crate) type Sharded<'a> = Done<'a, SharedIdGenerator<u64>>;
@@ -72,7 +72,7 @@ pub(crate) trait Backend: Send + Sync + fmt::Debug {
 
     /// Whether the store's acknowledged blocks survive a crash and a failover: its server's
     /// settings, judged (`gdid check`).
-    fn durability(&self) -> BoxFuture<'_, Result<Durability, DriverError>>;
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, Sorted>>;
 
     /// The largest block the store's authority takes (an authority server's `--max-block`);
     /// `None`: no limit of its own.

@@ -399,6 +399,7 @@ impl OpenOptions {
 fn start_runtime(url: &str) -> Result<Arc<Runtime>, StoreError> {
     Runtime::start().map_err(|e| StoreError::Connect {
         url: redact(url.trim()),
+        kind: gdid_engine::ErrorKind::Unavailable,
         source: format!("cannot start the gdid::blocking runtime: {e}").into(),
     })
 }

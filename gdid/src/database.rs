@@ -16,7 +16,7 @@ use gdid_engine::{
 };
 
 use crate::backend::{Backend, Done, Sharded};
-use crate::error::DriverError;
+use crate::error::Sorted;
 use crate::shard::StoreShard;
 
 /// What a database store (SQL or MongoDB) supplies: a [`Backend`] is made of it once, by
@@ -41,7 +41,7 @@ pub(crate) trait Driver: Send + Sync + fmt::Debug + 'static {
         sequence: &str,
         layout: RangeLayout,
         pick: Pick,
-    ) -> impl Future<Output = Result<Self::Sharded, DriverError>> + Send;
+    ) -> impl Future<Output = Result<Self::Sharded, Sorted>> + Send;
 
     /// Moves every range of `sequence` forward by `by` values (`Backend::skip_ranges`), or says
     /// why the store does not.
@@ -49,10 +49,10 @@ pub(crate) trait Driver: Send + Sync + fmt::Debug + 'static {
         &'a self,
         sequence: &'a str,
         by: u64,
-    ) -> BoxFuture<'a, Result<u64, DriverError>>;
+    ) -> BoxFuture<'a, Result<u64, Sorted>>;
 
     /// Its server's settings, judged ([`Backend::durability`]).
-    fn durability(&self) -> BoxFuture<'_, Result<Durability, DriverError>>;
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, Sorted>>;
 
     /// The store as a shard, and its label.
     fn shard(&self) -> (String, Self::Shard);
@@ -146,7 +146,7 @@ impl<S: Driver> Backend for Database<S> {
         Box::pin(async move { sequences::list(&authority_of(&self.store, COUNTER_KEY)).await })
     }
 
-    fn durability(&self) -> BoxFuture<'_, Result<Durability, DriverError>> {
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, Sorted>> {
         self.store.durability()
     }
 

@@ -42,9 +42,10 @@ impl Store {
     /// [`StoreError::Check`] when the server cannot be asked.
     pub async fn check(&self) -> Result<Durability, StoreError> {
         let report = self.backend().durability();
-        report.await.map_err(|source| StoreError::Check {
+        report.await.map_err(|failed| StoreError::Check {
             url: self.label().to_owned(),
-            source,
+            kind: failed.kind,
+            source: failed.source,
         })
     }
 }

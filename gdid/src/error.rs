@@ -3,7 +3,7 @@
 #![cfg(feature = "engine")]
 
 use gdid_engine::windows::AgentError;
-use gdid_engine::{AuthorityError, ErrorKind};
+use gdid_engine::{AuthorityError, ErrorKind, Recourse};
 
 use crate::shard::ShardError;
 
@@ -45,6 +45,8 @@ pub enum StoreError {
     Connect {
         /// The URL, redacted.
         url: String,
+        /// The kind the driver's crate sorted its error into.
+        kind: ErrorKind,
         /// The driver's error.
         #[source]
         source: DriverError,
@@ -54,6 +56,8 @@ pub enum StoreError {
     Schema {
         /// The URL, redacted.
         url: String,
+        /// The kind the driver's crate sorted its error into.
+        kind: ErrorKind,
         /// The driver's error.
         #[source]
         source: DriverError,
@@ -136,6 +140,8 @@ pub enum StoreError {
     Check {
         /// The URL, redacted.
         url: String,
+        /// The kind the driver's crate sorted its error into.
+        kind: ErrorKind,
         /// The driver's error.
         #[source]
         source: DriverError,
@@ -154,6 +160,8 @@ pub enum StoreError {
         sequence: String,
         /// The URL, redacted.
         url: String,
+        /// The kind the backend's crate sorted its error into.
+        kind: ErrorKind,
         /// The backend's error.
         #[source]
         source: DriverError,
@@ -178,10 +186,10 @@ impl StoreError {
     /// ```
     pub fn kind(&self) -> ErrorKind {
         match self {
-            StoreError::Connect { source, .. }
-            | StoreError::Schema { source, .. }
-            | StoreError::Strategy { source, .. }
-            | StoreError::Check { source, .. } => source_kind(source.as_ref()),
+            StoreError::Connect { kind, .. }
+            | StoreError::Schema { kind, .. }
+            | StoreError::Strategy { kind, .. }
+            | StoreError::Check { kind, .. } => *kind,
             StoreError::Authority { source, .. }
             | StoreError::Numbers { source, .. }
             | StoreError::Sequences { source, .. } => source.kind(),
@@ -191,43 +199,90 @@ impl StoreError {
             _ => ErrorKind::Config,
         }
     }
+
+    /// What to do about it: its kind's [`recourse`](ErrorKind::recourse) (try again, another
+    /// store, an operator's repair, or a fix of the call).
+    pub fn recourse(&self) -> Recourse {
+        self.kind().recourse()
+    }
 }
 
-/// The kind of a [`DriverError`], as the crate it comes from sorts it (else unavailable).
-fn source_kind(source: &(dyn std::error::Error + 'static)) -> ErrorKind {
-    if let Some(e) = source.downcast_ref::<Redacted>() {
-        return e.kind;
-    }
-    if let Some(e) = source.downcast_ref::<AuthorityError>() {
-        return e.kind();
-    }
-    if let Some(e) = source.downcast_ref::<gdid_engine::Error>() {
-        return e.kind();
-    }
-    #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
-    {
-        if let Some(e) = source.downcast_ref::<gdid_sql::Error>() {
-            return e.kind();
-        }
-        if let Some(sqlx::Error::Configuration(_)) = source.downcast_ref::<sqlx::Error>() {
-            return ErrorKind::Config;
-        }
-    }
-    #[cfg(feature = "mongodb")]
-    if let Some(e) = source.downcast_ref::<gdid_mongo::Error>() {
-        return e.kind();
-    }
-    ErrorKind::Unavailable
+/// A driver's or backend's error and the kind its crate sorted it into, taken where its type is
+/// known: how an error reaches a [`StoreError`], so that no code asks an error's type to decide.
+#[derive(Debug)]
+pub(crate) struct Sorted {
+    /// The kind.
+    pub(crate) kind: ErrorKind,
+    /// The error.
+    pub(crate) source: DriverError,
 }
 
-/// A driver's error whose message had to be redacted (it may quote the URL), and its kind.
+impl Sorted {
+    /// `source`, of `kind`.
+    pub(crate) fn new(kind: ErrorKind, source: impl Into<DriverError>) -> Self {
+        Sorted {
+            kind,
+            source: source.into(),
+        }
+    }
+
+    /// A reason the store cannot do what was asked: the caller's to change.
+    pub(crate) fn config(reason: impl Into<String>) -> Self {
+        Sorted::new(ErrorKind::Config, reason.into())
+    }
+}
+
+impl From<AuthorityError> for Sorted {
+    fn from(error: AuthorityError) -> Self {
+        Sorted::new(error.kind(), error)
+    }
+}
+
+impl From<gdid_engine::Error> for Sorted {
+    fn from(error: gdid_engine::Error) -> Self {
+        Sorted::new(error.kind(), error)
+    }
+}
+
+impl From<gdid_engine::InvalidName> for Sorted {
+    fn from(error: gdid_engine::InvalidName) -> Self {
+        Sorted::new(ErrorKind::Config, error)
+    }
+}
+
+impl From<ShardError> for Sorted {
+    fn from(error: ShardError) -> Self {
+        Sorted::new(error.kind(), error)
+    }
+}
+
+#[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
+impl From<gdid_sql::Error> for Sorted {
+    fn from(error: gdid_sql::Error) -> Self {
+        Sorted::new(error.kind(), error)
+    }
+}
+
+#[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
+impl From<sqlx::Error> for Sorted {
+    fn from(error: sqlx::Error) -> Self {
+        Sorted::new(gdid_sql::driver_kind(&error), error)
+    }
+}
+
+#[cfg(feature = "mongodb")]
+impl From<gdid_mongo::Error> for Sorted {
+    fn from(error: gdid_mongo::Error) -> Self {
+        Sorted::new(error.kind(), error)
+    }
+}
+
+/// A driver's error whose message had to be redacted (it may quote the URL).
 #[derive(Debug)]
 #[cfg_attr(not(feature = "mongodb"), allow(dead_code))] // made by MongoDB stores only
 pub(crate) struct Redacted {
     /// The message, redacted.
     pub(crate) message: String,
-    /// The kind of the driver's error.
-    pub(crate) kind: ErrorKind,
 }
 
 impl std::fmt::Display for Redacted {

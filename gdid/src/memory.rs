@@ -14,7 +14,7 @@ use gdid_engine::{
 };
 
 use crate::backend::Backend;
-use crate::error::DriverError;
+use crate::error::Sorted;
 
 /// The named memory stores of this process (`memory:NAME`): opening one name twice opens one
 /// store.
@@ -144,7 +144,7 @@ impl Backend for MemoryBackend {
     }
 
     /// Nothing of it outlives the process.
-    fn durability(&self) -> BoxFuture<'_, Result<Durability, DriverError>> {
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, Sorted>> {
         Box::pin(std::future::ready(Ok(Durability::new(
             "memory, in this process",
             vec![Setting::new(

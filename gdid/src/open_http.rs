@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use gdid_engine::ErrorKind;
 use gdid_engine::backend::numbering::NumberRecord;
 use gdid_engine::durability::{Durability, Setting, Verdict};
 use gdid_engine::sequences::Sequence;
@@ -14,7 +15,7 @@ use gdid_engine::{
 use gdid_http::client::{Remote, RemoteAuthority, RemoteError, RemoteOptions};
 
 use crate::backend::Backend;
-use crate::error::{DriverError, StoreError};
+use crate::error::{Sorted, StoreError};
 
 /// The variable a token is read from when the options give none.
 pub(crate) const TOKEN_VARIABLE: &str = "GDID_TOKEN";
@@ -64,8 +65,10 @@ impl HttpBackend {
                 url: label.to_owned(),
                 reason,
             },
+            // A client that cannot be built (its TLS settings) is the caller's to fix.
             other => StoreError::Connect {
                 url: label.to_owned(),
+                kind: ErrorKind::Config,
                 source: other.into(),
             },
         })?;
@@ -119,7 +122,7 @@ impl Backend for HttpBackend {
 
     /// The server's store decides, and it is not asked over HTTP (its settings are the
     /// operator's business, not a client's).
-    fn durability(&self) -> BoxFuture<'_, Result<Durability, DriverError>> {
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, Sorted>> {
         Box::pin(std::future::ready(Ok(Durability::new(
             format!("gdid serve at {}", self.remote.label()),
             vec![Setting::new(
@@ -142,6 +145,7 @@ impl Backend for HttpBackend {
 fn identity_from_env(label: &str) -> Result<Option<Identity>, StoreError> {
     let refused = |reason: String| StoreError::Connect {
         url: label.to_owned(),
+        kind: ErrorKind::Config,
         source: reason.into(),
     };
     let (cert, key) = (

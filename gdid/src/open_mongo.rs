@@ -11,7 +11,7 @@ use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
 
 use crate::database::Driver;
-use crate::error::{DriverError, Redacted, StoreError};
+use crate::error::{Redacted, Sorted, StoreError};
 
 /// The database used when the URL names none.
 pub(crate) const DEFAULT_DATABASE: &str = "gdid";
@@ -40,13 +40,14 @@ impl MongoBackend {
         counters: &str,
         lazy: bool,
     ) -> Result<MongoBackend, StoreError> {
-        let connect = |error: mongodb::error::Error| StoreError::Connect {
-            url: label.to_owned(),
+        let connect = |error: mongodb::error::Error| {
             // The driver may quote the URI: its message is redacted too, its kind kept.
-            source: Box::new(Redacted {
-                message: redact(&error.to_string()),
-                kind: gdid_mongo::Error::Server(error).kind(),
-            }),
+            let redacted = redacted(error);
+            StoreError::Connect {
+                url: label.to_owned(),
+                kind: redacted.kind,
+                source: redacted.source,
+            }
         };
         let mut options = ClientOptions::parse(url).await.map_err(connect)?;
         options
@@ -92,7 +93,7 @@ impl Driver for MongoBackend {
         sequence: &str,
         layout: RangeLayout,
         pick: Pick,
-    ) -> Result<MongoShardedCounter, DriverError> {
+    ) -> Result<MongoShardedCounter, Sorted> {
         Ok(MongoShardedCounter::create(&self.database, RANGES, sequence, layout, pick).await?)
     }
 
@@ -101,23 +102,17 @@ impl Driver for MongoBackend {
         &'a self,
         _sequence: &'a str,
         _by: u64,
-    ) -> BoxFuture<'a, Result<u64, DriverError>> {
+    ) -> BoxFuture<'a, Result<u64, Sorted>> {
         let why = "its writes survive a failover (w: majority, j: true), and this store does \
                    not skip ranges";
-        Box::pin(std::future::ready(Err(why.into())))
+        Box::pin(std::future::ready(Err(Sorted::config(why))))
     }
 
-    fn durability(&self) -> BoxFuture<'_, Result<Durability, DriverError>> {
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, Sorted>> {
         Box::pin(async move {
             let report = gdid_mongo::durability(&self.database).await;
-            report.map_err(|error| {
-                // The driver may quote the URI: its message is redacted, its kind kept.
-                let redacted = Redacted {
-                    message: redact(&error.to_string()),
-                    kind: gdid_mongo::Error::Server(error).kind(),
-                };
-                Box::new(redacted) as DriverError
-            })
+            // The driver may quote the URI: its message is redacted, its kind kept.
+            report.map_err(redacted)
         })
     }
 
@@ -130,4 +125,13 @@ impl Driver for MongoBackend {
             .downcast_ref::<mongodb::error::Error>()
             .is_some_and(gdid_mongo::is_duplicate_key)
     }
+}
+
+/// The driver's `error`, its message redacted (it may quote the URI), its kind kept.
+fn redacted(error: mongodb::error::Error) -> Sorted {
+    let message = redact(&error.to_string());
+    Sorted::new(
+        gdid_mongo::Error::Server(error).kind(),
+        Redacted { message },
+    )
 }

@@ -7,7 +7,7 @@ use gdid_engine::{Pick, RangeLayout, backend::BoxFuture};
 use gdid_sql::{Error, SqlAuthority, SqlNumberRecord, SqlShardedCounter, SqlStore};
 
 use crate::database::Driver;
-use crate::error::{DriverError, StoreError};
+use crate::error::{Sorted, StoreError};
 
 /// A SQL store and its number record.
 #[derive(Debug)]
@@ -29,6 +29,7 @@ impl SqlBackend {
     ) -> Result<Self, StoreError> {
         let connect = |error: Error| StoreError::Connect {
             url: label.to_owned(),
+            kind: error.kind(),
             source: match error {
                 Error::Connect { source, .. } => source.into(),
                 other => other.into(),
@@ -46,6 +47,7 @@ impl SqlBackend {
         if !lazy {
             schema.map_err(|source| StoreError::Schema {
                 url: label.to_owned(),
+                kind: gdid_sql::driver_kind(&source),
                 source: source.into(),
             })?;
         }
@@ -76,7 +78,7 @@ impl Driver for SqlBackend {
         sequence: &str,
         layout: RangeLayout,
         pick: Pick,
-    ) -> Result<SqlShardedCounter, DriverError> {
+    ) -> Result<SqlShardedCounter, Sorted> {
         Ok(SqlShardedCounter::create(self.store.clone(), sequence, layout, pick).await?)
     }
 
@@ -84,11 +86,11 @@ impl Driver for SqlBackend {
         &'a self,
         sequence: &'a str,
         by: u64,
-    ) -> BoxFuture<'a, Result<u64, DriverError>> {
+    ) -> BoxFuture<'a, Result<u64, Sorted>> {
         Box::pin(async move { Ok(SqlShardedCounter::skip(&self.store, sequence, by).await?) })
     }
 
-    fn durability(&self) -> BoxFuture<'_, Result<Durability, DriverError>> {
+    fn durability(&self) -> BoxFuture<'_, Result<Durability, Sorted>> {
         Box::pin(async move { Ok(self.store.durability().await?) })
     }
 

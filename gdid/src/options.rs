@@ -322,7 +322,11 @@ impl OpenOptions {
             connected => connected?,
         };
         let report = backend.durability().await;
-        report.map_err(|source| StoreError::Check { url: label, source })
+        report.map_err(|failed| StoreError::Check {
+            url: label,
+            kind: failed.kind,
+            source: failed.source,
+        })
     }
 
     /// Opens the stores of `urls` as the authorities of one generator, in preference order

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use gdid_engine::backend::BoxFuture;
 use gdid_engine::windows::{Window, WindowShard};
 
+use gdid_engine::ErrorKind;
 use gdid_engine::backend::DriverError;
 
 /// The error of a [`StoreShard`]: its store's error, and whether it says that stored windows
@@ -48,6 +49,19 @@ impl ShardError {
     /// [`Store::skip_windows`](crate::Store::skip_windows).
     pub fn is_switched(&self) -> bool {
         self.switched
+    }
+
+    /// The kind of the error: [`Corrupt`](ErrorKind::Corrupt) stored windows,
+    /// [`Foreign`](ErrorKind::Foreign) when [switched](Self::is_switched), else the store
+    /// failing ([`Unavailable`](ErrorKind::Unavailable)).
+    pub fn kind(&self) -> ErrorKind {
+        if self.corrupt {
+            ErrorKind::Corrupt
+        } else if self.switched {
+            ErrorKind::Foreign
+        } else {
+            ErrorKind::Unavailable
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use gdid_engine::{
 };
 
 use crate::backend::Backend;
-use crate::error::{DriverError, StoreError};
+use crate::error::{Sorted, StoreError};
 use crate::shard::StoreShard;
 
 /// One store opened from its URL: the pool or client, its schema, and the authority number
@@ -171,7 +171,7 @@ impl Store {
         &self,
         strategy: &'static str,
         sequence: &str,
-        work: Option<impl Future<Output = Result<T, DriverError>>>,
+        work: Option<impl Future<Output = Result<T, Sorted>>>,
     ) -> Result<T, StoreError> {
         let Some(work) = work else {
             return Err(StoreError::Unsupported {
@@ -233,7 +233,7 @@ impl Store {
             .ok_or_else(|| {
                 let why = "its writes survive a failover (MongoDB: w: majority, j: true), and \
                            this store does not skip windows";
-                strategy_error(STRATEGY, sequence, shard.label(), why.into())
+                strategy_error(STRATEGY, sequence, shard.label(), Sorted::config(why))
             })
     }
 
@@ -325,13 +325,14 @@ pub(crate) fn strategy_error(
     strategy: &'static str,
     sequence: &str,
     url: &str,
-    source: DriverError,
+    failed: Sorted,
 ) -> StoreError {
     StoreError::Strategy {
         strategy,
         sequence: sequence.to_owned(),
         url: url.to_owned(),
-        source,
+        kind: failed.kind,
+        source: failed.source,
     }
 }
 

@@ -4,7 +4,7 @@
 use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use gdid_engine::{AuthorityError, AuthorityFailure, Error, ErrorDetail, ErrorKind, FailureCause};
+use gdid_engine::{AuthorityError, Error, ErrorDetail, ErrorKind, FailureCause, Recourse};
 use tracing::warn;
 
 use crate::wire::{BadRequest, ErrorBody, ErrorReply};
@@ -42,87 +42,90 @@ impl ApiError {
 
     /// What a client is told of an authority's error; the error itself is logged with `what`.
     pub(crate) fn from_authority(what: &str, error: &AuthorityError) -> Self {
-        match error {
-            AuthorityError::InvalidName(_) | AuthorityError::InvalidSize(_) => {
-                ApiError::new(StatusCode::BAD_REQUEST, "bad_request", error.to_string())
-            }
-            AuthorityError::Switched { .. } => ApiError::switched(what, error),
-            _ => ApiError::from_kind(what, error.kind(), error),
-        }
+        let said = Said {
+            by_request: matches!(
+                error,
+                AuthorityError::InvalidName(_) | AuthorityError::InvalidSize(_)
+            ),
+            switched: matches!(error, AuthorityError::Switched { .. }),
+        };
+        ApiError::decided(what, error.kind(), said, error)
     }
 
     /// What a client is told of a generator's error; the error itself is logged with `what`.
     pub(crate) fn from_generator(what: &str, error: &Error) -> Self {
-        match error.detail() {
-            ErrorDetail::InvalidName(_) | ErrorDetail::InvalidCount { .. } => {
-                ApiError::new(StatusCode::BAD_REQUEST, "bad_request", error.to_string())
-            }
-            ErrorDetail::Closed { .. } => ApiError::new(
+        let detail = error.detail();
+        if let ErrorDetail::Closed { .. } = detail {
+            return ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "shutting_down",
                 "the server is shutting down: ask another authority",
-            ),
-            ErrorDetail::Switched { .. } => ApiError::switched(what, error),
-            ErrorDetail::Unavailable { causes, .. } | ErrorDetail::Timeout { causes, .. } => {
-                // The server's own store is the only authority: when it said why, that is the
-                // answer (exhausted, corrupt, misconfigured are final), not an outage.
-                ApiError::from_kind(what, said_by_every(causes).unwrap_or(error.kind()), error)
-            }
-            _ => ApiError::from_kind(what, error.kind(), error),
+            );
         }
+        let first_cause = match detail {
+            ErrorDetail::Unavailable { causes, .. } | ErrorDetail::Timeout { causes, .. } => {
+                causes.first().map(|failure| &failure.cause)
+            }
+            _ => None,
+        };
+        let said = Said {
+            by_request: matches!(
+                detail,
+                ErrorDetail::InvalidName(_) | ErrorDetail::InvalidCount { .. }
+            ),
+            switched: matches!(detail, ErrorDetail::Switched { .. })
+                || matches!(first_cause, Some(FailureCause::Error(e))
+                    if matches!(**e, AuthorityError::Switched { .. })),
+        };
+        ApiError::decided(what, error.kind(), said, error)
     }
 
-    /// A record last written on another database server (a failover, a restore) that an
-    /// operator must move first: nothing is issued from it, another authority may serve.
-    fn switched(what: &str, error: &dyn std::error::Error) -> Self {
-        warn!(%error, "{what} refused");
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "switched",
-            "the store's record was last written on another database server (a failover or a \
-             restore) and waits for an operator: see the server's log; ask another authority",
-        )
-    }
-
-    fn from_kind(what: &str, kind: ErrorKind, error: &dyn std::error::Error) -> Self {
+    /// The answer to an error of `kind`: its status from the one decision
+    /// ([`ErrorKind::recourse`]): a transient refusal is 503 with `Retry-After` (try again, or
+    /// another authority), a lasting one is final (409 for an exhausted sequence, 500 for what
+    /// the server's operator repairs or configures), and one the request itself caused is 400.
+    fn decided(what: &str, kind: ErrorKind, said: Said, error: &dyn std::error::Error) -> Self {
+        if said.by_request {
+            return ApiError::new(StatusCode::BAD_REQUEST, "bad_request", error.to_string());
+        }
         warn!(%error, "{what} failed");
-        match kind {
-            ErrorKind::Exhausted => ApiError::new(
+        match (kind.recourse(), kind) {
+            (Recourse::Again | Recourse::Next, _) => ApiError::unavailable(
+                "the authority's store did not answer: try again, or another authority",
+            ),
+            (_, ErrorKind::Exhausted) => ApiError::new(
                 StatusCode::CONFLICT,
                 "exhausted",
                 "the sequence is exhausted: every id of every era was issued",
             ),
-            ErrorKind::Corrupt => ApiError::new(
+            (_, ErrorKind::Corrupt) => ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "corrupt",
                 "the store's counter record is corrupt: see the server's log",
             ),
-            ErrorKind::Config => ApiError::new(
+            (_, ErrorKind::Foreign) if said.switched => ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "switched",
+                "the store's record was last written on another database server (a failover or \
+                 a restore) and waits for an operator: see the server's log; ask another \
+                 authority",
+            ),
+            _ => ApiError::new(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "misconfigured",
                 "the server's store is set up wrongly: see the server's log",
-            ),
-            _ => ApiError::unavailable(
-                "the authority's store did not answer: try again, or another authority",
             ),
         }
     }
 }
 
-/// The kind every authority's refusal shares when each refused with an answer that no wait
-/// changes (the sequence exhausted, the record corrupt, the store misconfigured); `None` when
-/// one timed out, failed to answer, or said something else.
-fn said_by_every(causes: &[AuthorityFailure]) -> Option<ErrorKind> {
-    let mut kinds = causes.iter().map(|failure| match &failure.cause {
-        FailureCause::Error(error) => Some(error.kind()),
-        _ => None,
-    });
-    let first = kinds.next()??;
-    let lasting = matches!(
-        first,
-        ErrorKind::Exhausted | ErrorKind::Corrupt | ErrorKind::Config
-    );
-    (lasting && kinds.all(|kind| kind == Some(first))).then_some(first)
+/// What an error says beyond its kind, for the code of its answer.
+#[derive(Debug, Clone, Copy)]
+struct Said {
+    /// The request's own names or sizes are refused (400).
+    by_request: bool,
+    /// A record last written on another database server ("switched").
+    switched: bool,
 }
 
 impl From<BadRequest> for ApiError {
