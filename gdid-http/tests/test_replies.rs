@@ -70,6 +70,14 @@ async fn refusals_are_answered_with_their_codes_and_without_the_stores_words() {
             500,
             "misconfigured",
         ),
+        (
+            || AuthorityError::Switched {
+                record: "secret-detail".into(),
+                remedy: "gdid sequences fence".into(),
+            },
+            500,
+            "switched",
+        ),
     ] {
         let authority = Arc::new(Refusing {
             refusal,
@@ -98,6 +106,58 @@ async fn refusals_are_answered_with_their_codes_and_without_the_stores_words() {
         assert!(authority.calls.load(Ordering::Relaxed) >= 2);
         server.stop().await;
     }
+}
+
+/// The refusals a retry may change (a lost race, a store that failed): 503 with `Retry-After`,
+/// from both routes; a size the request gave that no store takes: 400.
+#[tokio::test]
+async fn transient_refusals_say_when_to_try_again_and_bad_sizes_are_the_requests() {
+    for refusal in [
+        (|| AuthorityError::store("secret-detail")) as fn() -> AuthorityError,
+        || AuthorityError::Contention {
+            record: "secret-detail".into(),
+            attempts: 20,
+            last: None,
+        },
+    ] {
+        let authority = Arc::new(Refusing {
+            refusal,
+            calls: AtomicU64::new(0),
+        });
+        let server = common::start(common::builder(authority.clone()).build(), None).await;
+        let (status, retry, reply) = post(
+            &server.url,
+            "/v1/blocks",
+            json!({"scope": "shop", "sequence": "orders", "size": 10}),
+        )
+        .await;
+        assert_eq!(
+            (status, reply["error"]["code"].as_str()),
+            (503, Some("unavailable")),
+            "{reply}"
+        );
+        assert!(retry.is_some(), "{reply}: transient, with Retry-After");
+        assert!(!reply.to_string().contains("secret-detail"), "{reply}");
+        server.stop().await;
+    }
+    let authority = Arc::new(Refusing {
+        refusal: || AuthorityError::InvalidSize(0),
+        calls: AtomicU64::new(0),
+    });
+    let server = common::start(common::builder(authority).build(), None).await;
+    let (status, retry, reply) = post(
+        &server.url,
+        "/v1/blocks",
+        json!({"scope": "shop", "sequence": "orders", "size": 10}),
+    )
+    .await;
+    assert_eq!(
+        (status, reply["error"]["code"].as_str()),
+        (400, Some("bad_request")),
+        "{reply}"
+    );
+    assert_eq!(retry, None);
+    server.stop().await;
 }
 
 #[tokio::test]
