@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use gdid::engine::windows::{AgentError, AgentReport, WindowAgent, WindowShard};
-use gdid::engine::{NameKind, backend::validate_name};
+use gdid::engine::{NameKind, validate_name};
 use gdid::{StoreError, StoreKind};
 
 use crate::store::DEFAULT_STORE;

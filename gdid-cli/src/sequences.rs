@@ -1,7 +1,7 @@
 //! `gdid sequences`: what a store's counter records say (`list`, `show`), raising the floor
 //! of one (`set-floor`), moving records to a new era after a restore (`fence`), and moving a
 //! sharded counter's ranges and the hi-lo windows forward after a failover (`skip-ranges`,
-//! `skip-windows`). The rules are the engine's (`gdid::engine::backend::raise_floor`,
+//! `skip-windows`). The rules are the engine's (`gdid_engine::backend::raise_floor`,
 //! `gdid::engine::sequences`); this module reads the command line and prints.
 
 use std::io::{self, Write};

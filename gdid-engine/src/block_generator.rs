@@ -2,7 +2,7 @@
 //! wait on the store.
 //!
 //! - **Fast path**: a thread serves ids from its slice of the current block ([`Slot`]).
-//! - **Slice refill**: one compare-and-swap on the shared [`Segment`]; the claim that passes the
+//! - **Slice refill**: one compare-and-swap on the shared [`Segment`]; the take that passes the
 //!   low-water mark starts a background prefetch.
 //! - **Block refill**: single flight. At most one allocation is in flight per generator, run as a
 //!   spawned task so that a caller giving up cannot cancel it (and waste its block); callers that
@@ -258,17 +258,17 @@ impl BlockGenerator {
         if inner.config.order == IdOrder::PerThread {
             // `get_or`, not `get`: a thread without a slot may be given one with ids left (that
             // of a thread that exited), to serve before newer ids, or its ids would not increase.
-            if let Some(claim) = inner.slots.get_or(Slot::default).take_many(left) {
-                left -= claim.len();
-                batch.push_run(claim.first(), claim.len());
+            if let Some(taken) = inner.slots.get_or(Slot::default).take_many(left) {
+                left -= taken.len();
+                batch.push_run(taken.first(), taken.len());
             }
         }
         let deadline = Instant::now() + inner.config.request_timeout;
         while left > 0 {
-            match inner.claim(left) {
-                Some(claim) => {
-                    left -= claim.len();
-                    batch.push_run(claim.first(), claim.len());
+            match inner.take_up_to(left) {
+                Some(taken) => {
+                    left -= taken.len();
+                    batch.push_run(taken.first(), taken.len());
                 }
                 None => inner.wait_for_block(deadline).await?,
             }
@@ -286,10 +286,10 @@ impl BlockGenerator {
     pub async fn next_block(&self, n: u64) -> Result<Block, Error> {
         check_count(n)?;
         let inner = &self.inner;
-        if let Some(claim) = inner.current.load().claim_exact(n) {
-            return claim
+        if let Some(taken) = inner.current.load().take_exact(n) {
+            return taken
                 .to_block()
-                .map_err(|e| Error::corrupt(format!("a claim of the current block: {e}")));
+                .map_err(|e| Error::corrupt(format!("ids taken from the current block: {e}")));
         }
         let started = Instant::now();
         let round = inner

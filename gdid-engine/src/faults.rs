@@ -215,7 +215,7 @@ impl<A: Authority> Authority for FaultyAuthority<A> {
         format!("faulty {}", self.inner.label())
     }
 
-    async fn allocate(&self, scope: &str, seq: &str, size: u64) -> Result<Block, AuthorityError> {
+    async fn allocate(&self, scope: &str, sequence: &str, size: u64) -> Result<Block, AuthorityError> {
         self.attempts
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         let faults = self.snapshot();
@@ -233,7 +233,7 @@ impl<A: Authority> Authority for FaultyAuthority<A> {
         if self.chance(faults.failure_rate) {
             return Err(AuthorityError::store(InjectedFault("connection reset")));
         }
-        let block = self.inner.allocate(scope, seq, size).await?;
+        let block = self.inner.allocate(scope, sequence, size).await?;
         if self.chance(faults.lost_reply_rate) {
             return Err(AuthorityError::store(InjectedFault(
                 "reply lost after the store allocated",
@@ -244,10 +244,10 @@ impl<A: Authority> Authority for FaultyAuthority<A> {
 
     /// Forwarded to the inner authority unless the store is down (then an error: the ids are
     /// lost, never repeated).
-    async fn give_back(&self, scope: &str, seq: &str, tail: Block) -> Result<bool, AuthorityError> {
+    async fn give_back(&self, scope: &str, sequence: &str, tail: Block) -> Result<bool, AuthorityError> {
         if self.in_outage(&self.snapshot()) {
             return Err(AuthorityError::store(InjectedFault("the store is down")));
         }
-        self.inner.give_back(scope, seq, tail).await
+        self.inner.give_back(scope, sequence, tail).await
     }
 }

@@ -27,6 +27,8 @@
 //!   [`windows`] and [`sequences`].
 //! - **Writing a backend** (a store's dialect): [`backend`], which holds the rules a store's
 //!   operations must keep and the traits they implement.
+//! - **Plumbing the workspace's crates share**: [`plumbing`] (URL redaction, the random source
+//!   of the random strategies).
 //! - **Testing code built on the engine**: [`testing`] (feature `testing`), authorities that fail
 //!   on command.
 //!
@@ -72,10 +74,9 @@ mod generator_error;
 mod id_generator;
 mod memory;
 mod per_thread;
+pub mod plumbing;
 mod provider;
-mod random;
 mod ranges;
-mod redact;
 mod segment;
 pub mod sequences;
 pub mod sizing;
@@ -87,19 +88,17 @@ pub mod testing;
 mod thread_index;
 pub mod windows;
 
-pub use authority::{Authority, Block, CounterState, DynAuthority};
+pub use authority::{Authority, Block, CounterState, DynAuthority, validate_name};
 pub use block_generator::{AuthorityStats, BlockGenerator, BlockGeneratorBuilder, Stats};
 pub use coalesce::Coalescing;
 pub use config::{GeneratorConfig, HEDGE_EVERY, IdOrder, PROBE_EVERY, Preference};
 pub use counter::OneAtATime;
-pub use error::{AuthorityError, ErrorKind, InvalidName, NameKind, Recourse};
+pub use error::{AuthorityError, ErrorKind, InvalidName, NameKind, NumberConflict, Recourse};
 pub use generator_error::{AuthorityFailure, Error, ErrorDetail, FailureCause};
 pub use id_generator::{DynIdGenerator, IdBatch, IdGenerator, IdRun, SharedIdGenerator};
 pub use memory::MemoryAuthority;
 pub use provider::{GdidProvider, GdidProviderBuilder, Sequenced};
-pub use random::RandomSource;
 pub use ranges::{LayoutError, Pick, RangeLayout, ShardedCounter};
-pub use redact::redact;
 
 /// The examples of docs/strategies.md, run as doc tests.
 #[cfg(doctest)]

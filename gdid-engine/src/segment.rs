@@ -12,9 +12,9 @@ use super::error::AuthorityError;
 use super::sync::{AtomicBool, AtomicU32, AtomicU64, fence};
 use gdid_core::Gdid;
 
-/// Counters `start .. end` of one era and authority, claimed from a segment.
+/// Counters `start .. end` of one era and authority, taken from a segment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Claim {
+pub(crate) struct Taken {
     pub(crate) era: u32,
     /// `authority << 60`, to be or-ed with a counter.
     pub(crate) high: u64,
@@ -22,7 +22,7 @@ pub(crate) struct Claim {
     pub(crate) end: u64,
 }
 
-impl Claim {
+impl Taken {
     pub(crate) fn len(&self) -> u64 {
         self.end - self.start
     }
@@ -37,7 +37,7 @@ impl Claim {
         (self.era, self.high | self.start)
     }
 
-    /// The claim as a block, checked like every block (a claim of at least one id of a checked
+    /// The ids taken, as a block, checked like every block (a take of at least one id of a checked
     /// block always passes).
     pub(crate) fn to_block(self) -> Result<Block, AuthorityError> {
         Block::new(self.era, self.first().authority(), self.start, self.len())
@@ -52,7 +52,7 @@ pub(crate) struct Segment {
     start: u64,
     end: u64,
     next: AtomicU64,
-    /// Once a claim passes this counter, the next block is fetched in the background.
+    /// Once a take passes this counter, the next block is fetched in the background.
     low_water: u64,
     /// How many ids a thread takes at a time.
     pub(crate) slice: u64,
@@ -100,8 +100,8 @@ impl Segment {
         }
     }
 
-    /// Claims up to `want` counters; `None` when the segment is used up.
-    pub(crate) fn claim(&self, want: u64) -> Option<Claim> {
+    /// Takes up to `want` counters; `None` when the segment is used up.
+    pub(crate) fn take_up_to(&self, want: u64) -> Option<Taken> {
         let mut next = self.next.load(Relaxed);
         loop {
             if next >= self.end {
@@ -109,14 +109,14 @@ impl Segment {
             }
             let end = self.end.min(next.saturating_add(want));
             match self.next.compare_exchange_weak(next, end, Relaxed, Relaxed) {
-                Ok(_) => return Some(self.claim_of(next, end)),
+                Ok(_) => return Some(self.taken_of(next, end)),
                 Err(actual) => next = actual,
             }
         }
     }
 
-    /// Claims exactly `want` counters, or nothing.
-    pub(crate) fn claim_exact(&self, want: u64) -> Option<Claim> {
+    /// Takes exactly `want` counters, or nothing.
+    pub(crate) fn take_exact(&self, want: u64) -> Option<Taken> {
         let mut next = self.next.load(Relaxed);
         loop {
             let end = next.checked_add(want)?;
@@ -124,14 +124,14 @@ impl Segment {
                 return None;
             }
             match self.next.compare_exchange_weak(next, end, Relaxed, Relaxed) {
-                Ok(_) => return Some(self.claim_of(next, end)),
+                Ok(_) => return Some(self.taken_of(next, end)),
                 Err(actual) => next = actual,
             }
         }
     }
 
-    fn claim_of(&self, start: u64, end: u64) -> Claim {
-        Claim {
+    fn taken_of(&self, start: u64, end: u64) -> Taken {
+        Taken {
             era: self.era,
             high: self.high,
             start,
@@ -139,9 +139,9 @@ impl Segment {
         }
     }
 
-    /// Whether `claim` took the segment past its low-water mark, for the first time.
-    pub(crate) fn crossed_low_water(&self, claim: &Claim) -> bool {
-        claim.end > self.low_water
+    /// Whether `taken` took the segment past its low-water mark, for the first time.
+    pub(crate) fn crossed_low_water(&self, taken: &Taken) -> bool {
+        taken.end > self.low_water
             && !self.prefetch_requested.load(Relaxed)
             && !self.prefetch_requested.swap(true, Relaxed)
     }
@@ -150,12 +150,12 @@ impl Segment {
         self.next.load(Relaxed) >= self.end
     }
 
-    /// Counters claimed so far.
-    pub(crate) fn claimed(&self) -> u64 {
+    /// Counters taken so far.
+    pub(crate) fn taken(&self) -> u64 {
         self.next.load(Relaxed).min(self.end) - self.start
     }
 
-    /// Counters not claimed yet.
+    /// Counters not taken yet.
     pub(crate) fn remaining(&self) -> u64 {
         self.end - self.next.load(Relaxed).min(self.end)
     }
@@ -243,15 +243,15 @@ impl Slot {
         }
     }
 
-    /// Up to `want` ids of the slice, as one claim. Only the owning thread calls this.
-    pub(crate) fn take_many(&self, want: u64) -> Option<Claim> {
+    /// Up to `want` ids of the slice, as one run taken. Only the owning thread calls this.
+    pub(crate) fn take_many(&self, want: u64) -> Option<Taken> {
         let next = self.next.load(Relaxed);
         let end = self.end.load(Relaxed).min(next.saturating_add(want));
         if next >= end {
             return None;
         }
         self.next.store(end, Relaxed);
-        Some(Claim {
+        Some(Taken {
             era: self.era.load(Relaxed),
             high: self.high.load(Relaxed),
             start: next,
@@ -259,9 +259,9 @@ impl Slot {
         })
     }
 
-    /// Replaces the slice with `claim`. Only the owning thread calls this, and only once the
+    /// Replaces the slice with `taken`. Only the owning thread calls this, and only once the
     /// slice is used up: the ids left in it would be lost (never served, counted as issued).
-    pub(crate) fn fill(&self, claim: &Claim) {
+    pub(crate) fn fill(&self, taken: &Taken) {
         debug_assert!(
             self.next.load(Relaxed) >= self.end.load(Relaxed),
             "a slice with ids left is being replaced"
@@ -269,10 +269,10 @@ impl Slot {
         let version = self.version.load(Relaxed);
         self.version.store(version + 1, Relaxed);
         fence(Release);
-        self.era.store(claim.era, Relaxed);
-        self.high.store(claim.high, Relaxed);
-        self.end.store(claim.end, Relaxed);
-        self.next.store(claim.start, Relaxed);
+        self.era.store(taken.era, Relaxed);
+        self.high.store(taken.high, Relaxed);
+        self.end.store(taken.end, Relaxed);
+        self.next.store(taken.start, Relaxed);
         self.version.store(version + 2, Release);
     }
 
@@ -322,45 +322,45 @@ mod tests {
     }
 
     #[test]
-    fn claims_never_overlap_and_never_pass_the_end() {
+    fn takes_never_overlap_and_never_pass_the_end() {
         let seg = segment(10, 0.5);
-        let a = seg.claim(4).unwrap();
-        let b = seg.claim(4).unwrap();
-        let c = seg.claim(4).unwrap();
+        let a = seg.take_up_to(4).unwrap();
+        let b = seg.take_up_to(4).unwrap();
+        let c = seg.take_up_to(4).unwrap();
         assert_eq!(
             (a.start, a.end, b.start, b.end, c.start, c.end),
             (100, 104, 104, 108, 108, 110)
         );
-        assert_eq!(seg.claim(1), None);
+        assert_eq!(seg.take_up_to(1), None);
         assert!(seg.is_used_up());
-        assert_eq!(seg.claimed(), 10);
+        assert_eq!(seg.taken(), 10);
         assert_eq!(a.first().to_string(), "2:5:100");
     }
 
     #[test]
-    fn exact_claims_take_all_or_nothing() {
+    fn exact_takes_take_all_or_nothing() {
         let seg = segment(10, 0.5);
-        assert_eq!(seg.claim_exact(11), None);
-        assert_eq!(seg.claim_exact(7).map(|c| c.len()), Some(7));
-        assert_eq!(seg.claim_exact(4), None);
-        assert_eq!(seg.claim_exact(3).map(|c| c.len()), Some(3));
-        assert_eq!(seg.claim_exact(u64::MAX), None);
+        assert_eq!(seg.take_exact(11), None);
+        assert_eq!(seg.take_exact(7).map(|c| c.len()), Some(7));
+        assert_eq!(seg.take_exact(4), None);
+        assert_eq!(seg.take_exact(3).map(|c| c.len()), Some(3));
+        assert_eq!(seg.take_exact(u64::MAX), None);
     }
 
     #[test]
     fn the_low_water_mark_fires_once() {
         let seg = segment(10, 0.5);
-        let first = seg.claim(5).unwrap();
+        let first = seg.take_up_to(5).unwrap();
         assert!(
             !seg.crossed_low_water(&first),
             "5 of 10 left is not below half"
         );
-        let second = seg.claim(1).unwrap();
+        let second = seg.take_up_to(1).unwrap();
         assert!(seg.crossed_low_water(&second));
-        let third = seg.claim(1).unwrap();
+        let third = seg.take_up_to(1).unwrap();
         assert!(!seg.crossed_low_water(&third), "only once per segment");
         let off = segment(10, 0.0);
-        let all = off.claim(10).unwrap();
+        let all = off.take_up_to(10).unwrap();
         assert!(!off.crossed_low_water(&all), "prefetch off");
     }
 
@@ -381,12 +381,12 @@ mod tests {
         let slot = Slot::default();
         assert_eq!(slot.take(), None);
         let seg = segment(10, 0.5);
-        slot.fill(&seg.claim(3).unwrap());
+        slot.fill(&seg.take_up_to(3).unwrap());
         let ids: Vec<String> = std::iter::from_fn(|| slot.take())
             .map(|g| g.to_string())
             .collect();
         assert_eq!(ids, ["2:5:100", "2:5:101", "2:5:102"]);
-        slot.fill(&seg.claim(3).unwrap());
+        slot.fill(&seg.take_up_to(3).unwrap());
         assert_eq!(slot.unused(), 3);
         assert_eq!(
             slot.take_many(2).map(|c| (c.start, c.end)),

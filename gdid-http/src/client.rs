@@ -30,7 +30,7 @@ use gdid_engine::backend::numbering::NumberRecord;
 use gdid_engine::{
     Authority, AuthorityError, Block, NameKind,
     backend::{BoxFuture, validate_name},
-    redact,
+    plumbing::redact,
 };
 use reqwest::StatusCode;
 use reqwest::header::{AUTHORIZATION, HeaderValue};

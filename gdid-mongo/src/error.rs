@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-use gdid_engine::{AuthorityError, ErrorKind, redact};
+use gdid_engine::plumbing::redact;
+use gdid_engine::{AuthorityError, ErrorKind};
 
 /// A MongoDB authority or strategy could not be set up.
 ///

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use gdid::StoreError;
 use gdid::engine::NameKind;
-use gdid::engine::backend::validate_name;
+use gdid::engine::validate_name;
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::prelude::*;

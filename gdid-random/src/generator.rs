@@ -2,7 +2,8 @@
 
 use std::collections::HashSet;
 
-use gdid_engine::{Error, IdBatch, IdGenerator, RandomSource};
+use gdid_engine::plumbing::RandomSource;
+use gdid_engine::{Error, IdBatch, IdGenerator};
 use rand::RngCore;
 use rand::distr::Uniform;
 

@@ -10,7 +10,7 @@ use gdid_engine::{
         Allocations, CounterFields, CounterKey, CounterStart, CounterStore, Numbering,
         StoredCounter, StoredInt,
     },
-    redact,
+    plumbing::redact,
 };
 
 use std::sync::Arc;

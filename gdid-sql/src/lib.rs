@@ -76,7 +76,7 @@ pub use authority::SqlAuthority;
 pub use counter::SqlCounter;
 pub use dialect::Dialect;
 pub use error::{Error, driver_kind, is_duplicate_key};
-pub use gdid_engine::redact;
+pub use gdid_engine::plumbing::redact;
 pub use gdid_engine::windows::{AgentReport, Window};
 pub use gdid_engine::{LayoutError, Pick, RangeLayout};
 pub use numbering::SqlNumberRecord;

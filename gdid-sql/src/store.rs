@@ -12,7 +12,7 @@ use sqlx::postgres::PgPool;
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions, Connection};
 
-use gdid_engine::redact;
+use gdid_engine::plumbing::redact;
 
 pub use crate::dialect::Dialect;
 use crate::error::Error;

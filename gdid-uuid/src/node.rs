@@ -4,7 +4,8 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use gdid_engine::{Error, IdBatch, IdGenerator, RandomSource};
+use gdid_engine::plumbing::RandomSource;
+use gdid_engine::{Error, IdBatch, IdGenerator};
 use uuid::Uuid;
 use uuid::timestamp::UUID_TICKS_BETWEEN_EPOCHS;
 

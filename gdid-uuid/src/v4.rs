@@ -1,6 +1,7 @@
 //! [`UuidV4Generator`]: random UUIDs (RFC 9562 version 4).
 
-use gdid_engine::{Error, IdBatch, IdGenerator, RandomSource};
+use gdid_engine::plumbing::RandomSource;
+use gdid_engine::{Error, IdBatch, IdGenerator};
 use rand::RngCore;
 use uuid::Uuid;
 

@@ -1,6 +1,7 @@
 //! [`UuidV7Generator`]: time-ordered UUIDs (RFC 9562 version 7), strictly increasing, lock-free.
 
-use gdid_engine::{Error, IdBatch, IdGenerator, RandomSource};
+use gdid_engine::plumbing::RandomSource;
+use gdid_engine::{Error, IdBatch, IdGenerator};
 use rand::RngCore;
 use uuid::Uuid;
 

@@ -42,7 +42,8 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use gdid_engine::{DynAuthority, SharedIdGenerator, redact};
+use gdid_engine::plumbing::redact;
+use gdid_engine::{DynAuthority, SharedIdGenerator};
 
 pub use generator::{BlockGenerator, BlockGeneratorBuilder, Generator};
 use runtime::{InRuntime, Runtime};

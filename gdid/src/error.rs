@@ -10,7 +10,7 @@ use crate::shard::ShardError;
 pub(crate) use gdid_engine::backend::DriverError;
 
 /// A store could not be opened, or a strategy could not be set up on it. Every URL held here is
-/// redacted (`gdid_engine::redact`): no password is ever printed.
+/// redacted (`gdid_engine::plumbing::redact`): no password is ever printed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {

@@ -86,8 +86,11 @@ pub use gdid_engine::durability::{Durability, Setting, Verdict};
 pub use gdid_engine::{
     Authority, AuthorityError, BlockGenerator, BlockGeneratorBuilder, DynIdGenerator, Error,
     ErrorDetail, GeneratorConfig, IdBatch, IdGenerator, IdOrder, MemoryAuthority, Pick, Preference,
-    RangeLayout, SharedIdGenerator, redact,
+    RangeLayout, SharedIdGenerator,
 };
+/// A store URL fit to print: its password and secrets replaced (`gdid_engine::plumbing::redact`).
+#[cfg(feature = "engine")]
+pub use gdid_engine::plumbing::redact;
 
 #[cfg(feature = "blocking")]
 pub mod blocking;
@@ -137,10 +140,22 @@ pub use gdid_core::gdid;
 #[cfg(feature = "proptest")]
 pub use gdid_core::proptest;
 
-/// The engine (gdid-engine): generators, their configuration and errors at its root; a backend
-/// author's API in `engine::backend`.
+/// The engine (gdid-engine) as an application uses it: generators, their configuration and
+/// errors, and the modules `durability`, `sizing`, `windows`, `sequences` and `plumbing`. A
+/// backend author's API (`gdid_engine::backend`: the store operations a dialect implements and
+/// the rules they get) is not here: a backend depends on gdid-engine itself.
 #[cfg(feature = "engine")]
-pub use gdid_engine as engine;
+pub mod engine {
+    pub use gdid_engine::{
+        Authority, AuthorityError, AuthorityFailure, AuthorityStats, Block, BlockGenerator,
+        BlockGeneratorBuilder, Coalescing, CounterState, DynAuthority, DynIdGenerator, Error,
+        ErrorDetail, ErrorKind, FailureCause, GdidProvider, GdidProviderBuilder, GeneratorConfig,
+        HEDGE_EVERY, IdBatch, IdGenerator, IdOrder, IdRun, InvalidName, LayoutError,
+        MemoryAuthority, NameKind, NumberConflict, OneAtATime, PROBE_EVERY, Pick, Preference,
+        RangeLayout, Recourse, Sequenced, ShardedCounter, SharedIdGenerator, Stats, validate_name,
+    };
+    pub use gdid_engine::{durability, plumbing, sequences, sizing, windows};
+}
 
 /// serde helpers for [`Gdid`] (gdid-core's `serde`).
 #[cfg(feature = "serde")]

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use gdid_engine::backend::numbering::NumberRecord;
 use gdid_engine::durability::Durability;
-use gdid_engine::{Pick, RangeLayout, backend::BoxFuture, redact};
+use gdid_engine::plumbing::redact;
+use gdid_engine::{Pick, RangeLayout, backend::BoxFuture};
 use gdid_mongo::{MongoAuthority, MongoNumberRecord, MongoShardedCounter, MongoWindowShard};
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};

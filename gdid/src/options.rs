@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use gdid_engine::backend::numbering::claim;
 use gdid_engine::durability::Durability;
-use gdid_engine::redact;
+use gdid_engine::plumbing::redact;
 
 use crate::StoreKind;
 use crate::backend::Backend;
@@ -331,7 +331,7 @@ impl OpenOptions {
 
     /// Opens the stores of `urls` as the authorities of one generator, in preference order
     /// ([`Stores::block_generator`](crate::Stores::block_generator)), by the rules of
-    /// `gdid::engine::backend::numbering`: each store is the authority recorded in it, or the one
+    /// `gdid_engine::backend::numbering`: each store is the authority recorded in it, or the one
     /// [`authorities`](Self::authorities) asks for (refused when its record says otherwise); a
     /// fresh store takes the lowest number, from 1, that no store listed with it holds (fresh
     /// stores in the order of their URLs, whatever the order given, so that processes listing

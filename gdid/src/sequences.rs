@@ -1,8 +1,8 @@
 //! A store's sequences: what its counter records say ([`Store::sequences`]), raising the floor
 //! of one ([`Store::raise_floor`], [`Store::raise_counter_floor`]), and moving them to a new era
 //! after a restore ([`Store::fence`]). The rules are the engine's
-//! (`gdid::engine::backend::raise_floor`, `gdid::engine::sequences`,
-//! `gdid::engine::backend::lineage`).
+//! (`gdid_engine::backend::raise_floor`, `gdid::engine::sequences`,
+//! `gdid_engine::backend::lineage`).
 #![cfg(feature = "engine")]
 
 use gdid_engine::backend::lineage::{fence_era, seconds_now};
@@ -183,7 +183,7 @@ impl Store {
     ///
     /// A failover to a promoted replica of PostgreSQL or MySQL/MariaDB needs none of this: the
     /// records see the new server's lineage and move by themselves
-    /// (`gdid::engine::backend::lineage`).
+    /// (`gdid_engine::backend::lineage`).
     ///
     /// ```
     /// use gdid::{FenceScope, IdGenerator};

@@ -13,7 +13,7 @@ use crate::store::strategy_error;
 use crate::{Store, StoreKind};
 
 /// Several stores opened together as the authorities of one generator, each with the number
-/// the rules of `gdid::engine::backend::numbering` give it ([`OpenOptions::open_all`]). Cheap to
+/// the rules of `gdid_engine::backend::numbering` give it ([`OpenOptions::open_all`]). Cheap to
 /// clone.
 ///
 /// ```

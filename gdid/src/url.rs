@@ -3,7 +3,7 @@
 
 use crate::error::StoreError;
 use crate::scheme::{MEMORY, PREFIXES, StoreKind};
-use gdid_engine::redact;
+use gdid_engine::plumbing::redact;
 
 impl StoreKind {
     /// The scheme of `url`, checked against the features of this build.

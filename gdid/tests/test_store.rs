@@ -375,7 +375,7 @@ fn unsupported<T>(asked: Result<T, StoreError>, what: &str) -> StoreError {
 #[cfg(feature = "sqlite")]
 fn number_conflict(
     error: &StoreError,
-) -> Option<&gdid::engine::backend::numbering::NumberConflict> {
+) -> Option<&gdid::engine::NumberConflict> {
     match error {
         StoreError::Numbers {
             source: gdid::AuthorityError::Number(conflict),
@@ -511,7 +511,7 @@ async fn an_asked_number_is_recorded_and_never_contradicted(
     options: impl Fn() -> gdid::OpenOptions,
     number: u8,
 ) {
-    use gdid::engine::backend::numbering::NumberConflict;
+    use gdid::engine::NumberConflict;
 
     let store = options().authority(number).open(url).await.expect("open");
     assert_eq!(store.authority_number(), Some(number), "{url}");
@@ -629,7 +629,7 @@ async fn memory_stores_are_in_process_and_named_ones_are_shared() {
 #[cfg(feature = "sqlite")]
 #[tokio::test]
 async fn open_all_gives_each_store_its_own_number() {
-    use gdid::engine::backend::numbering::NumberConflict;
+    use gdid::engine::NumberConflict;
 
     let a = sqlite_url("gdid_open_all_a");
     let b = sqlite_url("gdid_open_all_b");
@@ -702,7 +702,7 @@ async fn open_all_numbers_fresh_stores_in_the_order_of_their_urls() {
 #[cfg(all(feature = "sqlite", feature = "mysql"))]
 #[tokio::test]
 async fn open_all_with_a_store_that_is_down() {
-    use gdid::engine::backend::numbering::NumberConflict;
+    use gdid::engine::NumberConflict;
 
     let dead = "mysql://root:hunter2@127.0.0.1:1/test";
     let fresh_store = sqlite_url("gdid_open_all_down");

@@ -2,7 +2,7 @@
 //! process (`gdid next --count 5`, a job, a test) does not lose a block on every run.
 //!
 //! What goes back is what no caller can take any more: the pending block and the rest of the
-//! current one, claimed out of the shared segment first (so no thread serves them afterwards),
+//! current one, taken out of the shared segment first (so no thread serves them afterwards),
 //! each given back with one conditional write that succeeds only while nothing was reserved after
 //! it ([`Authority::give_back`](super::super::Authority::give_back)). The slices threads hold are
 //! not taken back: only their own thread may serve them, and a slice is at most `max_slice` ids.
@@ -90,17 +90,17 @@ impl Inner {
     }
 
     /// Takes what no caller may serve any more out of the generator: the pending block and the
-    /// unclaimed rest of the current one.
+    /// rest not taken of the current one.
     fn withdraw_tail(&self) -> Vec<Block> {
         let mut st = self.lock_state();
         let pending = st.pending.take();
-        // Claimed out of the segment under the state lock, as an installation would: from now
-        // no thread can claim these ids.
+        // Taken out of the segment under the state lock, as an installation would: from now
+        // no thread can take these ids.
         let rest = self
             .current
             .load()
-            .claim(u64::MAX)
-            .and_then(|claim| claim.to_block().ok());
+            .take_up_to(u64::MAX)
+            .and_then(|taken| taken.to_block().ok());
         drop(st);
         tails(rest, pending)
     }

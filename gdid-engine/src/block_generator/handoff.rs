@@ -9,13 +9,13 @@
 //!   made on the exiting thread after that (from another thread-local destructor) finds no slot
 //!   and is given none: it takes its id straight from the current segment. So one slot never has
 //!   two writers.
-//! - A slice is replaced only once it is used up, by a new one claimed from the current
+//! - A slice is replaced only once it is used up, by a new one taken from the current
 //!   [`Segment`] with one compare-and-swap.
 //! - A block is installed as the current segment only once the current one is used up (under the
-//!   state lock), so a claim from the old segment, racing the installation, finds nothing.
+//!   state lock), so a take from the old segment, racing the installation, finds nothing.
 //!
 //! Tasks move between threads at every await and share their thread's slot: whoever comes to a
-//! thread serves from the slice it finds there before claiming a new one. So every claimed id is
+//! thread serves from the slice it finds there before taking a new one. So every id taken is
 //! served once or is still in a slot, and [`Stats`](super::Stats) can count them.
 //! `gdid-engine/tests/loom_block_handoff.rs` checks these rules with the model checker.
 
@@ -30,7 +30,7 @@ use tracing::debug;
 use super::super::authority::Block;
 use super::super::config::IdOrder;
 use super::super::generator_error::Error;
-use super::super::segment::{Claim, Segment, Slot, id_of};
+use super::super::segment::{Segment, Slot, Taken, id_of};
 use super::{Inner, State};
 use gdid_core::Gdid;
 
@@ -116,7 +116,7 @@ impl Inner {
         }
         match self.config.order {
             IdOrder::PerThread => self.refill_slice(),
-            IdOrder::Strict => self.claim(1).map(|claim| claim.first_raw()),
+            IdOrder::Strict => self.take_up_to(1).map(|taken| taken.first_raw()),
         }
     }
 
@@ -131,26 +131,26 @@ impl Inner {
     #[cold]
     fn refill_slice(self: &Arc<Self>) -> Option<(u32, u64)> {
         let Some(slot) = self.slots.try_get_or(Slot::default) else {
-            return self.claim(1).map(|claim| claim.first_raw());
+            return self.take_up_to(1).map(|taken| taken.first_raw());
         };
         if let Some(raw) = slot.take_raw() {
             return Some(raw);
         }
-        let claim = self.claim(self.current.load().slice)?;
-        slot.fill(&claim);
-        Some(slot.take_raw().unwrap_or_else(|| claim.first_raw()))
+        let taken = self.take_up_to(self.current.load().slice)?;
+        slot.fill(&taken);
+        Some(slot.take_raw().unwrap_or_else(|| taken.first_raw()))
     }
 
-    /// Claims up to `want` ids from the current segment, starting a prefetch when the claim
+    /// Takes up to `want` ids from the current segment, starting a prefetch when the take
     /// passes the low-water mark.
-    pub(super) fn claim(self: &Arc<Self>, want: u64) -> Option<Claim> {
+    pub(super) fn take_up_to(self: &Arc<Self>, want: u64) -> Option<Taken> {
         let segment = self.current.load();
-        let claim = segment.claim(want)?;
-        self.runway.taken(claim.len());
-        if segment.crossed_low_water(&claim) {
+        let taken = segment.take_up_to(want)?;
+        self.runway.taken(taken.len());
+        if segment.crossed_low_water(&taken) {
             self.start_prefetch();
         }
-        Some(claim)
+        Some(taken)
     }
 
     /// Whether the current segment has ids, after installing the pending block if the current
@@ -174,7 +174,7 @@ impl Inner {
         let old = self
             .current
             .swap(Arc::new(Segment::new(block, &self.config)));
-        st.consumed_before_current += old.claimed();
+        st.consumed_before_current += old.taken();
         // The rate is measured while there are ids to take: from now.
         st.rate.restart(Instant::now(), st.consumed_before_current);
         debug!(scope = %self.scope, sequence = %self.sequence, %block, "block installed");

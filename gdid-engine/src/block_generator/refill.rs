@@ -120,7 +120,7 @@ impl Inner {
     /// The size of the next block, from the rate observed since the previous allocation.
     pub(super) fn next_block_size(&self) -> u64 {
         let mut st = self.lock_state();
-        let consumed = st.consumed_before_current + self.current.load().claimed();
+        let consumed = st.consumed_before_current + self.current.load().taken();
         let rate = st.rate.observe(Instant::now(), consumed);
         let c = &self.config;
         let size = rate.map_or(c.min_block, |r| {
@@ -251,7 +251,7 @@ impl Inner {
             // over 100 ms at 1,000 ids/s would read as twice the rate.
             let in_slots: u64 = self.slots.iter().map(|slot| slot.unused()).sum();
             let consumed =
-                (st.consumed_before_current + current.claimed()).saturating_sub(in_slots);
+                (st.consumed_before_current + current.taken()).saturating_sub(in_slots);
             st.rate
                 .since_last(Instant::now(), consumed)
                 .filter(|rate| *rate > 0.0)

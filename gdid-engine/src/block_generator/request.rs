@@ -86,8 +86,9 @@ impl Inner {
         }
     }
 
-    /// An answer that came after its round moved on: an authority's block is kept to serve
-    /// next when nothing is kept yet, else given back; a failure counts against the authority.
+    /// An answer that came after its round moved on: an authority's block is served (callers
+    /// wait), or kept to serve next when nothing is kept or being fetched, else given back; a
+    /// failure counts against the authority.
     fn late_answer(
         self: &Arc<Self>,
         i: usize,
@@ -107,14 +108,18 @@ impl Inner {
         };
         self.runway.allocation(i, took, true);
         self.measured(i, took, false);
+        // Served at once when callers wait for a block; kept to serve next when no other block is
+        // kept and none is being fetched (whose block would then have nowhere to go); else
+        // given back.
         let mut st = self.lock_state();
-        if st.closed || st.pending.is_some() {
+        let used_up = self.current.load().is_used_up();
+        if st.closed || st.pending.is_some() || (st.in_flight && !used_up) {
             drop(st);
-            debug!(%block, "a late block is given back: another is kept already");
+            debug!(%block, "a late block is given back: another is kept or on its way");
             self.give_back_late(i, block);
             return;
         }
-        if self.current.load().is_used_up() {
+        if used_up {
             self.install(block, &mut st);
         } else {
             st.pending = Some(block);

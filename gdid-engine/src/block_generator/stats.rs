@@ -15,12 +15,12 @@ impl BlockGenerator {
         let st = inner.lock_state();
         let current = inner.current.load();
         let in_slots: u64 = inner.slots.iter().map(|slot| slot.unused()).sum();
-        let claimed = st.consumed_before_current + current.claimed();
+        let taken = st.consumed_before_current + current.taken();
         let pending = st.pending.map_or(0, |b| b.len());
         let in_hand = current.remaining() + pending + in_slots;
         let rate = st.rate.rate();
         Stats {
-            issued: claimed.saturating_sub(in_slots),
+            issued: taken.saturating_sub(in_slots),
             allocations: st.allocations,
             dedicated_allocations: st.dedicated_allocations,
             hedges: st.hedges,

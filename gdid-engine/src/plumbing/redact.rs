@@ -26,7 +26,7 @@ const HIDDEN: &str = "***";
 /// or `:`) is hidden whole, up to the last `@` of the URL, so that no part of it is printed.
 ///
 /// ```
-/// use gdid_engine::redact;
+/// use gdid_engine::plumbing::redact;
 ///
 /// assert_eq!(
 ///     redact("mysql://root:secret@127.0.0.1:3306/test"),

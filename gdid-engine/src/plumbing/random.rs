@@ -10,7 +10,7 @@ use rand::{Rng, RngCore};
 /// generator the caller gives (a seeded one, for reproducible tests).
 ///
 /// ```
-/// use gdid_engine::RandomSource;
+/// use gdid_engine::plumbing::RandomSource;
 /// use rand::SeedableRng;
 ///
 /// let fast = RandomSource::thread(); // rand::rng(): ChaCha, seeded from the OS, no lock
