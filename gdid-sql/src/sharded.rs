@@ -61,20 +61,20 @@ impl RangeStore for SqlRanges {
     async fn take(&self, range: u32, n: u64) -> Result<Option<u64>, IdError> {
         let n =
             i64::try_from(n).map_err(|_| IdError::invalid_count(n, "too many ids for one call"))?;
-        let shard = i32::try_from(range).map_err(IdError::store)?;
+        let range = i32::try_from(range).map_err(IdError::store)?;
         let lineage = self.lineage.as_ref();
-        let take = || sharded_rows::take(&self.store, lineage, &self.sequence, shard, n);
+        let take = || sharded_rows::take(&self.store, lineage, &self.sequence, range, n);
         let next = retry::run_driver(retry::ATTEMPTS, take, is_lost_race)
             .await
             .map_err(IdError::store)?;
         if next.is_none() {
-            self.check_lineage(shard).await?;
+            self.check_lineage(range).await?;
         }
         next.map(|next| {
             u64::try_from(next).map_err(|_| {
                 IdError::corrupt(format!(
                     "{}: next_value is {next}, negative",
-                    self.range_record(i64::from(shard))
+                    self.range_record(i64::from(range))
                 ))
             })
         })
@@ -86,19 +86,19 @@ impl RangeStore for SqlRanges {
             .await
             .map_err(IdError::store)?;
         rows.into_iter()
-            .map(|[shard, next, max]| {
+            .map(|[range, next, max]| {
                 let fields = Self::FIELDS;
-                let shard = integer(fields.range, shard.as_deref()).map_err(|reason| {
+                let range = integer(fields.range, range.as_deref()).map_err(|reason| {
                     IdError::corrupt(format!(
                         "a gdid_ranges row of sequence {:?}: {reason}",
                         self.sequence
                     ))
                 })?;
-                let record = self.range_record(shard);
+                let record = self.range_record(range);
                 let corrupt = |reason| IdError::corrupt(format!("{record}: {reason}"));
                 let next = integer(fields.next, next.as_deref()).map_err(corrupt)?;
                 let max = integer(fields.max, max.as_deref()).map_err(corrupt)?;
-                RangeState::from_stored(&record, &fields, [shard, next, max])
+                RangeState::from_stored(&record, &fields, [range, next, max])
             })
             .collect()
     }
@@ -132,9 +132,9 @@ impl RangeStore for SqlRanges {
     }
 
     async fn insert_range(&self, range: u32, values: Range<u64>) -> Result<(), IdError> {
-        let shard = i32::try_from(range).map_err(IdError::store)?;
+        let range = i32::try_from(range).map_err(IdError::store)?;
         let (first, last) = (bound(values.start), bound(values.end - 1));
-        let insert = || sharded_rows::insert(&self.store, &self.sequence, shard, first, last);
+        let insert = || sharded_rows::insert(&self.store, &self.sequence, range, first, last);
         retry::run_driver(retry::ATTEMPTS, insert, is_lost_race)
             .await
             .map_err(IdError::store)
@@ -144,16 +144,16 @@ impl RangeStore for SqlRanges {
 impl SqlRanges {
     /// After a take that matched nothing: [`ErrorDetail::Switched`] when the range was last moved
     /// on another server (a used-up or corrupt range is the engine's to tell).
-    async fn check_lineage(&self, shard: i32) -> Result<(), IdError> {
+    async fn check_lineage(&self, range: i32) -> Result<(), IdError> {
         let Some(lineage) = &self.lineage else {
             return Ok(());
         };
-        let same = sharded_rows::same_lineage(&self.store, lineage, &self.sequence, shard);
+        let same = sharded_rows::same_lineage(&self.store, lineage, &self.sequence, range);
         if same.await.map_err(IdError::store)? {
             return Ok(());
         }
         Err(ErrorDetail::Switched {
-            record: self.range_record(i64::from(shard)),
+            record: self.range_record(i64::from(range)),
             remedy: format!(
                 "it may be behind values it handed out, and a u64 has no era to move to: move \
                  every range of the sequence past what it may have issued since (gdid sequences \

@@ -84,7 +84,7 @@ pub(crate) async fn layout(
 pub(crate) async fn insert(
     store: &SqlStore,
     sequence: &str,
-    shard: i32,
+    range: i32,
     first: i64,
     max: i64,
 ) -> Result<(), sqlx::Error> {
@@ -95,7 +95,7 @@ pub(crate) async fn insert(
     );
     with_live_pool!(store, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
         .bind(sequence)
-        .bind(shard)
+        .bind(range)
         .bind(first)
         .bind(max)
         .execute(pool)
@@ -103,11 +103,11 @@ pub(crate) async fn insert(
         .map(drop))
 }
 
-/// A row of `gdid_ranges` as [`list`] reads it: `shard`, `next_value` and `max_value`, each
-/// [`described`].
+/// A row of `gdid_ranges` as [`list`] reads it: `shard` (the column of the range number),
+/// `next_value` and `max_value`, each [`described`].
 pub(crate) type DescribedRange = [Option<String>; 3];
 
-/// Every range of `sequence`, in shard order.
+/// Every range of `sequence`, in range order.
 pub(crate) async fn list(
     store: &SqlStore,
     sequence: &str,
@@ -145,7 +145,7 @@ pub(crate) async fn take(
     store: &SqlStore,
     lineage: Option<&LineageSql>,
     sequence: &str,
-    shard: i32,
+    range: i32,
     n: i64,
 ) -> Result<Option<i64>, sqlx::Error> {
     let dialect = store.dialect();
@@ -176,7 +176,7 @@ pub(crate) async fn take(
         let query = sqlx::query(AssertSqlSafe(update.0.clone()))
             .bind(n)
             .bind(sequence)
-            .bind(shard)
+            .bind(range)
             .bind(n);
         if dialect != Dialect::MySql {
             // Every row is read, so the statement runs to its end, where SQLite commits: an
@@ -194,13 +194,13 @@ pub(crate) async fn take(
     })
 }
 
-/// Whether the range row of (`sequence`, `shard`) is of the server's `lineage` (or there is no
+/// Whether the range row of (`sequence`, `range`) is of the server's `lineage` (or there is no
 /// such row): asked only to explain why [`take`] matched nothing.
 pub(crate) async fn same_lineage(
     store: &SqlStore,
     lineage: &LineageSql,
     sequence: &str,
-    shard: i32,
+    range: i32,
 ) -> Result<bool, sqlx::Error> {
     let q = sql(
         store.dialect(),
@@ -213,7 +213,7 @@ pub(crate) async fn same_lineage(
     let same: Option<i32> = with_live_pool!(store, pool => {
         sqlx::query_scalar(AssertSqlSafe(q.0.clone()))
             .bind(sequence)
-            .bind(shard)
+            .bind(range)
             .fetch_optional(pool)
             .await
     })?;

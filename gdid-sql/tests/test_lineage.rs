@@ -112,7 +112,11 @@ async fn a_second_lineage_change_within_a_minute_is_refused_not_another_era() {
         let fenced = authority.allocate(&scope, "q", 5).await.unwrap();
         moved_elsewhere(authority.store(), authority.number(), &scope, "q").await;
         let refused = authority.allocate(&scope, "q", 5).await.unwrap_err();
-        assert_eq!(refused.recourse(), Recourse::Repair, "another authority may serve");
+        assert_eq!(
+            refused.recourse(),
+            Recourse::Repair,
+            "another authority may serve"
+        );
         let says = ["less than 60 s ago", "point it at one primary"];
         assert_switched(dialect, refused, &says);
         // Nothing moved: the record waits for its minute to pass.
