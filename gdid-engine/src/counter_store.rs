@@ -240,16 +240,14 @@ pub fn in_record(record: &str, error: AuthorityError) -> AuthorityError {
     }
 }
 
-/// A block size as a store adds it: 1 to `COUNTER_MAX`.
+/// A block size as a store adds it: checked ([`Block::check_size`]), as a signed 64-bit integer.
 ///
 /// # Errors
 ///
-/// [`AuthorityError::InvalidSize`] outside.
+/// [`AuthorityError::InvalidSize`] outside 1 to [`BLOCK_SIZE_MAX`](crate::BLOCK_SIZE_MAX).
 pub fn stored_size(size: u64) -> Result<i64, AuthorityError> {
-    i64::try_from(size)
-        .ok()
-        .filter(|s| (1..=STORED_COUNTER_MAX).contains(s))
-        .ok_or(AuthorityError::InvalidSize(size))
+    Block::check_size(size)?;
+    i64::try_from(size).map_err(|_| AuthorityError::InvalidSize(size))
 }
 
 /// What makes a store one numbered authority: where it records its number, the check that the
@@ -816,7 +814,10 @@ mod tests {
             stored_size(0),
             Err(AuthorityError::InvalidSize(0))
         ));
-        assert!(stored_size(gdid_core::COUNTER_MAX + 1).is_err());
+        assert!(stored_size(crate::BLOCK_SIZE_MAX + 1).is_err());
         assert_eq!(stored_size(7).unwrap(), 7);
+        // A whole era: its next counter, 2^60, is what a store holds at most.
+        let whole = stored_size(crate::BLOCK_SIZE_MAX).unwrap();
+        assert_eq!(whole, *STORED_NEXT.end());
     }
 }

@@ -87,7 +87,7 @@ pub mod testing;
 mod thread_index;
 pub mod windows;
 
-pub use authority::{Authority, Block, CounterState, DynAuthority};
+pub use authority::{Authority, BLOCK_SIZE_MAX, Block, CounterState, DynAuthority};
 pub use block_generator::{AuthorityStats, BlockGenerator, BlockGeneratorBuilder, Stats};
 pub use coalesce::Coalescing;
 pub use config::{GeneratorConfig, IdOrder, PROBE_EVERY, Preference};
