@@ -29,6 +29,9 @@ pub const STORED_NEXT: RangeInclusive<i64> = 1..=STORED_COUNTER_MAX + 1;
 /// [`AuthorityError::Exhausted`], not corrupt).
 pub const STORED_ERA: RangeInclusive<i64> = 0..=i64::MAX;
 
+/// The values of an authority number an authority writes: 0 to 15 (`AUTHORITY_MAX`).
+pub const STORED_AUTHORITY: RangeInclusive<i64> = 0..=gdid_core::AUTHORITY_MAX as i64;
+
 /// The values of `era` the conditional write ([`CounterStore::advance`]) moves forward: the eras
 /// a block can still be issued in. A record past `u32::MAX` is exhausted and left as it is (the
 /// era going up by one past `i64::MAX` would overflow the store's integer): [`reserve`] reads it
@@ -173,7 +176,54 @@ pub enum FieldError {
     },
 }
 
+impl From<i64> for StoredInt {
+    /// An integer a driver already read as one.
+    fn from(value: i64) -> Self {
+        StoredInt::Integer(value)
+    }
+}
+
 impl StoredInt {
+    /// The one decoder of a stored integer: field `field` of `record` (both as messages name
+    /// them) as a `T`, checked to be in `range`, what an authority writes there. Every backend
+    /// reads stored integers with it, so that a corrupt value is the same error, in the same
+    /// words, on every store.
+    ///
+    /// ```
+    /// use gdid_engine::backend::{STORED_AUTHORITY, StoredInt};
+    ///
+    /// let number: u8 = StoredInt::Integer(3).decode("the row", "authority", STORED_AUTHORITY)?;
+    /// assert_eq!(number, 3);
+    /// let err = StoredInt::from(16).decode::<u8>("the row", "authority", STORED_AUTHORITY);
+    /// assert_eq!(
+    ///     err.unwrap_err().to_string(),
+    ///     "corrupt counter state: the row: field authority is 16, expected 0 to 15"
+    /// );
+    /// # Ok::<(), gdid_engine::AuthorityError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`AuthorityError::Corrupt`] naming `record` and `field` ([`FieldError`]'s words): missing,
+    /// of another type, outside `range`, or (a `range` wider than `T`) not a `T`.
+    pub fn decode<T: TryFrom<i64>>(
+        &self,
+        record: &str,
+        field: &str,
+        range: RangeInclusive<i64>,
+    ) -> Result<T, AuthorityError> {
+        let corrupt = |reason: FieldError| AuthorityError::Corrupt(format!("{record}: {reason}"));
+        let value = self.within(field, range.clone()).map_err(corrupt)?;
+        T::try_from(value).map_err(|_| {
+            corrupt(FieldError::OutOfRange {
+                field: field.to_owned(),
+                value,
+                min: *range.start(),
+                max: *range.end(),
+            })
+        })
+    }
+
     /// The integer, checked to be in `range`.
     ///
     /// # Errors
@@ -219,10 +269,9 @@ pub fn counter_values(
     fields: &CounterFields,
     [era, next]: [StoredInt; 2],
 ) -> Result<(i64, i64), AuthorityError> {
-    let corrupt = |reason: FieldError| AuthorityError::Corrupt(format!("{record}: {reason}"));
     Ok((
-        era.within(fields.era, STORED_ERA).map_err(corrupt)?,
-        next.within(fields.next, STORED_NEXT).map_err(corrupt)?,
+        era.decode(record, fields.era, STORED_ERA)?,
+        next.decode(record, fields.next, STORED_NEXT)?,
     ))
 }
 
@@ -806,6 +855,37 @@ mod tests {
                 "{err}"
             );
         }
+    }
+
+    #[test]
+    fn stored_integers_decode_into_their_type_or_name_record_and_field() {
+        let number =
+            |value: StoredInt| value.decode::<u8>("the row", "authority", STORED_AUTHORITY);
+        assert_eq!(number(StoredInt::Integer(15)).unwrap(), 15);
+        for (value, message) in [
+            (
+                StoredInt::Integer(-1),
+                "the row: field authority is -1, expected 0 to 15",
+            ),
+            (
+                StoredInt::Integer(300),
+                "the row: field authority is 300, expected 0 to 15",
+            ),
+            (
+                StoredInt::Other("text 'x'".into()),
+                "the row: field authority holds text 'x', expected an integer",
+            ),
+            (StoredInt::Missing, "the row: field authority is missing"),
+        ] {
+            let err = number(value).unwrap_err();
+            assert!(
+                matches!(&err, AuthorityError::Corrupt(m) if m == message),
+                "{err}"
+            );
+        }
+        // A range wider than the type is refused, not cut.
+        let wide = StoredInt::Integer(256).decode::<u8>("the row", "authority", 0..=1_000);
+        assert!(matches!(wide, Err(AuthorityError::Corrupt(m)) if m.contains("is 256")));
     }
 
     #[test]

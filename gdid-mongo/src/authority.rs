@@ -204,7 +204,7 @@ fn valid_counter(id: &str) -> Document {
 }
 
 /// An integer field of a document as the engine reads stored integers.
-fn stored_int(document: &Document, field: &str) -> StoredInt {
+pub(crate) fn stored_int(document: &Document, field: &str) -> StoredInt {
     match document.get(field) {
         Some(Bson::Int64(v)) => StoredInt::Integer(*v),
         Some(Bson::Int32(v)) => StoredInt::Integer(i64::from(*v)),
