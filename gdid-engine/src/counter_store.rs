@@ -477,31 +477,41 @@ pub async fn reserve<S: CounterStore>(
     let record = store.record_name(&key);
     let in_record = |error| in_record(&record, error);
     retry::run(&record, || async {
-        let advanced = store.advance(&key, stored_size, Allocations::now());
-        if let Some(values) = advanced.await.map_err(in_record)? {
-            let (era, next) = counter_values(&record, &S::FIELDS, values)?;
-            return Block::reserved_before(key.key, era, next, size)
-                .map(Some)
-                .map_err(in_record);
-        }
-        // No record matched: none yet, a corrupt one (the error), or a valid one created since.
-        match store.read(&key).await.map_err(in_record)? {
-            Some(values) => {
-                let (era, _) = counter_values(&record, &S::FIELDS, values)?;
-                if era > *ADVANCED_ERA.end() {
-                    return Err(AuthorityError::Exhausted);
-                }
-                let lineage = store.lineage(&key).await.map_err(in_record)?;
-                if let Some(remedy) = switched_remedy(&key, lineage) {
-                    return Err(AuthorityError::Switched {
-                        record: record.clone(),
-                        remedy,
-                    });
-                }
+        // A record made by this attempt is written at once, not after a back-off: no race was
+        // lost (and an authority in memory answers without waiting).
+        let mut made = false;
+        loop {
+            let advanced = store.advance(&key, stored_size, Allocations::now());
+            if let Some(values) = advanced.await.map_err(in_record)? {
+                let (era, next) = counter_values(&record, &S::FIELDS, values)?;
+                return Block::reserved_before(key.key, era, next, size)
+                    .map(Some)
+                    .map_err(in_record);
             }
-            None => create(store, &key, start).await?,
+            // No record matched: none yet, a corrupt one (the error), or a valid one created
+            // since.
+            match store.read(&key).await.map_err(in_record)? {
+                Some(values) => {
+                    let (era, _) = counter_values(&record, &S::FIELDS, values)?;
+                    if era > *ADVANCED_ERA.end() {
+                        return Err(AuthorityError::Exhausted);
+                    }
+                    let lineage = store.lineage(&key).await.map_err(in_record)?;
+                    if let Some(remedy) = switched_remedy(&key, lineage) {
+                        return Err(AuthorityError::Switched {
+                            record: record.clone(),
+                            remedy,
+                        });
+                    }
+                    return Ok(None);
+                }
+                None if !made => {
+                    create(store, &key, start).await?;
+                    made = true;
+                }
+                None => return Ok(None),
+            }
         }
-        Ok(None)
     })
     .await
 }
@@ -658,24 +668,33 @@ pub async fn raise_floor<S: CounterStore>(
     let in_record = |error| in_record(&record, error);
     let created = AtomicBool::new(false);
     retry::run(&record, || async {
-        if store.raise(&key, era, next).await.map_err(in_record)? {
-            return Ok(Some(true));
-        }
-        // No record below the floor matched: none yet, one at or past it, or a corrupt one.
-        let Some(values) = store.read(&key).await.map_err(in_record)? else {
-            let start = if key.key == COUNTER_KEY {
-                CounterStart::AfterSiblings
-            } else {
-                CounterStart::At { era, next }
-            };
-            create(store, &key, start).await?;
-            created.store(true, Ordering::Relaxed);
-            return Ok(None);
+        // A record made by this attempt is judged at once, not after a back-off (see
+        // `reserve`).
+        let mut made = false;
+        let values = loop {
+            if store.raise(&key, era, next).await.map_err(in_record)? {
+                return Ok(Some(true));
+            }
+            // No record below the floor matched: none yet, one at or past it, or a corrupt one.
+            match store.read(&key).await.map_err(in_record)? {
+                Some(values) => break values,
+                None if !made => {
+                    let start = if key.key == COUNTER_KEY {
+                        CounterStart::AfterSiblings
+                    } else {
+                        CounterStart::At { era, next }
+                    };
+                    create(store, &key, start).await?;
+                    created.store(true, Ordering::Relaxed);
+                    made = true;
+                }
+                None => return Ok(None),
+            }
         };
         let (stored_era, stored_next) = counter_values(&record, &S::FIELDS, values)?;
         let at = CounterState {
             era: u32::try_from(stored_era).map_err(|_| AuthorityError::Exhausted)?,
-            next: u64::try_from(stored_next).unwrap_or_default(),
+            next: stored_next.unsigned_abs(),
         };
         match floor_of(Some(at), floor) {
             // Below the floor, yet the write matched nothing: it raced with another; again.

@@ -95,7 +95,7 @@ pub use counter::OneAtATime;
 pub use error::{AuthorityError, ErrorKind, InvalidName, NameKind};
 pub use generator_error::{AuthorityFailure, Error, ErrorDetail, FailureCause};
 pub use id_generator::{DynIdGenerator, IdBatch, IdGenerator, IdRun, SharedIdGenerator};
-pub use memory::MemoryAuthority;
+pub use memory::{MemoryAuthority, MemoryStore};
 pub use provider::{GdidProvider, GdidProviderBuilder, Sequenced};
 pub use random::RandomSource;
 pub use ranges::{LayoutError, Pick, RangeLayout, ShardedCounter};

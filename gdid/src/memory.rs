@@ -10,7 +10,7 @@ use gdid_engine::sequences::Sequence;
 use gdid_engine::{
     Authority, AuthorityError, Block, CounterState, DynAuthority, MemoryAuthority, OneAtATime,
     SharedIdGenerator,
-    backend::{BoxFuture, CounterFields, CounterKey, CounterRow, StoredCounter, StoredInt},
+    backend::{BoxFuture, CounterKey, CounterRow},
 };
 
 use crate::backend::Backend;
@@ -104,7 +104,7 @@ impl Backend for MemoryBackend {
         } else {
             self.numbered(key.key)
         };
-        Box::pin(async move { counters.raise_floor(key.scope, key.sequence, floor) })
+        Box::pin(async move { counters.raise_floor(key.scope, key.sequence, floor).await })
     }
 
     fn sequences(&self) -> BoxFuture<'_, Result<Vec<Sequence>, AuthorityError>> {
@@ -117,27 +117,10 @@ impl Backend for MemoryBackend {
             .collect();
         authorities.push((COUNTER_KEY, self.counters.clone()));
         authorities.sort_by_key(|(number, _)| *number);
-        const FIELDS: CounterFields = CounterFields {
-            era: "era",
-            next: "next",
-        };
         Box::pin(async move {
             let mut sequences = Vec::new();
-            for (number, authority) in authorities {
-                for ((scope, sequence), state) in authority.states() {
-                    let record = format!("the memory counter ({scope:?}, {sequence:?})");
-                    let stored = StoredCounter {
-                        key: StoredInt::Integer(i64::from(number)),
-                        scope,
-                        sequence,
-                        values: [
-                            StoredInt::Integer(i64::from(state.era)),
-                            StoredInt::Integer(i64::try_from(state.next).unwrap_or(i64::MAX)),
-                        ],
-                        allocations: [StoredInt::Missing, StoredInt::Missing, StoredInt::Missing],
-                    };
-                    sequences.push(Sequence::of(&record, &FIELDS, stored)?);
-                }
+            for (_, authority) in authorities {
+                sequences.extend(gdid_engine::sequences::list(&*authority).await?);
             }
             Ok(sequences)
         })
