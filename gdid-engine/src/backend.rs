@@ -11,12 +11,15 @@
 //! | sharded counter ranges | [`RangeStore`] | [`ShardedCounter`](crate::ShardedCounter) |
 //! | hi-lo windows | [`WindowShard`](crate::windows::WindowShard) | [`WindowGenerator`](crate::windows::WindowGenerator) and [`WindowAgent`](crate::windows::WindowAgent) |
 //!
+//! Which store a URL names is read once, from the one list of schemes ([`scheme`]).
+//!
 //! The workspace's conformance suite (gdid-testkit, not published) runs every one of these rules
 //! against each backend's real store.
 
 pub mod lineage;
 pub mod numbering;
 pub mod retry;
+pub mod scheme;
 
 pub use crate::authority::{BoxFuture, validate_name};
 pub use crate::counter::CounterRow;

@@ -30,9 +30,10 @@ pub(crate) struct MemoryBackend {
 }
 
 impl MemoryBackend {
-    /// The store of `url` (`memory`, `memory:` or `memory:NAME`): a new one, or for a name this
-    /// process opened before, that store. It is always reachable: `_lazy` changes nothing.
-    pub(crate) fn open(url: &str, label: &str, _lazy: bool) -> Arc<MemoryBackend> {
+    /// The store of `name` (what follows `memory:` in the URL; none for `memory` or `memory:`): a
+    /// new one, or for a name this process opened before, that store. It is always reachable:
+    /// `_lazy` changes nothing.
+    pub(crate) fn open(name: &str, label: &str, _lazy: bool) -> Arc<MemoryBackend> {
         let fresh = || {
             Arc::new(MemoryBackend {
                 record: MemoryRecord::new(label),
@@ -40,7 +41,7 @@ impl MemoryBackend {
                 counters: Arc::new(MemoryAuthority::new(COUNTER_KEY)),
             })
         };
-        match url.trim().strip_prefix("memory:").filter(|n| !n.is_empty()) {
+        match Some(name.trim()).filter(|n| !n.is_empty()) {
             None => fresh(),
             Some(name) => NAMED
                 .lock()

@@ -2,6 +2,7 @@
 //! [`Database`](crate::database::Database) backend.
 
 use gdid_engine::backend::numbering::NumberRecord;
+use gdid_engine::backend::scheme::Scheme;
 use gdid_engine::durability::Durability;
 use gdid_engine::{Pick, RangeLayout, backend::BoxFuture};
 use gdid_sql::{Error, SqlAuthority, SqlNumberRecord, SqlShardedCounter, SqlStore};
@@ -18,10 +19,11 @@ pub(crate) struct SqlBackend {
 }
 
 impl SqlBackend {
-    /// Connects to `url` and creates the schema; `lazy`: a store that connects on first use,
+    /// Connects to `url`, a URL of `scheme` (read once, by the caller), and creates the schema; `lazy`: a store that connects on first use,
     /// whose schema is created when it can be (a failover store that may be down now);
     /// `max_connections`: the pool's bound (an eager store's).
     pub(crate) async fn open(
+        scheme: Scheme,
         url: &str,
         label: &str,
         lazy: bool,
@@ -35,9 +37,9 @@ impl SqlBackend {
             },
         };
         let store = if lazy {
-            SqlStore::connect_lazy(url).map_err(connect)?
+            SqlStore::connect_lazy_as(scheme, url).map_err(connect)?
         } else {
-            SqlStore::connect_sized(url, max_connections)
+            SqlStore::connect_as(scheme, url, max_connections)
                 .await
                 .map_err(connect)?
         };
