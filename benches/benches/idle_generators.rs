@@ -220,11 +220,12 @@ fn main() {
     // The store's side: one authority, its counters made.
     let start = Memory::now();
     let authority = MemoryAuthority::new(1);
-    for name in &names {
-        authority
-            .raise_floor("bench", name, CounterState { era: 0, next: 1 })
-            .unwrap();
-    }
+    rt.block_on(async {
+        for name in &names {
+            let floor = CounterState { era: 0, next: 1 };
+            authority.raise_floor("bench", name, floor).await.unwrap();
+        }
+    });
     let authority: Arc<dyn DynAuthority> = Arc::new(authority);
     let counters_made = Memory::now();
 

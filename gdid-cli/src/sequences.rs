@@ -8,8 +8,8 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use clap::Subcommand;
-use gdid::engine::sequences::Sequence;
 use gdid::engine::CounterState;
+use gdid::engine::sequences::Sequence;
 use gdid::{FenceScope, Store, StoreError};
 use serde_json::json;
 

@@ -54,7 +54,11 @@ fn an_exhausted_sequence_exits_2_at_once() {
     let started = std::time::Instant::now();
     let refused = gdid(&["next", "--store", &url, "--sequence", "s"]);
     assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
-    assert!(stderr(&refused).contains("exhausted"), "{}", stderr(&refused));
+    assert!(
+        stderr(&refused).contains("exhausted"),
+        "{}",
+        stderr(&refused)
+    );
     assert!(
         started.elapsed() < std::time::Duration::from_secs(5),
         "said at once, not after the request timeout"

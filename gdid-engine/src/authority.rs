@@ -12,6 +12,17 @@ use gdid_core::{AUTHORITY_MAX, COUNTER_MAX};
 /// A boxed, `Send` future: what the object-safe companion traits return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// The most ids one block holds: a whole era, counters 0 to `COUNTER_MAX` (2^60 ids). The limit
+/// is what a store can keep: after such a block its next counter is 2^60, the largest value of
+/// [`STORED_NEXT`](crate::backend::STORED_NEXT) (a signed 64-bit integer in every store), and a
+/// larger block would not fit in one era. [`Block::check_size`] is the one check of it.
+pub const BLOCK_SIZE_MAX: u64 = COUNTER_MAX + 1;
+
+/// The rule of block sizes as every message says it: the generators' count errors, and
+/// [`AuthorityError::InvalidSize`], whose message spells it out (error.rs is below this module)
+/// and is held to it by a test.
+pub(crate) const BLOCK_SIZES: &str = "a block holds 1 to 2^60 ids";
+
 /// Consecutive counters `start .. start + len` of one era, reserved from one authority.
 ///
 /// ```
@@ -47,6 +58,28 @@ pub struct Block {
 }
 
 impl Block {
+    /// Checks a block size an authority is asked for: 1 to [`BLOCK_SIZE_MAX`]. Every authority
+    /// and every store checks sizes with it, before anything is written or sent.
+    ///
+    /// ```
+    /// use gdid_engine::{BLOCK_SIZE_MAX, Block};
+    ///
+    /// assert_eq!(Block::check_size(BLOCK_SIZE_MAX).unwrap(), BLOCK_SIZE_MAX);
+    /// let error = Block::check_size(BLOCK_SIZE_MAX + 1).unwrap_err();
+    /// assert_eq!(error.to_string(), "invalid block size 1152921504606846977: a block holds 1 to 2^60 ids");
+    /// assert!(Block::check_size(0).is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`AuthorityError::InvalidSize`] for 0 or above [`BLOCK_SIZE_MAX`].
+    pub fn check_size(size: u64) -> Result<u64, AuthorityError> {
+        if size == 0 || size > BLOCK_SIZE_MAX {
+            return Err(AuthorityError::InvalidSize(size));
+        }
+        Ok(size)
+    }
+
     /// Builds a block, checking it: `len ≥ 1`, `authority ≤ 15`, the last counter ≤ `COUNTER_MAX`,
     /// and not containing counter 0 of era 0 (so that [`Gdid::ZERO`] is never an id).
     ///
@@ -205,7 +238,7 @@ impl CounterState {
     ///
     /// # Errors
     ///
-    /// [`AuthorityError::InvalidSize`] for `size` 0 or above `COUNTER_MAX + 1`;
+    /// [`AuthorityError::InvalidSize`] for `size` 0 or above [`BLOCK_SIZE_MAX`];
     /// [`AuthorityError::Exhausted`] when era `u32::MAX` is used up; and
     /// [`AuthorityError::Corrupt`] for a stored state that no authority writes (`next` above
     /// `COUNTER_MAX + 1`).
@@ -226,9 +259,7 @@ impl CounterState {
         authority: u8,
         size: u64,
     ) -> Result<(Block, CounterState), AuthorityError> {
-        if size == 0 || size - 1 > COUNTER_MAX {
-            return Err(AuthorityError::InvalidSize(size));
-        }
+        Block::check_size(size)?;
         if self.next > COUNTER_MAX + 1 {
             return Err(AuthorityError::Corrupt(format!(
                 "next counter {} of era {} is above COUNTER_MAX + 1",
@@ -607,6 +638,20 @@ mod tests {
             Block::reserved_before(2, 0, 5, 10),
             Err(AuthorityError::Corrupt(_))
         ));
+    }
+
+    #[test]
+    fn every_size_error_says_the_one_rule() {
+        for size in [0, BLOCK_SIZE_MAX + 1, u64::MAX] {
+            let error = Block::check_size(size).unwrap_err();
+            assert!(matches!(error, AuthorityError::InvalidSize(s) if s == size));
+            assert_eq!(
+                error.to_string(),
+                format!("invalid block size {size}: {BLOCK_SIZES}")
+            );
+        }
+        assert_eq!(Block::check_size(1).unwrap(), 1);
+        assert_eq!(Block::check_size(BLOCK_SIZE_MAX).unwrap(), BLOCK_SIZE_MAX);
     }
 
     #[test]

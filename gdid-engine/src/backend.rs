@@ -6,10 +6,12 @@
 //!
 //! | strategy | the backend implements | the engine gives it |
 //! |---|---|---|
-//! | blocks of GDIDs | [`CounterStore`] (a conditional write, a read, an insert-if-absent) | [`Authority`](crate::Authority) for any counter store: names checked, the authority number claimed ([`numbering`]), sizes checked, lost races retried ([`retry`]), stored values validated ([`counter_values`]), failovers fenced ([`lineage`]) |
+//! | blocks of GDIDs | [`CounterStore`] (a conditional write, a read, an insert-if-absent) | [`Authority`](crate::Authority) for any counter store: names checked, the authority number claimed ([`numbering`]), sizes checked, lost races retried ([`retry`]), stored values decoded and validated ([`StoredInt::decode`], [`counter_values`]), failovers fenced ([`lineage`]) |
 //! | one-at-a-time counters | [`CounterRow`] | [`OneAtATime`](crate::OneAtATime) |
 //! | sharded counter ranges | [`RangeStore`] | [`ShardedCounter`](crate::ShardedCounter) |
 //! | hi-lo windows | [`WindowShard`](crate::windows::WindowShard) | [`WindowGenerator`](crate::windows::WindowGenerator) and [`WindowAgent`](crate::windows::WindowAgent) |
+//!
+//! Which store a URL names is read once, from the one list of schemes ([`scheme`]).
 //!
 //! The workspace's conformance suite (gdid-testkit, not published) runs every one of these rules
 //! against each backend's real store.
@@ -22,9 +24,9 @@ pub use crate::authority::{BoxFuture, validate_name};
 pub use crate::counter::CounterRow;
 pub use crate::counter_store::{
     ADVANCED_ERA, Allocations, CounterFields, CounterKey, CounterStart, CounterStore, FieldError,
-    Numbering, STORED_COUNTER_MAX, STORED_ERA, STORED_NEXT, StoredCounter, StoredInt,
-    check_spelling, counter_values, floor_of, give_back, in_record, raise_floor, reserve,
-    stored_size,
+    Numbering, STORED_AUTHORITY, STORED_COUNTER_MAX, STORED_ERA, STORED_NEXT, StoredCounter,
+    StoredInt, check_spelling, counter_values, floor_of, give_back, in_record, raise_floor,
+    reserve, stored_size,
 };
 pub use crate::error::DriverError;
 pub use crate::ranges::{LAYOUT_FIELDS, RangeFields, RangeState, RangeStore};

@@ -5,10 +5,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use gdid_core::COUNTER_MAX;
 use tokio::sync::oneshot;
 
-use crate::authority::{Authority, Block, DynAuthority};
+use crate::authority::{Authority, BLOCK_SIZE_MAX, Block, DynAuthority};
 use crate::error::AuthorityError;
 
 /// An authority whose concurrent allocations of one (scope, sequence) share one write.
@@ -152,14 +151,14 @@ impl Coalescing {
 }
 
 /// The allocations to write together: the oldest first, as many as one block holds
-/// (`COUNTER_MAX + 1` counters); the others wait for the next write.
+/// ([`BLOCK_SIZE_MAX`] counters); the others wait for the next write.
 fn take_batch(waiting: &mut Vec<Waiter>) -> Vec<Waiter> {
     let mut total = 0u64;
     let fits = waiting
         .iter()
         .take_while(|waiter| {
             total = total.saturating_add(waiter.size);
-            total <= COUNTER_MAX + 1
+            total <= BLOCK_SIZE_MAX
         })
         .count();
     waiting.drain(..fits).collect()
@@ -203,7 +202,7 @@ impl Authority for Coalescing {
         sequence: &str,
         size: u64,
     ) -> Result<Block, AuthorityError> {
-        if size == 0 || size - 1 > COUNTER_MAX {
+        if Block::check_size(size).is_err() {
             return self.inner.allocate_boxed(scope, sequence, size).await;
         }
         let held = self.queue(scope, sequence);
@@ -365,7 +364,9 @@ mod tests {
             matches!(refused, Err(AuthorityError::InvalidSize(0))),
             "{refused:?}"
         );
-        let refused = authority.allocate("shop", "orders", COUNTER_MAX + 2).await;
+        let refused = authority
+            .allocate("shop", "orders", BLOCK_SIZE_MAX + 1)
+            .await;
         assert!(
             matches!(refused, Err(AuthorityError::InvalidSize(_))),
             "{refused:?}"
@@ -380,7 +381,7 @@ mod tests {
             size,
             reply: oneshot::channel().0,
         };
-        let mut waiting = vec![waiter(COUNTER_MAX), waiter(1), waiter(1), waiter(5)];
+        let mut waiting = vec![waiter(BLOCK_SIZE_MAX - 1), waiter(1), waiter(1), waiter(5)];
         assert_eq!(take_batch(&mut waiting).len(), 2);
         assert_eq!(take_batch(&mut waiting).len(), 2);
         assert!(take_batch(&mut waiting).is_empty());

@@ -29,6 +29,9 @@ pub const STORED_NEXT: RangeInclusive<i64> = 1..=STORED_COUNTER_MAX + 1;
 /// [`AuthorityError::Exhausted`], not corrupt).
 pub const STORED_ERA: RangeInclusive<i64> = 0..=i64::MAX;
 
+/// The values of an authority number an authority writes: 0 to 15 (`AUTHORITY_MAX`).
+pub const STORED_AUTHORITY: RangeInclusive<i64> = 0..=gdid_core::AUTHORITY_MAX as i64;
+
 /// The values of `era` the conditional write ([`CounterStore::advance`]) moves forward: the eras
 /// a block can still be issued in. A record past `u32::MAX` is exhausted and left as it is (the
 /// era going up by one past `i64::MAX` would overflow the store's integer): [`reserve`] reads it
@@ -173,7 +176,54 @@ pub enum FieldError {
     },
 }
 
+impl From<i64> for StoredInt {
+    /// An integer a driver already read as one.
+    fn from(value: i64) -> Self {
+        StoredInt::Integer(value)
+    }
+}
+
 impl StoredInt {
+    /// The one decoder of a stored integer: field `field` of `record` (both as messages name
+    /// them) as a `T`, checked to be in `range`, what an authority writes there. Every backend
+    /// reads stored integers with it, so that a corrupt value is the same error, in the same
+    /// words, on every store.
+    ///
+    /// ```
+    /// use gdid_engine::backend::{STORED_AUTHORITY, StoredInt};
+    ///
+    /// let number: u8 = StoredInt::Integer(3).decode("the row", "authority", STORED_AUTHORITY)?;
+    /// assert_eq!(number, 3);
+    /// let err = StoredInt::from(16).decode::<u8>("the row", "authority", STORED_AUTHORITY);
+    /// assert_eq!(
+    ///     err.unwrap_err().to_string(),
+    ///     "corrupt counter state: the row: field authority is 16, expected 0 to 15"
+    /// );
+    /// # Ok::<(), gdid_engine::AuthorityError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`AuthorityError::Corrupt`] naming `record` and `field` ([`FieldError`]'s words): missing,
+    /// of another type, outside `range`, or (a `range` wider than `T`) not a `T`.
+    pub fn decode<T: TryFrom<i64>>(
+        &self,
+        record: &str,
+        field: &str,
+        range: RangeInclusive<i64>,
+    ) -> Result<T, AuthorityError> {
+        let corrupt = |reason: FieldError| AuthorityError::Corrupt(format!("{record}: {reason}"));
+        let value = self.within(field, range.clone()).map_err(corrupt)?;
+        T::try_from(value).map_err(|_| {
+            corrupt(FieldError::OutOfRange {
+                field: field.to_owned(),
+                value,
+                min: *range.start(),
+                max: *range.end(),
+            })
+        })
+    }
+
     /// The integer, checked to be in `range`.
     ///
     /// # Errors
@@ -219,10 +269,9 @@ pub fn counter_values(
     fields: &CounterFields,
     [era, next]: [StoredInt; 2],
 ) -> Result<(i64, i64), AuthorityError> {
-    let corrupt = |reason: FieldError| AuthorityError::Corrupt(format!("{record}: {reason}"));
     Ok((
-        era.within(fields.era, STORED_ERA).map_err(corrupt)?,
-        next.within(fields.next, STORED_NEXT).map_err(corrupt)?,
+        era.decode(record, fields.era, STORED_ERA)?,
+        next.decode(record, fields.next, STORED_NEXT)?,
     ))
 }
 
@@ -240,16 +289,14 @@ pub fn in_record(record: &str, error: AuthorityError) -> AuthorityError {
     }
 }
 
-/// A block size as a store adds it: 1 to `COUNTER_MAX`.
+/// A block size as a store adds it: checked ([`Block::check_size`]), as a signed 64-bit integer.
 ///
 /// # Errors
 ///
-/// [`AuthorityError::InvalidSize`] outside.
+/// [`AuthorityError::InvalidSize`] outside 1 to [`BLOCK_SIZE_MAX`](crate::BLOCK_SIZE_MAX).
 pub fn stored_size(size: u64) -> Result<i64, AuthorityError> {
-    i64::try_from(size)
-        .ok()
-        .filter(|s| (1..=STORED_COUNTER_MAX).contains(s))
-        .ok_or(AuthorityError::InvalidSize(size))
+    Block::check_size(size)?;
+    i64::try_from(size).map_err(|_| AuthorityError::InvalidSize(size))
 }
 
 /// What makes a store one numbered authority: where it records its number, the check that the
@@ -430,31 +477,41 @@ pub async fn reserve<S: CounterStore>(
     let record = store.record_name(&key);
     let in_record = |error| in_record(&record, error);
     retry::run(&record, || async {
-        let advanced = store.advance(&key, stored_size, Allocations::now());
-        if let Some(values) = advanced.await.map_err(in_record)? {
-            let (era, next) = counter_values(&record, &S::FIELDS, values)?;
-            return Block::reserved_before(key.key, era, next, size)
-                .map(Some)
-                .map_err(in_record);
-        }
-        // No record matched: none yet, a corrupt one (the error), or a valid one created since.
-        match store.read(&key).await.map_err(in_record)? {
-            Some(values) => {
-                let (era, _) = counter_values(&record, &S::FIELDS, values)?;
-                if era > *ADVANCED_ERA.end() {
-                    return Err(AuthorityError::Exhausted);
-                }
-                let lineage = store.lineage(&key).await.map_err(in_record)?;
-                if let Some(remedy) = switched_remedy(&key, lineage) {
-                    return Err(AuthorityError::Switched {
-                        record: record.clone(),
-                        remedy,
-                    });
-                }
+        // A record made by this attempt is written at once, not after a back-off: no race was
+        // lost (and an authority in memory answers without waiting).
+        let mut made = false;
+        loop {
+            let advanced = store.advance(&key, stored_size, Allocations::now());
+            if let Some(values) = advanced.await.map_err(in_record)? {
+                let (era, next) = counter_values(&record, &S::FIELDS, values)?;
+                return Block::reserved_before(key.key, era, next, size)
+                    .map(Some)
+                    .map_err(in_record);
             }
-            None => create(store, &key, start).await?,
+            // No record matched: none yet, a corrupt one (the error), or a valid one created
+            // since.
+            match store.read(&key).await.map_err(in_record)? {
+                Some(values) => {
+                    let (era, _) = counter_values(&record, &S::FIELDS, values)?;
+                    if era > *ADVANCED_ERA.end() {
+                        return Err(AuthorityError::Exhausted);
+                    }
+                    let lineage = store.lineage(&key).await.map_err(in_record)?;
+                    if let Some(remedy) = switched_remedy(&key, lineage) {
+                        return Err(AuthorityError::Switched {
+                            record: record.clone(),
+                            remedy,
+                        });
+                    }
+                    return Ok(None);
+                }
+                None if !made => {
+                    create(store, &key, start).await?;
+                    made = true;
+                }
+                None => return Ok(None),
+            }
         }
-        Ok(None)
     })
     .await
 }
@@ -611,24 +668,33 @@ pub async fn raise_floor<S: CounterStore>(
     let in_record = |error| in_record(&record, error);
     let created = AtomicBool::new(false);
     retry::run(&record, || async {
-        if store.raise(&key, era, next).await.map_err(in_record)? {
-            return Ok(Some(true));
-        }
-        // No record below the floor matched: none yet, one at or past it, or a corrupt one.
-        let Some(values) = store.read(&key).await.map_err(in_record)? else {
-            let start = if key.key == COUNTER_KEY {
-                CounterStart::AfterSiblings
-            } else {
-                CounterStart::At { era, next }
-            };
-            create(store, &key, start).await?;
-            created.store(true, Ordering::Relaxed);
-            return Ok(None);
+        // A record made by this attempt is judged at once, not after a back-off (see
+        // `reserve`).
+        let mut made = false;
+        let values = loop {
+            if store.raise(&key, era, next).await.map_err(in_record)? {
+                return Ok(Some(true));
+            }
+            // No record below the floor matched: none yet, one at or past it, or a corrupt one.
+            match store.read(&key).await.map_err(in_record)? {
+                Some(values) => break values,
+                None if !made => {
+                    let start = if key.key == COUNTER_KEY {
+                        CounterStart::AfterSiblings
+                    } else {
+                        CounterStart::At { era, next }
+                    };
+                    create(store, &key, start).await?;
+                    created.store(true, Ordering::Relaxed);
+                    made = true;
+                }
+                None => return Ok(None),
+            }
         };
         let (stored_era, stored_next) = counter_values(&record, &S::FIELDS, values)?;
         let at = CounterState {
             era: u32::try_from(stored_era).map_err(|_| AuthorityError::Exhausted)?,
-            next: u64::try_from(stored_next).unwrap_or_default(),
+            next: stored_next.unsigned_abs(),
         };
         match floor_of(Some(at), floor) {
             // Below the floor, yet the write matched nothing: it raced with another; again.
@@ -811,12 +877,46 @@ mod tests {
     }
 
     #[test]
+    fn stored_integers_decode_into_their_type_or_name_record_and_field() {
+        let number =
+            |value: StoredInt| value.decode::<u8>("the row", "authority", STORED_AUTHORITY);
+        assert_eq!(number(StoredInt::Integer(15)).unwrap(), 15);
+        for (value, message) in [
+            (
+                StoredInt::Integer(-1),
+                "the row: field authority is -1, expected 0 to 15",
+            ),
+            (
+                StoredInt::Integer(300),
+                "the row: field authority is 300, expected 0 to 15",
+            ),
+            (
+                StoredInt::Other("text 'x'".into()),
+                "the row: field authority holds text 'x', expected an integer",
+            ),
+            (StoredInt::Missing, "the row: field authority is missing"),
+        ] {
+            let err = number(value).unwrap_err();
+            assert!(
+                matches!(&err, AuthorityError::Corrupt(m) if m == message),
+                "{err}"
+            );
+        }
+        // A range wider than the type is refused, not cut.
+        let wide = StoredInt::Integer(256).decode::<u8>("the row", "authority", 0..=1_000);
+        assert!(matches!(wide, Err(AuthorityError::Corrupt(m)) if m.contains("is 256")));
+    }
+
+    #[test]
     fn sizes_outside_the_counter_space_are_refused() {
         assert!(matches!(
             stored_size(0),
             Err(AuthorityError::InvalidSize(0))
         ));
-        assert!(stored_size(gdid_core::COUNTER_MAX + 1).is_err());
+        assert!(stored_size(crate::BLOCK_SIZE_MAX + 1).is_err());
         assert_eq!(stored_size(7).unwrap(), 7);
+        // A whole era: its next counter, 2^60, is what a store holds at most.
+        let whole = stored_size(crate::BLOCK_SIZE_MAX).unwrap();
+        assert_eq!(whole, *STORED_NEXT.end());
     }
 }

@@ -215,7 +215,12 @@ impl<A: Authority> Authority for FaultyAuthority<A> {
         format!("faulty {}", self.inner.label())
     }
 
-    async fn allocate(&self, scope: &str, sequence: &str, size: u64) -> Result<Block, AuthorityError> {
+    async fn allocate(
+        &self,
+        scope: &str,
+        sequence: &str,
+        size: u64,
+    ) -> Result<Block, AuthorityError> {
         self.attempts
             .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         let faults = self.snapshot();
@@ -244,7 +249,12 @@ impl<A: Authority> Authority for FaultyAuthority<A> {
 
     /// Forwarded to the inner authority unless the store is down (then an error: the ids are
     /// lost, never repeated).
-    async fn give_back(&self, scope: &str, sequence: &str, tail: Block) -> Result<bool, AuthorityError> {
+    async fn give_back(
+        &self,
+        scope: &str,
+        sequence: &str,
+        tail: Block,
+    ) -> Result<bool, AuthorityError> {
         if self.in_outage(&self.snapshot()) {
             return Err(AuthorityError::store(InjectedFault("the store is down")));
         }

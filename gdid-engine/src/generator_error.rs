@@ -323,7 +323,7 @@ impl From<AuthorityError> for Error {
         match error {
             AuthorityError::InvalidName(name) => ErrorDetail::InvalidName(name).into(),
             AuthorityError::InvalidSize(count) => {
-                Error::invalid_count(count, "a store reserves 1 to 2^60 - 1 values at once")
+                Error::invalid_count(count, crate::authority::BLOCK_SIZES)
             }
             AuthorityError::Corrupt(reason) | AuthorityError::InvalidBlock(reason) => {
                 Error::corrupt(reason)

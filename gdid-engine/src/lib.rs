@@ -88,7 +88,7 @@ pub mod testing;
 mod thread_index;
 pub mod windows;
 
-pub use authority::{Authority, Block, CounterState, DynAuthority, validate_name};
+pub use authority::{Authority, BLOCK_SIZE_MAX, Block, CounterState, DynAuthority, validate_name};
 pub use block_generator::{AuthorityStats, BlockGenerator, BlockGeneratorBuilder, Stats};
 pub use coalesce::Coalescing;
 pub use config::{GeneratorConfig, HEDGE_EVERY, IdOrder, PROBE_EVERY, Preference};
@@ -96,7 +96,7 @@ pub use counter::OneAtATime;
 pub use error::{AuthorityError, ErrorKind, InvalidName, NameKind, NumberConflict, Recourse};
 pub use generator_error::{AuthorityFailure, Error, ErrorDetail, FailureCause};
 pub use id_generator::{DynIdGenerator, IdBatch, IdGenerator, IdRun, SharedIdGenerator};
-pub use memory::MemoryAuthority;
+pub use memory::{MemoryAuthority, MemoryStore};
 pub use provider::{GdidProvider, GdidProviderBuilder, Sequenced};
 pub use ranges::{LayoutError, Pick, RangeLayout, ShardedCounter};
 

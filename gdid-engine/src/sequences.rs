@@ -19,7 +19,8 @@
 use std::time::Duration;
 
 use super::counter_store::{
-    CounterFields, CounterKey, CounterStore, StoredCounter, StoredInt, counter_values,
+    CounterFields, CounterKey, CounterStore, STORED_AUTHORITY, StoredCounter, StoredInt,
+    counter_values,
 };
 use super::error::AuthorityError;
 use crate::backend::numbering::COUNTER_KEY;
@@ -92,10 +93,7 @@ impl Sequence {
             values,
             allocations: [at, before, size],
         } = stored;
-        let key = key
-            .within("authority", 0..=i64::from(gdid_core::AUTHORITY_MAX))
-            .map_err(|e| AuthorityError::Corrupt(format!("{record}: {e}")))?;
-        let key = u8::try_from(key).unwrap_or_default();
+        let key: u8 = key.decode(record, "authority", STORED_AUTHORITY)?;
         let (era, next) = counter_values(record, fields, values)?;
         let (era, next) = (era.unsigned_abs(), next.unsigned_abs());
         let used = (u128::from(era) << Gdid::COUNTER_BITS) + u128::from(next) - 1;

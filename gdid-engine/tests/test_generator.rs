@@ -563,7 +563,11 @@ async fn zero_and_repeated_blocks_are_refused() {
     let started = Instant::now();
     let backwards = ids.next_id().await.unwrap_err();
     assert_eq!(started.elapsed(), Duration::ZERO, "{backwards}");
-    assert_eq!(backwards.kind(), gdid_engine::ErrorKind::Corrupt, "{backwards}");
+    assert_eq!(
+        backwards.kind(),
+        gdid_engine::ErrorKind::Corrupt,
+        "{backwards}"
+    );
     tokio::time::sleep(ms(1)).await; // the back-off
     for _ in 0..2 {
         counters.push(ids.next_id().await.unwrap().counter());

@@ -29,7 +29,7 @@ fn block_on<F: Future>(future: F) -> F::Output {
 /// Runs each of `statements` on `url` (a superuser's or root's).
 async fn run_as_dba(url: &str, statements: &[&str]) {
     if url.starts_with("postgres") {
-        let mut connection = sqlx::PgConnection::connect(url).await.unwrap();
+        let mut connection = postgres_connection(url).await;
         for statement in statements {
             connection
                 .execute(AssertSqlSafe(*statement))
@@ -43,6 +43,24 @@ async fn run_as_dba(url: &str, statements: &[&str]) {
                 .execute(AssertSqlSafe(*statement))
                 .await
                 .unwrap_or_else(|e| panic!("{statement}: {e}"));
+        }
+    }
+}
+
+/// A connection to `url`, once the server answers: a private server accepts connections a
+/// moment before it can answer them ("the database system is starting up", SQLSTATE 57P03).
+async fn postgres_connection(url: &str) -> sqlx::PgConnection {
+    let started = std::time::Instant::now();
+    loop {
+        match sqlx::PgConnection::connect(url).await {
+            Ok(connection) => return connection,
+            Err(sqlx::Error::Database(e))
+                if e.code().as_deref() == Some("57P03")
+                    && started.elapsed() < std::time::Duration::from_secs(30) =>
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("connecting to {url}: {e}"),
         }
     }
 }

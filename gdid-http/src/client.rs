@@ -453,9 +453,7 @@ impl Authority for RemoteAuthority {
         // error.
         validate_name(NameKind::Scope, scope)?;
         validate_name(NameKind::Sequence, seq)?;
-        if size == 0 || size > gdid_core::COUNTER_MAX {
-            return Err(AuthorityError::InvalidSize(size));
-        }
+        Block::check_size(size)?;
         let request = AllocateRequest {
             scope: scope.to_owned(),
             sequence: seq.to_owned(),

@@ -9,11 +9,12 @@
 //! The counter documents' `_id`s start with a number and a colon, so `"authority"` is never one.
 
 use bson::{Bson, Document, doc};
-use gdid_engine::backend::numbering::{COUNTER_KEY, NumberRecord, stored_number};
+use gdid_engine::backend::STORED_AUTHORITY;
+use gdid_engine::backend::numbering::{COUNTER_KEY, NumberRecord};
 use gdid_engine::{AuthorityError, backend::BoxFuture};
 use mongodb::{Collection, Database};
 
-use crate::cursor::find_all;
+use crate::cursor::{find_all, stored_int};
 use crate::durability::{collection_with_concern, durable};
 use crate::error::Driver;
 
@@ -48,20 +49,12 @@ impl MongoNumberRecord {
     }
 
     fn number_in(&self, field: &str, document: &Document) -> Result<u8, AuthorityError> {
-        let place = format!(
-            "{}: the document {:?}, field {field:?}",
+        let record = format!(
+            "{}: the document {:?}",
             self.label,
             document.get("_id").unwrap_or(&Bson::Null).to_string()
         );
-        match document.get(field) {
-            Some(Bson::Int32(v)) => stored_number(&place, i64::from(*v)),
-            Some(Bson::Int64(v)) => stored_number(&place, *v),
-            Some(other) => Err(AuthorityError::Corrupt(format!(
-                "{place} holds {other} (a {:?}), expected an integer",
-                other.element_type()
-            ))),
-            None => Err(AuthorityError::Corrupt(format!("{place} is missing"))),
-        }
+        stored_int(document, field).decode(&record, &format!("{field:?}"), STORED_AUTHORITY)
     }
 }
 

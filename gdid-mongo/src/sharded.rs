@@ -22,7 +22,7 @@ use gdid_engine::{
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database};
 
-use crate::cursor::find_all;
+use crate::cursor::{find_all, stored_int};
 use crate::durability::{collection_with_concern, durable};
 use crate::error::Driver;
 use crate::unique::{is_duplicate_key, is_type_mismatch};
@@ -34,27 +34,23 @@ pub struct MongoRanges {
     sequence: String,
 }
 
-/// The error for the range document `id` holding what `reason` says.
-fn corrupt(id: &Bson, reason: &str) -> Error {
-    Error::corrupt(format!("the range document {id}: {reason}"))
+/// An integer field of a stored range or layout document (the engine's one decoder; the engine
+/// checks its range).
+fn integer(document: &Document, field: &str) -> Result<i64, Error> {
+    let value = stored_int(document, field);
+    Ok(value.decode(
+        &record_of(document),
+        &format!("{field:?}"),
+        i64::MIN..=i64::MAX,
+    )?)
 }
 
-/// An integer field of a stored document, or why the document is corrupt.
-fn integer(document: &Document, field: &str) -> Result<i64, Error> {
-    match document.get(field) {
-        Some(Bson::Int64(v)) => Ok(*v),
-        Some(Bson::Int32(v)) => Ok(i64::from(*v)),
-        found => {
-            let found = found.map_or_else(
-                || "missing".to_owned(),
-                |v| format!("{v} (a {:?})", v.element_type()),
-            );
-            Err(corrupt(
-                document.get("_id").unwrap_or(&Bson::Null),
-                &format!("field {field:?} is {found}, expected a non-negative Int64"),
-            ))
-        }
-    }
+/// How messages name a range or layout document.
+fn record_of(document: &Document) -> String {
+    format!(
+        "the range document {}",
+        document.get("_id").unwrap_or(&Bson::Null)
+    )
 }
 
 /// The fields of a range document.
@@ -144,13 +140,8 @@ impl RangeStore for MongoRanges {
         };
         updated
             .map(|document| {
-                let next = integer(&document, "next")?;
-                u64::try_from(next).map_err(|_| {
-                    corrupt(
-                        &Bson::String(id.clone()),
-                        &format!("field \"next\" is {next}"),
-                    )
-                })
+                let next = stored_int(&document, "next");
+                Ok(next.decode(&record_of(&document), FIELDS.next, 0..=i64::MAX)?)
             })
             .transpose()
     }

@@ -24,6 +24,7 @@ use gdid_engine::windows::{self, Window, WindowShard};
 use mongodb::options::{ReturnDocument, WriteConcern};
 use mongodb::{Collection, Database, IndexModel};
 
+use crate::cursor::stored_int;
 use crate::durability::{collection_with_concern, durable};
 use crate::unique::{is_duplicate_key, is_type_mismatch};
 
@@ -118,21 +119,18 @@ fn field(
     collection: &'static str,
     name: &str,
 ) -> Result<u64, WindowShardError> {
-    let value = match document.get(name) {
-        Some(Bson::Int64(v)) => u64::try_from(*v).ok(),
-        Some(Bson::Int32(v)) => u64::try_from(*v).ok(),
-        _ => None,
-    };
-    value.ok_or_else(|| WindowShardError::Corrupt {
-        collection,
-        id: document
-            .get("_id")
-            .map_or_else(|| "(no _id)".to_owned(), ToString::to_string),
-        reason: format!(
-            "field {name:?} is {:?}, expected a non-negative Int64",
-            document.get(name)
-        ),
-    })
+    // The engine's words for a stored integer (`StoredInt`), with the collection and `_id`
+    // beside them in the error.
+    let value = stored_int(document, name).within(&format!("{name:?}"), 0..=i64::MAX);
+    value
+        .map(i64::unsigned_abs)
+        .map_err(|reason| WindowShardError::Corrupt {
+            collection,
+            id: document
+                .get("_id")
+                .map_or_else(|| "(no _id)".to_owned(), ToString::to_string),
+            reason: reason.to_string(),
+        })
 }
 
 fn window(document: &Document) -> Result<Window, WindowShardError> {

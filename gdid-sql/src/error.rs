@@ -8,7 +8,8 @@ use gdid_engine::ErrorKind;
 pub enum Error {
     /// The URL is not `mysql://`, `mariadb://`, `postgres://`, `postgresql://` or `sqlite:`.
     #[error(
-        "unsupported store URL {url:?}: expected mysql://, mariadb://, postgres://, postgresql:// or sqlite:PATH"
+        "unsupported store URL {url:?}: expected {}",
+        gdid_engine::plumbing::scheme::listed(gdid_engine::plumbing::scheme::Scheme::is_sql)
     )]
     UnsupportedUrl {
         /// The URL, without password.

@@ -11,8 +11,9 @@
 
 use std::sync::Arc;
 
-use gdid_engine::backend::numbering::{COUNTER_KEY, NumberRecord, stored_number};
-use gdid_engine::{AuthorityError, backend::BoxFuture};
+use gdid_engine::AuthorityError;
+use gdid_engine::backend::numbering::{COUNTER_KEY, NumberRecord};
+use gdid_engine::backend::{ADVANCED_ERA, BoxFuture, STORED_AUTHORITY};
 use sqlx::AssertSqlSafe;
 use tokio::sync::OnceCell;
 
@@ -20,7 +21,7 @@ use crate::counters::driver_error;
 use crate::lineage::LineageSql;
 use crate::statement::{sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
-use crate::stored::{described, integer_in};
+use crate::stored::{described, stored_int};
 use crate::{schema, tables};
 
 /// Where a SQL store keeps its authority number. Cheap to clone (clones share what they know of
@@ -69,11 +70,7 @@ impl SqlNumberRecord {
         .map_err(driver_error)?;
         values
             .iter()
-            .map(|value| {
-                let value = integer_in("authority", value.as_deref(), i64::MIN..=i64::MAX)
-                    .map_err(|reason| AuthorityError::Corrupt(format!("{place}: {reason}")))?;
-                stored_number(&format!("{place}: authority"), value)
-            })
+            .map(|value| stored_int(value.as_deref()).decode(place, "authority", STORED_AUTHORITY))
             .collect()
     }
 
@@ -142,9 +139,7 @@ impl NumberRecord for SqlNumberRecord {
             let Some(Some(value)) = value else {
                 return Ok(0);
             };
-            integer_in("floor_era", Some(&value), 0..=i64::from(u32::MAX)).map_err(|reason| {
-                AuthorityError::Corrupt(format!("the gdid_authority row: {reason}"))
-            })
+            stored_int(Some(&value)).decode("the gdid_authority row", "floor_era", ADVANCED_ERA)
         })
     }
 

@@ -8,14 +8,14 @@ use std::ops::Range;
 use gdid_engine::backend::retry;
 use gdid_engine::{
     Error as IdError, ErrorDetail, NameKind, Pick, RangeLayout, ShardedCounter,
-    backend::{LAYOUT_FIELDS, RangeFields, RangeState, RangeStore, validate_name},
+    backend::{LAYOUT_FIELDS, RangeFields, RangeState, RangeStore, StoredInt, validate_name},
 };
 
 use crate::error::{Error, is_lost_race};
 use crate::lineage::{self, LineageSql};
 use crate::sharded_rows;
 use crate::store::SqlStore;
-use crate::stored::integer_in;
+use crate::stored::stored_int;
 
 /// The ranges of one sequence in a SQL store.
 #[derive(Debug)]
@@ -31,9 +31,10 @@ fn bound(value: u64) -> i64 {
     i64::try_from(value).unwrap_or(i64::MAX) // RangeLayout keeps values in i64
 }
 
-/// The integer of a [`described`](crate::stored::described) column, or why the row is corrupt.
-fn integer(field: &str, described: Option<&str>) -> Result<i64, String> {
-    integer_in(field, described, i64::MIN..=i64::MAX)
+/// The integer of a [`described`](crate::stored::described) column, field `field` of `record`
+/// (the engine's one decoder; the engine checks its range).
+fn integer(record: &str, field: &str, described: Option<&str>) -> Result<i64, IdError> {
+    Ok(stored_int(described).decode(record, field, i64::MIN..=i64::MAX)?)
 }
 
 impl RangeStore for SqlRanges {
@@ -70,15 +71,10 @@ impl RangeStore for SqlRanges {
         if next.is_none() {
             self.check_lineage(range).await?;
         }
-        next.map(|next| {
-            u64::try_from(next).map_err(|_| {
-                IdError::corrupt(format!(
-                    "{}: next_value is {next}, negative",
-                    self.range_record(i64::from(range))
-                ))
-            })
-        })
-        .transpose()
+        let record = || self.range_record(i64::from(range));
+        next.map(|next| StoredInt::from(next).decode(&record(), Self::FIELDS.next, 0..=i64::MAX))
+            .transpose()
+            .map_err(IdError::from)
     }
 
     async fn list(&self) -> Result<Vec<RangeState>, IdError> {
@@ -88,16 +84,11 @@ impl RangeStore for SqlRanges {
         rows.into_iter()
             .map(|[range, next, max]| {
                 let fields = Self::FIELDS;
-                let range = integer(fields.range, range.as_deref()).map_err(|reason| {
-                    IdError::corrupt(format!(
-                        "a gdid_ranges row of sequence {:?}: {reason}",
-                        self.sequence
-                    ))
-                })?;
+                let any_row = format!("a gdid_ranges row of sequence {:?}", self.sequence);
+                let range = integer(&any_row, fields.range, range.as_deref())?;
                 let record = self.range_record(range);
-                let corrupt = |reason| IdError::corrupt(format!("{record}: {reason}"));
-                let next = integer(fields.next, next.as_deref()).map_err(corrupt)?;
-                let max = integer(fields.max, max.as_deref()).map_err(corrupt)?;
+                let next = integer(&record, fields.next, next.as_deref())?;
+                let max = integer(&record, fields.max, max.as_deref())?;
                 RangeState::from_stored(&record, &fields, [range, next, max])
             })
             .collect()
@@ -113,8 +104,7 @@ impl RangeStore for SqlRanges {
         let record = self.layout_record();
         let mut stored = [0; 3];
         for ((value, described), field) in stored.iter_mut().zip(&values).zip(LAYOUT_FIELDS) {
-            *value = integer(field, described.as_deref())
-                .map_err(|reason| IdError::corrupt(format!("{record}: {reason}")))?;
+            *value = integer(&record, field, described.as_deref())?;
         }
         RangeLayout::from_stored(&record, stored).map(Some)
     }

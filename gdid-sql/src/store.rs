@@ -13,6 +13,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions};
 use sqlx::{ConnectOptions, Connection};
 
 use gdid_engine::plumbing::redact;
+use gdid_engine::plumbing::scheme::Scheme;
 
 pub use crate::dialect::Dialect;
 use crate::error::Error;
@@ -63,15 +64,29 @@ impl SqlStore {
     ///
     /// As [`connect`](Self::connect).
     pub async fn connect_sized(url: &str, max_connections: Option<u32>) -> Result<SqlStore, Error> {
-        if let Some(rest) = url.strip_prefix("mariadb://") {
-            let url = format!("mysql://{rest}");
-            return Box::pin(Self::connect_sized(&url, max_connections)).await;
-        }
-        let store = match Driver::of(url)? {
+        Self::connect_as(Driver::scheme(url)?, url, max_connections).await
+    }
+
+    /// As [`connect_sized`](Self::connect_sized), for a URL whose scheme the caller read already
+    /// from the one list of schemes ([`Scheme::of`]): a URL is read once per open.
+    ///
+    /// # Errors
+    ///
+    /// As [`connect`](Self::connect); [`Error::UnsupportedUrl`] for a scheme of another kind of
+    /// store than SQL.
+    pub async fn connect_as(
+        scheme: Scheme,
+        url: &str,
+        max_connections: Option<u32>,
+    ) -> Result<SqlStore, Error> {
+        let store = match Driver::of(scheme, url)? {
             #[cfg(feature = "mysql")]
-            Driver::MySql => server_pool(url, sized(pool_options(TIMEOUT), max_connections))
-                .await
-                .map(SqlStore::MySql),
+            Driver::MySql => {
+                let url = mysql_url(url);
+                server_pool(&url, sized(pool_options(TIMEOUT), max_connections))
+                    .await
+                    .map(SqlStore::MySql)
+            }
             #[cfg(feature = "postgres")]
             Driver::Postgres => {
                 let (url, schema) = PgSchema::from_url(url).map_err(connect_error(url))?;
@@ -100,30 +115,36 @@ impl SqlStore {
     ///
     /// [`Error::UnsupportedUrl`] or [`Error::Connect`] for a URL that cannot be parsed.
     pub fn connect_lazy(url: &str) -> Result<SqlStore, Error> {
-        let url = match url.strip_prefix("mariadb://") {
-            Some(rest) => format!("mysql://{rest}"),
-            None => url.to_owned(),
-        };
-        let store = match Driver::of(&url)? {
+        Self::connect_lazy_as(Driver::scheme(url)?, url)
+    }
+
+    /// As [`connect_lazy`](Self::connect_lazy), for a URL whose scheme the caller read already
+    /// ([`Scheme::of`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`connect_lazy`](Self::connect_lazy).
+    pub fn connect_lazy_as(scheme: Scheme, url: &str) -> Result<SqlStore, Error> {
+        let store = match Driver::of(scheme, url)? {
             #[cfg(feature = "mysql")]
             Driver::MySql => pool_options(TIMEOUT)
-                .connect_lazy(&url)
+                .connect_lazy(&mysql_url(url))
                 .map(SqlStore::MySql),
             #[cfg(feature = "postgres")]
             Driver::Postgres => {
-                let (url, schema) = PgSchema::from_url(&url).map_err(connect_error(&url))?;
+                let (url, schema) = PgSchema::from_url(url).map_err(connect_error(url))?;
                 let pool = schema.pool_options(TIMEOUT).connect_lazy(&url);
                 pool.map(|pool| SqlStore::Postgres(pool, schema))
             }
             #[cfg(feature = "sqlite")]
             Driver::Sqlite => {
-                let options = sqlite_options(&url).map_err(connect_error(&url))?;
+                let options = sqlite_options(url).map_err(connect_error(url))?;
                 Ok(SqlStore::Sqlite(
                     sqlite_pool(TIMEOUT).connect_lazy_with(options),
                 ))
             }
         };
-        store.map_err(connect_error(&url))
+        store.map_err(connect_error(url))
     }
 
     /// The dialect.
@@ -171,33 +192,40 @@ enum Driver {
 }
 
 impl Driver {
-    /// The driver of `url` (`mariadb://` already spelled `mysql://`): [`Error::UnsupportedUrl`]
-    /// for another scheme, [`Error::DriverDisabled`] for one whose feature is off.
-    fn of(url: &str) -> Result<Driver, Error> {
-        let disabled = |feature| Error::DriverDisabled {
-            url: redact(url),
-            feature,
-        };
-        if url.starts_with("mysql://") {
+    /// The SQL scheme of `url` in the one list of schemes: [`Error::UnsupportedUrl`] for none,
+    /// or another kind of store.
+    fn scheme(url: &str) -> Result<Scheme, Error> {
+        Scheme::of(url)
+            .filter(|scheme| scheme.is_sql())
+            .ok_or_else(|| Error::UnsupportedUrl { url: redact(url) })
+    }
+
+    /// The driver of `scheme`, the scheme of `url`: [`Error::UnsupportedUrl`] for another kind
+    /// of store than SQL, [`Error::DriverDisabled`] for one whose feature is off.
+    fn of(scheme: Scheme, url: &str) -> Result<Driver, Error> {
+        match scheme {
             #[cfg(feature = "mysql")]
-            return Ok(Driver::MySql);
-            #[cfg(not(feature = "mysql"))]
-            return Err(disabled("mysql"));
-        }
-        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Scheme::MySql => Ok(Driver::MySql),
             #[cfg(feature = "postgres")]
-            return Ok(Driver::Postgres);
-            #[cfg(not(feature = "postgres"))]
-            return Err(disabled("postgres"));
-        }
-        if url.starts_with("sqlite:") {
+            Scheme::Postgres => Ok(Driver::Postgres),
             #[cfg(feature = "sqlite")]
-            return Ok(Driver::Sqlite);
-            #[cfg(not(feature = "sqlite"))]
-            return Err(disabled("sqlite"));
+            Scheme::Sqlite => Ok(Driver::Sqlite),
+            #[allow(unreachable_patterns)] // the SQL schemes of the features left out
+            sql if sql.is_sql() => Err(Error::DriverDisabled {
+                url: redact(url),
+                feature: sql.feature(),
+            }),
+            _ => Err(Error::UnsupportedUrl { url: redact(url) }),
         }
-        let _ = disabled;
-        Err(Error::UnsupportedUrl { url: redact(url) })
+    }
+}
+
+/// A MySQL/MariaDB URL as sqlx reads it: `mariadb://` spelled `mysql://`.
+#[cfg(feature = "mysql")]
+fn mysql_url(url: &str) -> String {
+    match url.trim().strip_prefix("mariadb://") {
+        Some(rest) => format!("mysql://{rest}"),
+        None => url.trim().to_owned(),
     }
 }
 

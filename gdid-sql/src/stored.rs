@@ -2,9 +2,7 @@
 //! rows whose values an authority could have written ([`integer_guard`] and range conditions), so
 //! a corrupt row is never moved toward values that look valid again. When such a statement
 //! matches nothing, the row is read back as text ([`described`]) to say which field holds what
-//! ([`integer_in`]).
-
-use std::ops::RangeInclusive;
+//! ([`stored_int`], decoded by the engine's one decoder, `StoredInt::decode`).
 
 use gdid_engine::backend::StoredInt;
 
@@ -48,56 +46,9 @@ pub(crate) fn stored_int(described: Option<&str>) -> StoredInt {
     }
 }
 
-/// The integer a [`described`] column holds, or what is wrong with it: not an integer, or outside
-/// `range`.
-pub(crate) fn integer_in(
-    field: &str,
-    described: Option<&str>,
-    range: RangeInclusive<i64>,
-) -> Result<i64, String> {
-    let Some(described) = described else {
-        return Err(format!("{field} is NULL, expected an integer"));
-    };
-    let (class, value) = described.split_once(' ').unwrap_or(("?", described));
-    let integer = (class == "integer")
-        .then(|| value.parse::<i64>().ok())
-        .flatten()
-        .ok_or_else(|| format!("{field} holds {class} {value}, expected an integer"))?;
-    if range.contains(&integer) {
-        Ok(integer)
-    } else {
-        Err(format!(
-            "{field} is {integer}, expected {} to {}",
-            range.start(),
-            range.end()
-        ))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn described_values_say_what_is_wrong() {
-        assert_eq!(integer_in("era", Some("integer 3"), 0..=9), Ok(3));
-        assert_eq!(
-            integer_in("era", Some("integer -1"), 0..=9).unwrap_err(),
-            "era is -1, expected 0 to 9"
-        );
-        assert_eq!(
-            integer_in("next_counter", Some("text 'abc'"), 0..=9).unwrap_err(),
-            "next_counter holds text 'abc', expected an integer"
-        );
-        assert_eq!(
-            integer_in("next_counter", Some("real 1.5"), 0..=9).unwrap_err(),
-            "next_counter holds real 1.5, expected an integer"
-        );
-        assert_eq!(
-            integer_in("next_value", None, 0..=9).unwrap_err(),
-            "next_value is NULL, expected an integer"
-        );
-    }
 
     #[test]
     fn described_values_are_stored_ints() {

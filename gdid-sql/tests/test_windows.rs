@@ -114,8 +114,8 @@ async fn a_text_window_end_in_sqlite_is_an_error_naming_the_row() {
         )
         .await;
         let expected = format!(
-            "corrupt row: the {table} row (sequence {sequence:?}, window_start 1): {column} \
-             holds text 'x{column}', expected an integer"
+            "corrupt row: the {table} row (sequence {sequence:?}, window_start 1): field \
+             {column} holds text 'x{column}', expected an integer"
         );
         let high = store.high_water(&sequence).await.unwrap_err().to_string();
         assert!(high.contains(&expected), "{high}");

@@ -45,11 +45,7 @@ pub(crate) trait Driver: Send + Sync + fmt::Debug + 'static {
 
     /// Moves every range of `sequence` forward by `by` values (`Backend::skip_ranges`), or says
     /// why the store does not.
-    fn skip_ranges<'a>(
-        &'a self,
-        sequence: &'a str,
-        by: u64,
-    ) -> BoxFuture<'a, Result<u64, Sorted>>;
+    fn skip_ranges<'a>(&'a self, sequence: &'a str, by: u64) -> BoxFuture<'a, Result<u64, Sorted>>;
 
     /// Its server's settings, judged ([`Backend::durability`]).
     fn durability(&self) -> BoxFuture<'_, Result<Durability, Sorted>>;

@@ -82,15 +82,15 @@ pub use crate::{
 #[cfg(feature = "engine")]
 pub use gdid_engine::durability::{Durability, Setting, Verdict};
 // What a user of generators names most (the rest is in `engine`).
+/// A store URL fit to print: its password and secrets replaced (`gdid_engine::plumbing::redact`).
+#[cfg(feature = "engine")]
+pub use gdid_engine::plumbing::redact;
 #[cfg(feature = "engine")]
 pub use gdid_engine::{
     Authority, AuthorityError, BlockGenerator, BlockGeneratorBuilder, DynIdGenerator, Error,
     ErrorDetail, GeneratorConfig, IdBatch, IdGenerator, IdOrder, MemoryAuthority, Pick, Preference,
     RangeLayout, SharedIdGenerator,
 };
-/// A store URL fit to print: its password and secrets replaced (`gdid_engine::plumbing::redact`).
-#[cfg(feature = "engine")]
-pub use gdid_engine::plumbing::redact;
 
 #[cfg(feature = "blocking")]
 pub mod blocking;

@@ -10,7 +10,7 @@ use gdid_engine::sequences::Sequence;
 use gdid_engine::{
     Authority, AuthorityError, Block, CounterState, DynAuthority, MemoryAuthority, OneAtATime,
     SharedIdGenerator,
-    backend::{BoxFuture, CounterFields, CounterKey, CounterRow, StoredCounter, StoredInt},
+    backend::{BoxFuture, CounterKey, CounterRow},
 };
 
 use crate::backend::Backend;
@@ -30,9 +30,10 @@ pub(crate) struct MemoryBackend {
 }
 
 impl MemoryBackend {
-    /// The store of `url` (`memory`, `memory:` or `memory:NAME`): a new one, or for a name this
-    /// process opened before, that store. It is always reachable: `_lazy` changes nothing.
-    pub(crate) fn open(url: &str, label: &str, _lazy: bool) -> Arc<MemoryBackend> {
+    /// The store of `name` (what follows `memory:` in the URL; none for `memory` or `memory:`): a
+    /// new one, or for a name this process opened before, that store. It is always reachable:
+    /// `_lazy` changes nothing.
+    pub(crate) fn open(name: &str, label: &str, _lazy: bool) -> Arc<MemoryBackend> {
         let fresh = || {
             Arc::new(MemoryBackend {
                 record: MemoryRecord::new(label),
@@ -40,7 +41,7 @@ impl MemoryBackend {
                 counters: Arc::new(MemoryAuthority::new(COUNTER_KEY)),
             })
         };
-        match url.trim().strip_prefix("memory:").filter(|n| !n.is_empty()) {
+        match Some(name.trim()).filter(|n| !n.is_empty()) {
             None => fresh(),
             Some(name) => NAMED
                 .lock()
@@ -104,7 +105,7 @@ impl Backend for MemoryBackend {
         } else {
             self.numbered(key.key)
         };
-        Box::pin(async move { counters.raise_floor(key.scope, key.sequence, floor) })
+        Box::pin(async move { counters.raise_floor(key.scope, key.sequence, floor).await })
     }
 
     fn sequences(&self) -> BoxFuture<'_, Result<Vec<Sequence>, AuthorityError>> {
@@ -117,27 +118,10 @@ impl Backend for MemoryBackend {
             .collect();
         authorities.push((COUNTER_KEY, self.counters.clone()));
         authorities.sort_by_key(|(number, _)| *number);
-        const FIELDS: CounterFields = CounterFields {
-            era: "era",
-            next: "next",
-        };
         Box::pin(async move {
             let mut sequences = Vec::new();
-            for (number, authority) in authorities {
-                for ((scope, sequence), state) in authority.states() {
-                    let record = format!("the memory counter ({scope:?}, {sequence:?})");
-                    let stored = StoredCounter {
-                        key: StoredInt::Integer(i64::from(number)),
-                        scope,
-                        sequence,
-                        values: [
-                            StoredInt::Integer(i64::from(state.era)),
-                            StoredInt::Integer(i64::try_from(state.next).unwrap_or(i64::MAX)),
-                        ],
-                        allocations: [StoredInt::Missing, StoredInt::Missing, StoredInt::Missing],
-                    };
-                    sequences.push(Sequence::of(&record, &FIELDS, stored)?);
-                }
+            for (_, authority) in authorities {
+                sequences.extend(gdid_engine::sequences::list(&*authority).await?);
             }
             Ok(sequences)
         })

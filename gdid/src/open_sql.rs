@@ -3,6 +3,7 @@
 
 use gdid_engine::backend::numbering::NumberRecord;
 use gdid_engine::durability::Durability;
+use gdid_engine::plumbing::scheme::Scheme;
 use gdid_engine::{Pick, RangeLayout, backend::BoxFuture};
 use gdid_sql::{Error, SqlAuthority, SqlNumberRecord, SqlShardedCounter, SqlStore};
 
@@ -18,10 +19,11 @@ pub(crate) struct SqlBackend {
 }
 
 impl SqlBackend {
-    /// Connects to `url` and creates the schema; `lazy`: a store that connects on first use,
+    /// Connects to `url`, a URL of `scheme` (read once, by the caller), and creates the schema; `lazy`: a store that connects on first use,
     /// whose schema is created when it can be (a failover store that may be down now);
     /// `max_connections`: the pool's bound (an eager store's).
     pub(crate) async fn open(
+        scheme: Scheme,
         url: &str,
         label: &str,
         lazy: bool,
@@ -36,9 +38,9 @@ impl SqlBackend {
             },
         };
         let store = if lazy {
-            SqlStore::connect_lazy(url).map_err(connect)?
+            SqlStore::connect_lazy_as(scheme, url).map_err(connect)?
         } else {
-            SqlStore::connect_sized(url, max_connections)
+            SqlStore::connect_as(scheme, url, max_connections)
                 .await
                 .map_err(connect)?
         };
@@ -82,11 +84,7 @@ impl Driver for SqlBackend {
         Ok(SqlShardedCounter::create(self.store.clone(), sequence, layout, pick).await?)
     }
 
-    fn skip_ranges<'a>(
-        &'a self,
-        sequence: &'a str,
-        by: u64,
-    ) -> BoxFuture<'a, Result<u64, Sorted>> {
+    fn skip_ranges<'a>(&'a self, sequence: &'a str, by: u64) -> BoxFuture<'a, Result<u64, Sorted>> {
         Box::pin(async move { Ok(SqlShardedCounter::skip(&self.store, sequence, by).await?) })
     }
 

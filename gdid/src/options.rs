@@ -7,8 +7,8 @@ use std::sync::Arc;
 use gdid_engine::backend::numbering::claim;
 use gdid_engine::durability::Durability;
 use gdid_engine::plumbing::redact;
+use gdid_engine::plumbing::scheme::Scheme;
 
-use crate::StoreKind;
 use crate::backend::Backend;
 use crate::error::StoreError;
 use crate::store::Store;
@@ -463,17 +463,23 @@ impl OpenOptions {
     ) -> Result<(String, Arc<dyn Backend>), StoreError> {
         let url = url.trim();
         let label = redact(url);
-        let backend: Arc<dyn Backend> = match StoreKind::of(url)? {
-            StoreKind::Memory => crate::memory::MemoryBackend::open(url, &label, lazy),
+        let (scheme, rest) = crate::url::scheme_of(url)?;
+        let backend: Arc<dyn Backend> = match scheme {
+            Scheme::Memory => crate::memory::MemoryBackend::open(rest, &label, lazy),
             #[cfg(any(feature = "sqlite", feature = "mysql", feature = "postgres"))]
-            StoreKind::Sqlite | StoreKind::MySql | StoreKind::Postgres => {
-                let store =
-                    crate::open_sql::SqlBackend::open(url, &label, lazy, self.max_connections)
-                        .await?;
+            Scheme::Sqlite | Scheme::MySql | Scheme::Postgres => {
+                let store = crate::open_sql::SqlBackend::open(
+                    scheme,
+                    url,
+                    &label,
+                    lazy,
+                    self.max_connections,
+                )
+                .await?;
                 Arc::new(crate::database::Database::new(store))
             }
             #[cfg(feature = "mongodb")]
-            StoreKind::MongoDb => {
+            Scheme::MongoDb => {
                 let database = self
                     .default_mongodb_database
                     .as_deref()
@@ -488,20 +494,16 @@ impl OpenOptions {
                 Arc::new(crate::database::Database::new(store))
             }
             #[cfg(feature = "http")]
-            StoreKind::Http => crate::open_http::HttpBackend::open(
+            Scheme::Http => crate::open_http::HttpBackend::open(
                 url,
                 &label,
                 self.http.token.as_deref(),
                 &self.http.roots,
                 self.http.identity.as_ref(),
             )?,
-            #[allow(unreachable_patterns)] // only schemes of enabled features get here
-            scheme => {
-                return Err(StoreError::FeatureDisabled {
-                    url: label,
-                    feature: scheme.feature(),
-                });
-            }
+            // `scheme_of` refused the schemes of features this build lacks.
+            #[allow(unreachable_patterns)]
+            scheme => return Err(crate::url::feature_off(url, scheme)),
         };
         Ok((label, backend))
     }

@@ -1,5 +1,8 @@
-//! The one list of store URL schemes, and the kind of store each names.
+//! The kind of store a URL names: [`StoreKind`], over the one list of store URL schemes
+//! (`gdid_engine::plumbing::scheme`), which gdid-sql opens its URLs by too.
 #![cfg(feature = "engine")]
+
+use gdid_engine::plumbing::scheme::{Scheme, listed};
 
 /// The kind of store a URL names, from its scheme: what [`Store::open`](crate::Store::open)
 /// would open, found without opening it.
@@ -29,37 +32,22 @@ pub enum StoreKind {
     Http,
 }
 
-/// Every scheme prefix and the store it names: the one scheme list of the workspace.
-pub(crate) const PREFIXES: [(&str, StoreKind); 10] = [
-    ("sqlite:", StoreKind::Sqlite),
-    ("mysql://", StoreKind::MySql),
-    ("mariadb://", StoreKind::MySql),
-    ("postgres://", StoreKind::Postgres),
-    ("postgresql://", StoreKind::Postgres),
-    ("mongodb://", StoreKind::MongoDb),
-    ("mongodb+srv://", StoreKind::MongoDb),
-    ("memory:", StoreKind::Memory),
-    ("http://", StoreKind::Http),
-    ("https://", StoreKind::Http),
-];
-
-/// The schemes [`StoreError::UnsupportedScheme`] lists: every prefix of [`PREFIXES`], in order.
-pub(crate) fn expected_schemes() -> String {
-    let spelled: Vec<&str> = PREFIXES
-        .iter()
-        .map(|(prefix, _)| {
-            if *prefix == "sqlite:" {
-                "sqlite:PATH"
-            } else {
-                prefix
-            }
-        })
-        .collect();
-    match spelled.split_last() {
-        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-        None => String::new(),
+impl StoreKind {
+    /// The kind of store `scheme` names.
+    pub(crate) fn of_scheme(scheme: Scheme) -> StoreKind {
+        match scheme {
+            Scheme::Sqlite => StoreKind::Sqlite,
+            Scheme::MySql => StoreKind::MySql,
+            Scheme::Postgres => StoreKind::Postgres,
+            Scheme::MongoDb => StoreKind::MongoDb,
+            Scheme::Memory => StoreKind::Memory,
+            Scheme::Http => StoreKind::Http,
+        }
     }
 }
 
-/// `memory` alone: the same as `memory:` (the `gdid` command's spelling).
-pub(crate) const MEMORY: &str = "memory";
+/// The schemes [`StoreError::UnsupportedScheme`](crate::StoreError::UnsupportedScheme) lists:
+/// every prefix of the one list, in order.
+pub(crate) fn expected_schemes() -> String {
+    listed(|_| true)
+}

@@ -2,8 +2,9 @@
 #![cfg(feature = "engine")]
 
 use crate::error::StoreError;
-use crate::scheme::{MEMORY, PREFIXES, StoreKind};
+use crate::scheme::StoreKind;
 use gdid_engine::plumbing::redact;
+use gdid_engine::plumbing::scheme::Scheme;
 
 impl StoreKind {
     /// The scheme of `url`, checked against the features of this build.
@@ -13,28 +14,7 @@ impl StoreKind {
     /// [`StoreError::UnsupportedScheme`], [`StoreError::FeatureDisabled`], or
     /// [`StoreError::InvalidUrl`] for `sqlite:` without a path.
     pub fn of(url: &str) -> Result<StoreKind, StoreError> {
-        let url = url.trim();
-        if url == MEMORY {
-            return Ok(StoreKind::Memory);
-        }
-        let (prefix, scheme) = PREFIXES
-            .iter()
-            .find(|(prefix, _)| url.starts_with(prefix))
-            .copied()
-            .ok_or_else(|| StoreError::UnsupportedScheme { url: redact(url) })?;
-        if !scheme.enabled() {
-            return Err(StoreError::FeatureDisabled {
-                url: redact(url),
-                feature: scheme.feature(),
-            });
-        }
-        if scheme == StoreKind::Sqlite && url[prefix.len()..].trim().is_empty() {
-            return Err(StoreError::InvalidUrl {
-                url: redact(url),
-                reason: "sqlite: needs a file path (sqlite:ids.sqlite)",
-            });
-        }
-        Ok(scheme)
+        scheme_of(url).map(|(scheme, _)| StoreKind::of_scheme(scheme))
     }
 
     /// Whether it is a SQL store (SQLite, MySQL/MariaDB or PostgreSQL).
@@ -44,35 +24,50 @@ impl StoreKind {
             StoreKind::Sqlite | StoreKind::MySql | StoreKind::Postgres
         )
     }
+}
 
-    /// The `gdid` feature that opens this kind of store (none for `memory:`).
-    pub(crate) fn feature(self) -> &'static str {
-        match self {
-            StoreKind::Memory => "",
-            StoreKind::Sqlite => "sqlite",
-            StoreKind::MySql => "mysql",
-            StoreKind::Postgres => "postgres",
-            StoreKind::MongoDb => "mongodb",
-            StoreKind::Http => "http",
-        }
+/// The scheme of `url` ([`Scheme::split`], the one list), checked against the features of this
+/// build, and what follows it: how every open reads a URL, once.
+pub(crate) fn scheme_of(url: &str) -> Result<(Scheme, &str), StoreError> {
+    let url = url.trim();
+    let (scheme, rest) =
+        Scheme::split(url).ok_or_else(|| StoreError::UnsupportedScheme { url: redact(url) })?;
+    if !enabled(scheme) {
+        return Err(feature_off(url, scheme));
     }
+    if scheme == Scheme::Sqlite && rest.trim().is_empty() {
+        return Err(StoreError::InvalidUrl {
+            url: redact(url),
+            reason: "sqlite: needs a file path (sqlite:ids.sqlite)",
+        });
+    }
+    Ok((scheme, rest))
+}
 
-    /// Whether this build has that feature.
-    fn enabled(self) -> bool {
-        match self {
-            StoreKind::Sqlite => cfg!(feature = "sqlite"),
-            StoreKind::MySql => cfg!(feature = "mysql"),
-            StoreKind::Postgres => cfg!(feature = "postgres"),
-            StoreKind::MongoDb => cfg!(feature = "mongodb"),
-            StoreKind::Http => cfg!(feature = "http"),
-            StoreKind::Memory => true,
-        }
+/// The one error of a store whose feature this build was made without.
+pub(crate) fn feature_off(url: &str, scheme: Scheme) -> StoreError {
+    StoreError::FeatureDisabled {
+        url: redact(url.trim()),
+        feature: scheme.feature(),
+    }
+}
+
+/// Whether this build has the feature that opens `scheme`.
+fn enabled(scheme: Scheme) -> bool {
+    match scheme {
+        Scheme::Sqlite => cfg!(feature = "sqlite"),
+        Scheme::MySql => cfg!(feature = "mysql"),
+        Scheme::Postgres => cfg!(feature = "postgres"),
+        Scheme::MongoDb => cfg!(feature = "mongodb"),
+        Scheme::Http => cfg!(feature = "http"),
+        Scheme::Memory => true,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gdid_engine::plumbing::scheme::SCHEMES;
 
     #[test]
     fn unknown_schemes_are_refused_without_their_password() {
@@ -94,14 +89,14 @@ mod tests {
 
     #[test]
     fn every_scheme_is_known_and_needs_its_feature() {
-        for (prefix, scheme) in PREFIXES {
+        for (prefix, scheme) in SCHEMES {
             let url = format!("{prefix}u:hunter2@h/db");
             match StoreKind::of(&url) {
-                Ok(found) => assert_eq!(found, scheme),
+                Ok(found) => assert_eq!(found, StoreKind::of_scheme(scheme)),
                 Err(StoreError::FeatureDisabled { feature, url }) => {
                     assert_eq!(feature, scheme.feature());
                     // A file path has no password to hide.
-                    if scheme != StoreKind::Sqlite {
+                    if scheme != Scheme::Sqlite {
                         assert!(!url.contains("hunter2"), "{url}");
                     }
                 }

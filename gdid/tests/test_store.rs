@@ -373,9 +373,7 @@ fn unsupported<T>(asked: Result<T, StoreError>, what: &str) -> StoreError {
 
 /// The conflict of authority numbers `error` reports, if it is one.
 #[cfg(feature = "sqlite")]
-fn number_conflict(
-    error: &StoreError,
-) -> Option<&gdid::engine::NumberConflict> {
+fn number_conflict(error: &StoreError) -> Option<&gdid::engine::NumberConflict> {
     match error {
         StoreError::Numbers {
             source: gdid::AuthorityError::Number(conflict),

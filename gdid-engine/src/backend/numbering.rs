@@ -458,18 +458,6 @@ impl NumberRecord for MemoryRecord {
     }
 }
 
-/// A stored authority number, checked: 0 to 15.
-///
-/// # Errors
-///
-/// [`AuthorityError::Corrupt`] naming `place` for any other value.
-pub fn stored_number(place: &str, value: i64) -> Result<u8, AuthorityError> {
-    u8::try_from(value)
-        .ok()
-        .filter(|number| *number <= AUTHORITY_MAX)
-        .ok_or_else(|| AuthorityError::Corrupt(format!("{place} holds {value}, expected 0 to 15")))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -616,18 +604,6 @@ mod tests {
             plan(&[asks_one, old]),
             Err(NumberConflict::Shared { number: 1, .. })
         ));
-    }
-
-    #[test]
-    fn stored_numbers_outside_the_authority_range_are_corrupt() {
-        assert_eq!(stored_number("x", 15).unwrap(), 15);
-        for bad in [-1, 16, 300] {
-            let error = stored_number("the gdid_authority row", bad).unwrap_err();
-            assert!(
-                matches!(&error, AuthorityError::Corrupt(m) if m.contains("the gdid_authority row holds")),
-                "{error}"
-            );
-        }
     }
 
     /// Whether `error` is the conflict of number 2 asked of a store that records 1.

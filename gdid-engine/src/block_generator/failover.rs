@@ -1,12 +1,11 @@
 //! Failover between authorities: one allocation round over them in preference order, the checks
 //! a block passes before anything is served from it, and the back-off of a failing authority.
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use std::future::poll_fn;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::Poll;
+use std::time::Duration;
 
 use tokio::time::Instant;
 use tracing::{info, warn};
@@ -58,8 +57,7 @@ impl Inner {
             let request = out.swap_remove(k);
             let i = request.i;
             let took = request.asked.elapsed();
-            let cause = match outcome.and_then(|block| self.accept(i, block, size, request.floor))
-            {
+            let cause = match outcome.and_then(|block| self.accept(i, block, size, request.floor)) {
                 Ok(block) => {
                     self.measured(i, took, request.recovering);
                     self.runway.allocation(i, took, true);
@@ -160,7 +158,11 @@ impl Inner {
             Some(seen) if !recovering => Some(smoothed(seen, took)),
             _ => Some(took),
         };
-        health.usual_latency = Some(health.usual_latency.map_or(took, |seen| smoothed(seen, took)));
+        health.usual_latency = Some(
+            health
+                .usual_latency
+                .map_or(took, |seen| smoothed(seen, took)),
+        );
     }
 
     /// Checks a block before anything is served from it; `floor` is where the authority's blocks

@@ -250,8 +250,7 @@ impl Inner {
             // Served, not taken: a thread's slice (up to 256 ids) counts as taken at once, which
             // over 100 ms at 1,000 ids/s would read as twice the rate.
             let in_slots: u64 = self.slots.iter().map(|slot| slot.unused()).sum();
-            let consumed =
-                (st.consumed_before_current + current.taken()).saturating_sub(in_slots);
+            let consumed = (st.consumed_before_current + current.taken()).saturating_sub(in_slots);
             st.rate
                 .since_last(Instant::now(), consumed)
                 .filter(|rate| *rate > 0.0)

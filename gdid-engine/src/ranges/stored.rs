@@ -2,7 +2,10 @@
 //! read (a backend only turns its own types into `i64`, or reports a value of the wrong type).
 //! Every rule is here, once, so that it is the same on every store and can be fuzzed without one.
 
+use std::ops::RangeInclusive;
+
 use super::{RangeLayout, RangeState};
+use crate::counter_store::StoredInt;
 use crate::generator_error::Error;
 
 /// How a store names the fields of a range record, for messages.
@@ -51,20 +54,9 @@ impl RangeState {
         [range, next, max]: [i64; 3],
     ) -> Result<RangeState, Error> {
         let corrupt = |reason: String| Error::corrupt(format!("{record}: {reason}"));
-        let range = u32::try_from(range).map_err(|_| {
-            corrupt(format!(
-                "field {} is {range}, expected 0 to {}",
-                fields.range,
-                u32::MAX
-            ))
-        })?;
-        let non_negative = |field: &str, value: i64| {
-            u64::try_from(value).map_err(|_| corrupt(format!("field {field} is {value}, negative")))
-        };
-        let (next, max) = (
-            non_negative(fields.next, next)?,
-            non_negative(fields.max, max)?,
-        );
+        let range = decode(record, fields.range, range, RANGE_NUMBERS)?;
+        let next = decode(record, fields.next, next, VALUES)?;
+        let max = decode(record, fields.max, max, VALUES)?;
         if next > max + 1 {
             return Err(corrupt(format!(
                 "field {} is {next}, beyond the end of its range ({} {max})",
@@ -93,22 +85,29 @@ impl RangeLayout {
     pub fn from_stored(record: &str, [base, size, ranges]: [i64; 3]) -> Result<RangeLayout, Error> {
         let corrupt = |reason: String| Error::corrupt(format!("{record}: {reason}"));
         let [base_field, size_field, ranges_field] = LAYOUT_FIELDS;
-        let non_negative = |field: &str, value: i64| {
-            u64::try_from(value).map_err(|_| corrupt(format!("field {field} is {value}, negative")))
-        };
-        let (base, size) = (
-            non_negative(base_field, base)?,
-            non_negative(size_field, size)?,
-        );
-        let ranges = u32::try_from(ranges).map_err(|_| {
-            corrupt(format!(
-                "field {ranges_field} is {ranges}, expected 0 to {}",
-                u32::MAX
-            ))
-        })?;
+        let base = decode(record, base_field, base, VALUES)?;
+        let size = decode(record, size_field, size, VALUES)?;
+        let ranges = decode(record, ranges_field, ranges, RANGE_NUMBERS)?;
         RangeLayout::new(base, size, ranges)
             .map_err(|reason| corrupt(format!("not a layout: {reason}")))
     }
+}
+
+/// The values of a range record or layout: 0 or more, in a signed 64-bit integer.
+const VALUES: RangeInclusive<i64> = 0..=i64::MAX;
+
+/// The range numbers, and how many ranges a layout has: 0 to `u32::MAX`.
+const RANGE_NUMBERS: RangeInclusive<i64> = 0..=u32::MAX as i64;
+
+/// Field `field` of `record`, read as `value`, as a `T` within `range`: the backends' one
+/// decoder ([`StoredInt::decode`]), its error as the generators' corrupt error.
+fn decode<T: TryFrom<i64>>(
+    record: &str,
+    field: &str,
+    value: i64,
+    range: RangeInclusive<i64>,
+) -> Result<T, Error> {
+    Ok(StoredInt::from(value).decode(record, field, range)?)
 }
 
 #[cfg(test)]
@@ -155,11 +154,11 @@ mod tests {
         );
         assert_eq!(
             message(RangeState::from_stored(row, &SQL, [0, -5, 9])),
-            "the row: field next_value is -5, negative"
+            "the row: field next_value is -5, expected 0 to 9223372036854775807"
         );
         assert_eq!(
             message(RangeState::from_stored(row, &SQL, [0, 5, i64::MIN])),
-            "the row: field max_value is -9223372036854775808, negative"
+            "the row: field max_value is -9223372036854775808, expected 0 to 9223372036854775807"
         );
         assert_eq!(
             message(RangeState::from_stored(row, &SQL, [0, 11, 9])),
@@ -176,8 +175,8 @@ mod tests {
             RangeLayout::new(0, 10, 2).unwrap()
         );
         for (stored, expected) in [
-            ([-1, 10, 2], "field base is -1, negative"),
-            ([0, -10, 2], "field size is -10, negative"),
+            ([-1, 10, 2], "field base is -1, expected 0 to"),
+            ([0, -10, 2], "field size is -10, expected 0 to"),
             ([0, 10, -2], "field ranges is -2, expected 0 to 4294967295"),
             ([0, 10, 1 << 40], "field ranges is 1099511627776, expected"),
             ([0, 0, 2], "not a layout: at least one range"),

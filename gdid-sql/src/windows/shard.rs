@@ -6,7 +6,8 @@
 //! from it, and reading it, or finding no open window while it is there, is an error naming it
 //! (`sqlx::Error::Decode`, the shard's error type).
 
-use gdid_engine::backend::retry;
+use gdid_engine::AuthorityError;
+use gdid_engine::backend::{StoredInt, retry};
 use gdid_engine::windows::{VALUE_MAX, Window, WindowShard};
 use sqlx::AssertSqlSafe;
 
@@ -14,24 +15,28 @@ use crate::error::{is_duplicate_key, is_lost_race};
 use crate::lineage::LineageSql;
 use crate::statement::{sql, with_live_pool};
 use crate::store::{Dialect, SqlStore};
-use crate::stored::{described, integer_guard, integer_in};
+use crate::stored::{described, integer_guard, stored_int};
 use crate::{schema, tables};
 
-fn to_u64(value: i64, what: &str) -> Result<u64, sqlx::Error> {
-    u64::try_from(value).map_err(|_| {
-        sqlx::Error::Decode(format!("{what} is negative ({value}): corrupt window row").into())
-    })
+/// Field `field` of `record` as a window value, 0 or more ([`StoredInt::decode`], the engine's
+/// one decoder), or the shard's error for a corrupt value (`sqlx::Error::Decode`).
+fn window_value(record: &str, field: &str, value: StoredInt) -> Result<u64, sqlx::Error> {
+    value
+        .decode(record, field, 0..=i64::MAX)
+        .map_err(|error| sqlx::Error::Decode(corrupt_row(error).into()))
 }
 
-/// The error for the window row of (`sequence`, `start`) holding what `reason` says.
-fn corrupt_window(sequence: &str, start: i64, reason: &str) -> sqlx::Error {
-    sqlx::Error::Decode(
-        format!(
-            "corrupt row: the gdid_windows row (sequence {sequence:?}, window_start {start}): \
-             {reason}"
-        )
-        .into(),
-    )
+/// A corrupt row's error as the window statements say it: `corrupt row: ` and what is wrong.
+fn corrupt_row(error: AuthorityError) -> String {
+    match error {
+        AuthorityError::Corrupt(reason) => format!("corrupt row: {reason}"),
+        other => format!("corrupt row: {other}"),
+    }
+}
+
+/// How messages name the window row of (`sequence`, `start`) of `table`.
+fn window_row(table: &str, sequence: &str, start: &str) -> String {
+    format!("the {table} row (sequence {sequence:?}, window_start {start})")
 }
 
 /// A window row as it is stored, checked: non-negative, and `start <= next_hi <= end`.
@@ -39,25 +44,28 @@ fn checked_window(
     sequence: &str,
     (start, end, next_hi): (i64, i64, i64),
 ) -> Result<Window, sqlx::Error> {
-    let corrupt = |reason: &str| corrupt_window(sequence, start, reason);
-    let reason = if start < 0 || end < 0 || next_hi < 0 {
-        "a negative value, expected values of 0 or more"
-    } else if start > end {
+    let record = window_row("gdid_windows", sequence, &start.to_string());
+    let window = Window {
+        start: window_value(&record, "window_start", start.into())?,
+        end: window_value(&record, "window_end", end.into())?,
+        next_hi: window_value(&record, "next_hi", next_hi.into())?,
+    };
+    let reason = if window.start > window.end {
         "window_start is after window_end"
-    } else if next_hi < start {
+    } else if window.next_hi < window.start {
         "next_hi is before window_start"
-    } else if next_hi > end {
+    } else if window.next_hi > window.end {
         "next_hi is after window_end"
     } else {
-        return Ok(Window {
-            start: start.unsigned_abs(),
-            end: end.unsigned_abs(),
-            next_hi: next_hi.unsigned_abs(),
-        });
+        return Ok(window);
     };
-    Err(corrupt(&format!(
-        "{reason} (window_start {start}, window_end {end}, next_hi {next_hi})"
-    )))
+    Err(sqlx::Error::Decode(
+        format!(
+            "corrupt row: {record}: {reason} (window_start {start}, window_end {end}, next_hi \
+             {next_hi})"
+        )
+        .into(),
+    ))
 }
 
 /// The first window or claim row of `sequence` holding a value that is not a non-negative
@@ -109,19 +117,18 @@ async fn first_non_integer(store: &SqlStore, sequence: &str) -> Result<(), sqlx:
     let Some((table, key, start, end, next)) = row else {
         return Ok(());
     };
-    let values = 0..=i64::MAX;
-    let reason = integer_in("window_start", start.as_deref(), values.clone())
-        .and_then(|_| integer_in("window_end", end.as_deref(), values.clone()))
-        .and_then(|_| integer_in("next_hi", next.as_deref(), values))
-        .err()
-        .unwrap_or_else(|| "a value that is not a non-negative integer".into());
     let key = key.as_deref().unwrap_or("NULL");
     let key = key.split_once(' ').map_or(key, |(_, value)| value);
+    let record = window_row(&table, sequence, key);
+    for (field, value) in [
+        ("window_start", start),
+        ("window_end", end),
+        ("next_hi", next),
+    ] {
+        window_value(&record, field, stored_int(value.as_deref()))?;
+    }
     Err(sqlx::Error::Decode(
-        format!(
-            "corrupt row: the {table} row (sequence {sequence:?}, window_start {key}): {reason}"
-        )
-        .into(),
+        format!("corrupt row: {record}: a value that is not a non-negative integer").into(),
     ))
 }
 
@@ -219,7 +226,7 @@ impl WindowShard for SqlStore {
             .bind(sequence)
             .fetch_one(pool)
             .await)?;
-        to_u64(high, "window end")
+        window_value("the highest window end", "window_end", high.into())
     }
 
     async fn open_windows(&self, sequence: &str) -> Result<u64, sqlx::Error> {
@@ -231,7 +238,7 @@ impl WindowShard for SqlStore {
             .bind(sequence)
             .fetch_one(pool)
             .await)?;
-        to_u64(count, "count")
+        window_value("the count of open windows", "COUNT(*)", count.into())
     }
 
     async fn windows(&self, sequence: &str) -> Result<Vec<Window>, sqlx::Error> {

@@ -3,7 +3,7 @@
 
 use gdid_core::COUNTER_MAX;
 use gdid_engine::backend::STORED_COUNTER_MAX;
-use gdid_engine::{Authority, AuthorityError};
+use gdid_engine::{Authority, AuthorityError, BLOCK_SIZE_MAX};
 
 use super::{Counters, assert_fails_naming, fresh};
 
@@ -36,6 +36,35 @@ pub async fn the_era_rolls_over_at_counter_max<B: Counters>(backend: &B) {
     );
     let then = authority.allocate(&scope, "s", 10).await.unwrap();
     assert_eq!((then.era(), then.start()), (8, 10), "{store}");
+}
+
+/// The largest block is a whole era, on every store: 2^60 ids from counter 0 of a new era, whose
+/// next counter, 2^60, is the largest a store keeps; the next block starts the era after, and a
+/// size of one more is refused before anything is written.
+pub async fn the_largest_block_is_a_whole_era<B: Counters>(backend: &B) {
+    let store = backend.store();
+    let authority = backend.connect(&backend.place(2).await, 2).await;
+    let scope = fresh("whole_era");
+    let whole = authority.allocate(&scope, "s", BLOCK_SIZE_MAX).await;
+    let whole = whole.unwrap_or_else(|e| panic!("{store}: {e}"));
+    assert_eq!(
+        (whole.era(), whole.start(), whole.last().counter()),
+        (1, 0, COUNTER_MAX),
+        "{store}"
+    );
+    let stored = backend.counter_text(&authority, &scope, "s").await;
+    let refused = authority.allocate(&scope, "s", BLOCK_SIZE_MAX + 1).await;
+    assert!(
+        matches!(refused, Err(AuthorityError::InvalidSize(_))),
+        "{store}: {refused:?}"
+    );
+    assert_eq!(
+        backend.counter_text(&authority, &scope, "s").await,
+        stored,
+        "{store}: a refused size moved the counter"
+    );
+    let after = authority.allocate(&scope, "s", 1).await.unwrap();
+    assert_eq!((after.era(), after.start()), (2, 0), "{store}");
 }
 
 /// A counter whose era is past the last one (`u32::MAX`) is exhausted, whatever the era holds:

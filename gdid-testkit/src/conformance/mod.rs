@@ -310,6 +310,7 @@ macro_rules! __conformance_group {
     (counters, $open:expr) => {
         $crate::__conformance_cases!(counters, $open;
             the_era_rolls_over_at_counter_max,
+            the_largest_block_is_a_whole_era,
             an_era_past_the_last_is_exhausted_and_left_as_it_is,
             a_corrupt_counter_stays_corrupt_and_names_its_field);
     };

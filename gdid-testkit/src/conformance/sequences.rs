@@ -131,6 +131,9 @@ pub async fn a_floor_raised_while_allocating_is_never_crossed<B: Sequences>(back
                         after_floor += 1;
                     }
                     blocks.push(block);
+                    // A store that answers without waiting (memory) would hold this worker for
+                    // good, and the timer the floor's task sleeps on with it.
+                    tokio::task::yield_now().await;
                 }
                 blocks
             }));
