@@ -16,17 +16,19 @@
 //! The workspace's conformance suite (gdid-testkit, not published) runs every one of these rules
 //! against each backend's real store.
 
+mod counter_row;
+pub(crate) mod counter_store;
 pub mod lineage;
 pub mod numbering;
 pub mod retry;
 
 pub use crate::authority::{BoxFuture, validate_name};
-pub use crate::counter::CounterRow;
-pub use crate::counter_store::{
+pub use crate::error::DriverError;
+pub use crate::ranges::{LAYOUT_FIELDS, RangeFields, RangeState, RangeStore};
+pub use counter_row::CounterRow;
+pub use counter_store::{
     ADVANCED_ERA, Allocations, CounterFields, CounterKey, CounterStart, CounterStore, FieldError,
     Numbering, STORED_AUTHORITY, STORED_COUNTER_MAX, STORED_ERA, STORED_NEXT, StoredCounter,
     StoredInt, check_spelling, counter_values, floor_of, give_back, in_record, raise_floor,
     reserve, stored_size,
 };
-pub use crate::error::DriverError;
-pub use crate::ranges::{LAYOUT_FIELDS, RangeFields, RangeState, RangeStore};

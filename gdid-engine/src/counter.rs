@@ -2,27 +2,9 @@
 //! `u64` incremented in the store for every id (1, 2, 3, …), continuous and monotonic, one round
 //! trip per id. The rule is kept here once; a backend supplies [`CounterRow`].
 
-use std::future::Future;
-
-use super::authority::Block;
-use super::error::AuthorityError;
+use super::backend::CounterRow;
 use super::generator_error::Error;
 use super::id_generator::{IdBatch, IdGenerator};
-
-/// The store operation behind a [`OneAtATime`] counter.
-pub trait CounterRow: Send + Sync {
-    /// Reserves `n` consecutive values of the counter of (scope, sequence), durably, in one
-    /// atomic step. The counter is the store's, not an authority's: its row is keyed
-    /// [`COUNTER_KEY`](crate::backend::numbering::COUNTER_KEY) whatever the store's authority
-    /// number, and a missing row starts after the sequence's other rows (a counter made before it
-    /// was keyed 0 goes on from where it was).
-    fn reserve_counter(
-        &self,
-        scope: &str,
-        sequence: &str,
-        n: u64,
-    ) -> impl Future<Output = Result<Block, AuthorityError>> + Send;
-}
 
 /// A `u64` counter incremented in the store for every id: continuous (1, 2, 3, …) and monotonic,
 /// correct under any concurrency, one round trip per id. Values past 2^60 are refused
@@ -90,6 +72,8 @@ impl<S: CounterRow> IdGenerator for OneAtATime<S> {
 mod tests {
     use super::*;
     use crate::ErrorDetail;
+    use crate::authority::Block;
+    use crate::error::AuthorityError;
 
     /// A counter row that hands out what it is told to.
     struct Scripted(Block);

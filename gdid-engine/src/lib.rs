@@ -65,7 +65,6 @@ mod block_generator;
 mod coalesce;
 mod config;
 mod counter;
-mod counter_store;
 pub mod durability;
 mod error;
 #[cfg(any(test, feature = "testing"))]

@@ -8,11 +8,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::authority::{BoxFuture, CounterState};
-use super::counter_store::{
+use super::error::AuthorityError;
+use crate::backend::counter_store::{
     ADVANCED_ERA, Allocations, CounterFields, CounterKey, CounterStart, CounterStore, Numbering,
     STORED_NEXT, StoredCounter, StoredInt, counter_values, raise_floor,
 };
-use super::error::AuthorityError;
 use crate::backend::numbering::{NumberCheck, NumberRecord};
 use gdid_core::AUTHORITY_MAX;
 

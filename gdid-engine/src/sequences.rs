@@ -18,11 +18,11 @@
 
 use std::time::Duration;
 
-use super::counter_store::{
+use super::error::AuthorityError;
+use crate::backend::counter_store::{
     CounterFields, CounterKey, CounterStore, STORED_AUTHORITY, StoredCounter, StoredInt,
     counter_values,
 };
-use super::error::AuthorityError;
 use crate::backend::numbering::COUNTER_KEY;
 use gdid_core::Gdid;
 

@@ -5,7 +5,7 @@
 use std::ops::RangeInclusive;
 
 use super::{RangeLayout, RangeState};
-use crate::counter_store::StoredInt;
+use crate::backend::counter_store::StoredInt;
 use crate::generator_error::Error;
 
 /// How a store names the fields of a range record, for messages.

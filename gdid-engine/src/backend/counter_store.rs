@@ -10,12 +10,12 @@ use std::future::Future;
 use std::ops::RangeInclusive;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::authority::{Authority, Block, CounterState, validate_names};
-use super::counter::CounterRow;
-use super::error::{AuthorityError, InvalidName, NameKind};
-use crate::backend::lineage::{CLOCKS_APART_MAX_SECS, FENCE_MIN_INTERVAL_SECS, Lineage};
-use crate::backend::numbering::{COUNTER_KEY, NumberCheck, NumberRecord};
-use crate::backend::retry;
+use super::counter_row::CounterRow;
+use super::lineage::{CLOCKS_APART_MAX_SECS, FENCE_MIN_INTERVAL_SECS, Lineage};
+use super::numbering::{COUNTER_KEY, NumberCheck, NumberRecord};
+use super::retry;
+use crate::authority::{Authority, Block, CounterState, validate_names};
+use crate::error::{AuthorityError, InvalidName, NameKind};
 use gdid_core::Gdid;
 
 /// `COUNTER_MAX` as a store holds it (signed 64-bit: SQL `BIGINT`, BSON `Int64`).
@@ -103,7 +103,7 @@ pub struct StoredCounter {
 /// What the conditional write ([`CounterStore::advance`]) records of the allocation it makes,
 /// beside the new era and counter: its time (milliseconds since the Unix epoch, by the clock of
 /// the process that allocates), the time of the allocation before it, and its size. Nothing
-/// depends on them but the statistics of `gdid sequences` ([`sequences`](super::sequences)).
+/// depends on them but the statistics of `gdid sequences` ([`sequences`](crate::sequences)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Allocations {
     /// The time of this allocation, in milliseconds since the Unix epoch.
@@ -758,7 +758,7 @@ pub async fn give_back<S: CounterStore>(
 }
 
 /// Checks that `tail` may go back to the record of `key`: the names of `key`
-/// ([`validate_names`](super::authority::validate_names)), and a tail of `key`'s authority.
+/// ([`validate_names`](crate::authority::validate_names)), and a tail of `key`'s authority.
 fn check_tail(key: &CounterKey<'_>, tail: &Block) -> Result<(), AuthorityError> {
     validate_names(key.scope, key.sequence)?;
     if tail.authority() != key.key {
