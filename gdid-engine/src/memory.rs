@@ -314,7 +314,7 @@ impl CounterStore for MemoryAuthority {
         next: "next",
     };
 
-    type Record = MemoryStore;
+    type Numbers = MemoryStore;
 
     fn numbering(&self) -> &Numbering<MemoryStore> {
         &self.numbering

@@ -1,6 +1,6 @@
 //! [`MongoAuthority`]: a GDID authority whose counters are MongoDB documents.
 
-use bson::{Bson, Document, RawDocument, doc};
+use bson::{Document, RawDocument, doc};
 use gdid_core::AUTHORITY_MAX;
 #[cfg(doc)]
 use gdid_engine::Authority;
@@ -244,7 +244,7 @@ fn sibling_document(raw: &RawDocument) -> Result<(String, Document), AuthorityEr
 impl CounterStore for MongoAuthority {
     const FIELDS: CounterFields = FIELDS;
 
-    type Record = MongoNumberRecord;
+    type Numbers = MongoNumberRecord;
 
     fn numbering(&self) -> &Numbering<MongoNumberRecord> {
         &self.numbering

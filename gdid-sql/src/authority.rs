@@ -176,7 +176,7 @@ type Counters<T> = Result<T, AuthorityError>;
 impl CounterStore for SqlAuthority {
     const FIELDS: CounterFields = counters::FIELDS;
 
-    type Record = SqlNumberRecord;
+    type Numbers = SqlNumberRecord;
 
     fn numbering(&self) -> &Numbering<SqlNumberRecord> {
         &self.numbering

@@ -348,10 +348,10 @@ pub trait CounterStore: Send + Sync + 'static {
     const FIELDS: CounterFields;
 
     /// Where the store records its authority number.
-    type Record: NumberRecord;
+    type Numbers: NumberRecord;
 
     /// The store's authority number, its record and its label.
-    fn numbering(&self) -> &Numbering<Self::Record>;
+    fn numbering(&self) -> &Numbering<Self::Numbers>;
 
     /// How messages name the record of `key`: `the gdid_counters row (authority 1, …)`.
     fn record_name(&self, key: &CounterKey<'_>) -> String;
