@@ -1,6 +1,6 @@
 //! [`MongoAuthority`]: a GDID authority whose counters are MongoDB documents.
 
-use bson::{Bson, Document, RawDocument, doc};
+use bson::{Document, RawDocument, doc};
 use gdid_core::AUTHORITY_MAX;
 #[cfg(doc)]
 use gdid_engine::Authority;
@@ -15,6 +15,7 @@ use gdid_engine::{
 use mongodb::options::{ReturnDocument, WriteConcern};
 use mongodb::{Collection, Database};
 
+use crate::cursor::stored_int;
 use crate::durability::{collection_with_concern, durable};
 use crate::error::{Error, driver_error};
 use crate::numbering::MongoNumberRecord;
@@ -200,16 +201,6 @@ fn valid_counter(id: &str) -> Document {
             "$gte": STORED_NEXT.start(),
             "$lte": STORED_NEXT.end(),
         },
-    }
-}
-
-/// An integer field of a document as the engine reads stored integers.
-pub(crate) fn stored_int(document: &Document, field: &str) -> StoredInt {
-    match document.get(field) {
-        Some(Bson::Int64(v)) => StoredInt::Integer(*v),
-        Some(Bson::Int32(v)) => StoredInt::Integer(i64::from(*v)),
-        Some(other) => StoredInt::Other(format!("{other} (a {:?})", other.element_type())),
-        None => StoredInt::Missing,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Reading what a query finds.
 
-use bson::Document;
+use bson::{Bson, Document};
+use gdid_engine::backend::StoredInt;
 use mongodb::Cursor;
 use mongodb::error::Error;
 
@@ -18,4 +19,15 @@ pub(crate) async fn find_all(
         documents.push(cursor.deserialize_current()?);
     }
     Ok(documents)
+}
+
+/// An integer field of a found document as the engine reads stored integers (and decodes them:
+/// `StoredInt::decode`).
+pub(crate) fn stored_int(document: &Document, field: &str) -> StoredInt {
+    match document.get(field) {
+        Some(Bson::Int64(v)) => StoredInt::Integer(*v),
+        Some(Bson::Int32(v)) => StoredInt::Integer(i64::from(*v)),
+        Some(other) => StoredInt::Other(format!("{other} (a {:?})", other.element_type())),
+        None => StoredInt::Missing,
+    }
 }

@@ -14,8 +14,7 @@ use gdid_engine::backend::numbering::{COUNTER_KEY, NumberRecord};
 use gdid_engine::{AuthorityError, backend::BoxFuture};
 use mongodb::{Collection, Database};
 
-use crate::authority::stored_int;
-use crate::cursor::find_all;
+use crate::cursor::{find_all, stored_int};
 use crate::durability::{collection_with_concern, durable};
 use crate::error::Driver;
 

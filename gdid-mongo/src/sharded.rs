@@ -22,8 +22,7 @@ use gdid_engine::{
 use mongodb::options::ReturnDocument;
 use mongodb::{Collection, Database};
 
-use crate::authority::stored_int;
-use crate::cursor::find_all;
+use crate::cursor::{find_all, stored_int};
 use crate::durability::{collection_with_concern, durable};
 use crate::error::Driver;
 use crate::unique::{is_duplicate_key, is_type_mismatch};

@@ -24,7 +24,7 @@ use gdid_engine::windows::{self, Window, WindowShard};
 use mongodb::options::{ReturnDocument, WriteConcern};
 use mongodb::{Collection, Database, IndexModel};
 
-use crate::authority::stored_int;
+use crate::cursor::stored_int;
 use crate::durability::{collection_with_concern, durable};
 use crate::unique::{is_duplicate_key, is_type_mismatch};
 
