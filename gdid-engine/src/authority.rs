@@ -18,8 +18,9 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// larger block would not fit in one era. [`Block::check_size`] is the one check of it.
 pub const BLOCK_SIZE_MAX: u64 = COUNTER_MAX + 1;
 
-/// The rule of block sizes as every message says it ([`AuthorityError::InvalidSize`] and the
-/// generators' count errors).
+/// The rule of block sizes as every message says it: the generators' count errors, and
+/// [`AuthorityError::InvalidSize`], whose message spells it out (error.rs is below this module)
+/// and is held to it by a test.
 pub(crate) const BLOCK_SIZES: &str = "a block holds 1 to 2^60 ids";
 
 /// Consecutive counters `start .. start + len` of one era, reserved from one authority.
@@ -637,6 +638,20 @@ mod tests {
             Block::reserved_before(2, 0, 5, 10),
             Err(AuthorityError::Corrupt(_))
         ));
+    }
+
+    #[test]
+    fn every_size_error_says_the_one_rule() {
+        for size in [0, BLOCK_SIZE_MAX + 1, u64::MAX] {
+            let error = Block::check_size(size).unwrap_err();
+            assert!(matches!(error, AuthorityError::InvalidSize(s) if s == size));
+            assert_eq!(
+                error.to_string(),
+                format!("invalid block size {size}: {BLOCK_SIZES}")
+            );
+        }
+        assert_eq!(Block::check_size(1).unwrap(), 1);
+        assert_eq!(Block::check_size(BLOCK_SIZE_MAX).unwrap(), BLOCK_SIZE_MAX);
     }
 
     #[test]

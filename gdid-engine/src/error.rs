@@ -78,7 +78,7 @@ pub enum AuthorityError {
     InvalidName(#[from] InvalidName),
     /// A block size of 0, or above [`BLOCK_SIZE_MAX`](crate::BLOCK_SIZE_MAX)
     /// ([`Block::check_size`](crate::Block::check_size)).
-    #[error("invalid block size {size}: {rule}", size = .0, rule = crate::authority::BLOCK_SIZES)]
+    #[error("invalid block size {0}: a block holds 1 to 2^60 ids")]
     InvalidSize(u64),
     /// Era `u32::MAX` is used up: the sequence can issue no more ids.
     #[error("the sequence is exhausted: era 4294967295 is used up")]
