@@ -27,7 +27,7 @@ use super::per_thread::{Current, PerThread};
 use super::segment::{Segment, Slot};
 use super::sizing::RateEstimator;
 use super::sync::{Mutex, MutexGuard};
-use gdid_core::{COUNTER_MAX, Gdid};
+use gdid_core::Gdid;
 
 pub use builder::BlockGeneratorBuilder;
 
@@ -336,14 +336,9 @@ impl IdGenerator for BlockGenerator {
     }
 }
 
+/// A call takes what one block can hold: the one block-size rule ([`Block::check_size`]).
 fn check_count(n: u64) -> Result<(), Error> {
-    if n == 0 {
-        return Err(Error::invalid_count(n, "ask for at least one id"));
-    }
-    if n > COUNTER_MAX + 1 {
-        return Err(Error::invalid_count(n, "at most 2^60 ids in one call"));
-    }
-    Ok(())
+    Block::check_size(n).map(drop).map_err(Error::from)
 }
 
 impl Inner {
