@@ -29,7 +29,7 @@ mod article {
 
     #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
     #[sea_orm(table_name = "gdid_example_articles")]
-    pub struct Model {
+    pub(crate) struct Model {
         /// Issued by the application from a block of GDIDs, never by the database.
         #[sea_orm(primary_key, auto_increment = false)]
         pub id: Gdid,
@@ -39,7 +39,7 @@ mod article {
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
-    pub enum Relation {}
+    pub(crate) enum Relation {}
 
     impl ActiveModelBehavior for ActiveModel {}
 }

@@ -12,7 +12,7 @@ use crate::store::DEFAULT_STORE;
 
 /// The arguments of `gdid agent`.
 #[derive(Debug, clap::Args)]
-pub struct AgentArgs {
+pub(crate) struct AgentArgs {
     /// The shards: SQL stores (sqlite:PATH, mysql://…, postgres://…) or MongoDB stores
     /// (mongodb://…), not both; the same ones `gdid next --strategy window` is given.
     #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE,
@@ -39,7 +39,7 @@ pub struct AgentArgs {
 
 /// Why `gdid agent` stopped.
 #[derive(Debug, thiserror::Error)]
-pub enum AgentFailure {
+pub(crate) enum AgentFailure {
     /// The arguments cannot work (exit status 2).
     #[error("{0}")]
     BadInput(String),
@@ -56,7 +56,7 @@ pub enum AgentFailure {
 
 impl AgentFailure {
     /// Whether the caller's arguments are at fault (exit status 2, else 1).
-    pub fn is_bad_input(&self) -> bool {
+    pub(crate) fn is_bad_input(&self) -> bool {
         match self {
             AgentFailure::BadInput(_) => true,
             AgentFailure::Store(e) => crate::issuer::is_bad_store_input(e),
@@ -121,7 +121,7 @@ impl AgentArgs {
 }
 
 /// Runs `gdid agent`.
-pub async fn run(args: AgentArgs) -> Result<(), AgentFailure> {
+pub(crate) async fn run(args: AgentArgs) -> Result<(), AgentFailure> {
     let watch = args.check()?;
     let sequences: Vec<&str> = args.sequences.iter().map(String::as_str).collect();
     // Every store a shard labelled by its URL (without the password), prepared.

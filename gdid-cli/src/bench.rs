@@ -15,7 +15,7 @@ use crate::issuer::{IssueArgs, Issuer, Strategy};
 
 /// The arguments of `gdid bench`.
 #[derive(Debug, clap::Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     #[command(flatten)]
     pub issue: IssueArgs,
     /// Tasks calling `next_id` at once, on as many worker threads.
@@ -38,7 +38,7 @@ const MAX_THREADS: usize = 1_024;
 
 impl BenchArgs {
     /// `--threads`, checked before a runtime of that many threads is built.
-    pub fn threads(&self) -> Result<usize, String> {
+    pub(crate) fn threads(&self) -> Result<usize, String> {
         match self.threads {
             1..=MAX_THREADS => Ok(self.threads),
             n => Err(format!("--threads {n}: give 1 to {MAX_THREADS}")),
@@ -46,7 +46,7 @@ impl BenchArgs {
     }
 
     /// `--seconds` as a duration.
-    pub fn duration(&self) -> Result<Duration, String> {
+    pub(crate) fn duration(&self) -> Result<Duration, String> {
         Duration::try_from_secs_f64(self.seconds)
             .ok()
             .filter(|d| !d.is_zero())
@@ -56,7 +56,7 @@ impl BenchArgs {
 
 /// Why a benchmark stopped early (exit status 1).
 #[derive(Debug, thiserror::Error)]
-pub enum BenchFailure {
+pub(crate) enum BenchFailure {
     /// `next_id` failed: the first error, and how many calls failed before every task stopped.
     #[error("next_id failed after {ids} id(s) ({errors} failed call(s) in all): {first}")]
     Generator {
@@ -77,7 +77,7 @@ pub enum BenchFailure {
 
 /// What a run measured.
 #[derive(Debug)]
-pub struct Measurement {
+pub(crate) struct Measurement {
     /// Ids issued.
     pub ids: u64,
     /// From the start of the first call to the end of the last.
@@ -103,7 +103,7 @@ struct Shared {
 
 /// Calls `next_id` from `threads` tasks for `duration`, showing a progress bar on stderr when it
 /// is a terminal.
-pub async fn measure(
+pub(crate) async fn measure(
     issuer: &Issuer,
     threads: usize,
     duration: Duration,
@@ -228,7 +228,7 @@ fn show_progress(counters: &[Arc<Counter>], shared: &Shared, start: Instant, dur
 
 /// What `gdid bench` prints.
 #[derive(Debug)]
-pub struct Report<'a> {
+pub(crate) struct Report<'a> {
     /// `--strategy`.
     pub strategy: Strategy,
     /// The stores, without their passwords; none for a strategy that uses no store.
@@ -266,7 +266,7 @@ impl Report<'_> {
     }
 
     /// One `name value` line per figure.
-    pub fn write_table(&self, out: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn write_table(&self, out: &mut impl Write) -> io::Result<()> {
         let m = self.measurement;
         let mut rows = vec![
             ("strategy", self.strategy.name()),
@@ -287,7 +287,7 @@ impl Report<'_> {
     }
 
     /// One JSON object; latencies in nanoseconds.
-    pub fn write_json(&self, out: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn write_json(&self, out: &mut impl Write) -> io::Result<()> {
         let m = self.measurement;
         let mut latency = serde_json::Map::new();
         for (_, name, quantile) in QUANTILES {

@@ -9,7 +9,7 @@ use crate::store::{DEFAULT_STORE, StoreUrl};
 
 /// `gdid check …`.
 #[derive(Debug, clap::Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// The store: sqlite:PATH, mysql://…, postgres://…, mongodb://…; several: each is checked.
     #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE, value_parser = StoreUrl)]
     stores: Vec<String>,
@@ -20,7 +20,7 @@ pub struct CheckArgs {
 
 /// Why `gdid check` failed.
 #[derive(Debug, thiserror::Error)]
-pub enum CheckFailure {
+pub(crate) enum CheckFailure {
     /// A store could not be reached or asked (exit status 1; 2 for a bad URL).
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -35,7 +35,7 @@ pub enum CheckFailure {
 
 impl CheckFailure {
     /// Whether it is the caller's doing (exit status 2): a URL the `gdid` crate refuses.
-    pub fn is_bad_input(&self) -> bool {
+    pub(crate) fn is_bad_input(&self) -> bool {
         match self {
             CheckFailure::Store(e) => crate::issuer::is_bad_store_input(e),
             CheckFailure::AtRisk(_) | CheckFailure::Output(_) => false,
@@ -45,7 +45,7 @@ impl CheckFailure {
 
 /// Checks every store of `args`, printing each report to `out`; `Err(AtRisk)` names every
 /// setting that is not safe.
-pub async fn run(args: &CheckArgs, out: &mut impl Write) -> Result<(), CheckFailure> {
+pub(crate) async fn run(args: &CheckArgs, out: &mut impl Write) -> Result<(), CheckFailure> {
     let mut reports = Vec::with_capacity(args.stores.len());
     for url in &args.stores {
         let report = Store::options().check(url).await?;

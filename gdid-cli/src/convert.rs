@@ -6,7 +6,7 @@ use crate::form::{self, BadValue, InputForm, OutputForm};
 
 /// What a conversion run did.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct Converted {
+pub(crate) struct Converted {
     /// Values converted and written.
     pub written: u64,
     /// Values refused (each reported on stderr).
@@ -15,7 +15,7 @@ pub struct Converted {
 
 /// Converts each value, writing one line to `out` per good value and one line to `errors` per bad
 /// one (with its line number when read from a stream); goes on after a bad value.
-pub fn convert(
+pub(crate) fn convert(
     values: impl IntoIterator<Item = io::Result<String>>,
     from: InputForm,
     to: OutputForm,
@@ -51,7 +51,7 @@ pub fn convert(
 }
 
 /// The values of the command line, or else stdin's lines.
-pub fn values(arguments: Vec<String>) -> Box<dyn Iterator<Item = io::Result<String>>> {
+pub(crate) fn values(arguments: Vec<String>) -> Box<dyn Iterator<Item = io::Result<String>>> {
     if arguments.is_empty() {
         Box::new(io::stdin().lock().lines())
     } else {

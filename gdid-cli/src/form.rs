@@ -7,7 +7,7 @@ use gdid::Gdid;
 
 /// The forms a value on the command line can be given in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum InputForm {
+pub(crate) enum InputForm {
     /// `era:authority:counter` or 24 hex digits (optionally `0x`).
     Text,
     /// The 12-byte form, as 24 hex digits.
@@ -37,7 +37,7 @@ impl fmt::Display for InputForm {
 
 /// The forms an id can be written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputForm {
+pub(crate) enum OutputForm {
     /// `era:authority:counter`.
     Text,
     /// 24 lowercase hex digits.
@@ -53,10 +53,10 @@ pub enum OutputForm {
 }
 
 /// The seed `gdid` spells ELinks with: fixed, so that the same id always prints the same link.
-pub const ELINK_SEED: u8 = 0;
+pub(crate) const ELINK_SEED: u8 = 0;
 
 /// `id` in `form`, as `read` reads it back.
-pub fn write(form: OutputForm, id: Gdid) -> String {
+pub(crate) fn write(form: OutputForm, id: Gdid) -> String {
     match form {
         OutputForm::Text => id.to_string(),
         OutputForm::Hex => format!("{id:x}"),
@@ -77,7 +77,7 @@ pub fn write(form: OutputForm, id: Gdid) -> String {
 /// A value that is not a GDID in the form it was said to be in.
 #[derive(Debug, thiserror::Error)]
 #[error("invalid {form} value {input:?}: {reason}")]
-pub struct BadValue {
+pub(crate) struct BadValue {
     /// The form the value was read as.
     pub form: InputForm,
     /// The value as given.
@@ -87,7 +87,7 @@ pub struct BadValue {
 }
 
 /// Reads `input` as a GDID in `form`.
-pub fn read(form: InputForm, input: &str) -> Result<Gdid, BadValue> {
+pub(crate) fn read(form: InputForm, input: &str) -> Result<Gdid, BadValue> {
     let bad = |reason: String| BadValue {
         form,
         input: input.to_owned(),

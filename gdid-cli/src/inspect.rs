@@ -9,7 +9,7 @@ use crate::form::{self, OutputForm};
 
 /// Every field and form of an id, in the order `--json` prints them.
 #[derive(Debug, Serialize)]
-pub struct Inspection {
+pub(crate) struct Inspection {
     era: u32,
     authority: u8,
     counter: u64,
@@ -24,7 +24,7 @@ pub struct Inspection {
 
 impl Inspection {
     /// Computes every form of `id`.
-    pub fn of(id: Gdid) -> Self {
+    pub(crate) fn of(id: Gdid) -> Self {
         Inspection {
             era: id.era(),
             authority: id.authority(),
@@ -39,13 +39,13 @@ impl Inspection {
     }
 
     /// Writes one JSON object on one line.
-    pub fn write_json(&self, out: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn write_json(&self, out: &mut impl Write) -> io::Result<()> {
         serde_json::to_writer(&mut *out, self)?;
         writeln!(out)
     }
 
     /// Writes a readable table of the fields and forms.
-    pub fn write_table(&self, out: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn write_table(&self, out: &mut impl Write) -> io::Result<()> {
         let spaced = |hex: &str| {
             hex.as_bytes()
                 .chunks(2)

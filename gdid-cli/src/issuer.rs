@@ -16,7 +16,7 @@ use crate::store::DEFAULT_STORE;
 
 /// How ids are issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Strategy {
+pub(crate) enum Strategy {
     /// GDIDs from blocks of each store's counter (one authority per store, failover in order).
     Gdid,
     /// 1, 2, 3…: one round trip per id on the first store.
@@ -35,7 +35,7 @@ pub enum Strategy {
 
 /// What `gdid next` and `gdid bench` share: where ids come from and how they are issued.
 #[derive(Debug, clap::Args)]
-pub struct IssueArgs {
+pub(crate) struct IssueArgs {
     /// The store: sqlite:PATH, mysql://…, postgres://…, mongodb://… or memory. Several: one
     /// authority each (`--strategy gdid`), failing over in the order given, or one shard each
     /// (`--strategy window`).
@@ -72,7 +72,11 @@ impl IssueArgs {
     /// # Errors
     ///
     /// A message when the `--authority` numbers do not fit the stores.
-    pub fn settings(&self, sequence: String, needed: Option<u64>) -> Result<Settings, String> {
+    pub(crate) fn settings(
+        &self,
+        sequence: String,
+        needed: Option<u64>,
+    ) -> Result<Settings, String> {
         Ok(Settings {
             needed,
             authorities: authority_numbers(self.stores.len(), &self.authorities)?,
@@ -85,7 +89,7 @@ impl IssueArgs {
     }
 
     /// The stores, without their passwords; none for a strategy that uses no store.
-    pub fn labels(&self) -> Vec<String> {
+    pub(crate) fn labels(&self) -> Vec<String> {
         if self.strategy.needs_store() {
             self.stores
                 .iter()
@@ -119,7 +123,7 @@ fn authority_numbers(stores: usize, given: &[u8]) -> Result<Vec<Option<u8>>, Str
 
 /// What a strategy needs besides the stores.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     /// How many ids the command takes at most, if it knows (`gdid next --count`): no block is
     /// larger, so a process killed midway loses at most that many values to the gap.
     pub needed: Option<u64>,
@@ -139,7 +143,7 @@ pub struct Settings {
 
 /// An id of any strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Issued {
+pub(crate) enum Issued {
     /// A GDID.
     Gdid(Gdid),
     /// A number (counters, ranges, windows, random).
@@ -163,7 +167,7 @@ impl fmt::Display for Issued {
 
 /// The generator of a strategy, whatever its id type.
 #[derive(Clone)]
-pub enum Issuer {
+pub(crate) enum Issuer {
     /// GDIDs.
     Gdid(SharedIdGenerator<Gdid>),
     /// Numbers.
@@ -187,7 +191,7 @@ impl fmt::Debug for Issuer {
 
 impl Issuer {
     /// One id.
-    pub async fn next_id(&self) -> Result<Issued, Error> {
+    pub(crate) async fn next_id(&self) -> Result<Issued, Error> {
         Ok(match self {
             Issuer::Gdid(ids) => Issued::Gdid(ids.next_id().await?),
             Issuer::Number(ids) => Issued::Number(ids.next_id().await?),
@@ -198,7 +202,7 @@ impl Issuer {
 
     /// Stops issuing, giving the ids reserved and not issued back to the store where the
     /// strategy can: how many went back.
-    pub async fn close(&self) -> Result<u64, Error> {
+    pub(crate) async fn close(&self) -> Result<u64, Error> {
         match self {
             Issuer::Gdid(ids) => ids.close().await,
             Issuer::Number(ids) => ids.close().await,
@@ -208,7 +212,7 @@ impl Issuer {
     }
 
     /// `n` ids, all issued before this returns.
-    pub async fn next_ids(&self, n: u64) -> Result<Vec<Issued>, Error> {
+    pub(crate) async fn next_ids(&self, n: u64) -> Result<Vec<Issued>, Error> {
         Ok(match self {
             Issuer::Gdid(ids) => ids.next_ids(n).await?.iter().map(Issued::Gdid).collect(),
             Issuer::Number(ids) => ids.next_ids(n).await?.iter().map(Issued::Number).collect(),
@@ -226,14 +230,14 @@ impl Issuer {
 /// A strategy that cannot run on the stores given (exit status 2).
 #[derive(Debug, thiserror::Error)]
 #[error("--strategy {strategy}: {reason}")]
-pub struct Unsuitable {
+pub(crate) struct Unsuitable {
     strategy: String,
     reason: String,
 }
 
 /// Why no issuer could be built.
 #[derive(Debug, thiserror::Error)]
-pub enum BuildError {
+pub(crate) enum BuildError {
     /// The strategy and the stores or settings do not fit together.
     #[error(transparent)]
     Unsuitable(#[from] Unsuitable),
@@ -250,7 +254,7 @@ pub enum BuildError {
 impl BuildError {
     /// Whether no retry will help (exit status 2, else 1): the arguments are at fault, or a
     /// store must be repaired first ([`Recourse::is_lasting`](gdid::engine::Recourse::is_lasting)).
-    pub fn is_bad_input(&self) -> bool {
+    pub(crate) fn is_bad_input(&self) -> bool {
         match self {
             BuildError::Unsuitable(_) => true,
             BuildError::Generator(e) => is_bad_input(e),
@@ -263,20 +267,20 @@ impl BuildError {
 /// configuration is at fault (a name, a count, a setting), or every authority refused until an
 /// operator acts (a corrupt record, an exhausted sequence, a store that is another authority or
 /// was switched): the one decision of [`ErrorKind::recourse`](gdid::engine::ErrorKind::recourse).
-pub fn is_bad_input(e: &Error) -> bool {
+pub(crate) fn is_bad_input(e: &Error) -> bool {
     e.recourse().is_lasting()
 }
 
 /// Whether no retry will help a store's error (exit status 2), by the same decision: a URL, a
 /// number, a store that is another authority than asked, a strategy the store cannot keep, a
 /// bad name or layout, an agent setting, or a store to repair.
-pub fn is_bad_store_input(e: &StoreError) -> bool {
+pub(crate) fn is_bad_store_input(e: &StoreError) -> bool {
     e.recourse().is_lasting()
 }
 
 impl Strategy {
     /// Whether it keeps anything in a store (the others make ids in this process).
-    pub fn needs_store(self) -> bool {
+    pub(crate) fn needs_store(self) -> bool {
         !matches!(
             self,
             Strategy::Random | Strategy::UuidV7 | Strategy::ObjectId
@@ -284,7 +288,7 @@ impl Strategy {
     }
 
     /// The name on the command line.
-    pub fn name(self) -> String {
+    pub(crate) fn name(self) -> String {
         self.to_possible_value()
             .map_or_else(String::new, |v| v.get_name().to_owned())
     }
@@ -298,7 +302,11 @@ impl Strategy {
 
     /// The generator of this strategy over the stores of `urls` (one store or more, in
     /// preference order), creating the tables or documents it needs.
-    pub async fn build(self, urls: &[String], settings: &Settings) -> Result<Issuer, BuildError> {
+    pub(crate) async fn build(
+        self,
+        urls: &[String],
+        settings: &Settings,
+    ) -> Result<Issuer, BuildError> {
         let first = urls.first().ok_or_else(|| self.unsuitable("no store"))?;
         if self != Strategy::Gdid && settings.authorities.iter().any(Option::is_some) {
             // Only GDIDs carry an authority number: no other strategy reads or records one.

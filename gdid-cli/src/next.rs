@@ -15,7 +15,7 @@ const BATCH: u64 = 1_000;
 
 /// How `gdid next` prints each id.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// GDIDs as `era:authority:counter`; numbers in decimal; UUIDs hyphenated; ObjectIds in hex.
     #[default]
     Text,
@@ -31,11 +31,11 @@ pub enum Format {
 /// A format the strategy's ids do not have.
 #[derive(Debug, thiserror::Error)]
 #[error("--format compact is a form of GDIDs: --strategy {} issues other ids", .0.name())]
-pub struct NoSuchForm(pub Strategy);
+pub(crate) struct NoSuchForm(pub Strategy);
 
 impl Format {
     /// Checks, before anything is issued, that ids of `strategy` can be printed so.
-    pub fn check(self, strategy: Strategy) -> Result<(), NoSuchForm> {
+    pub(crate) fn check(self, strategy: Strategy) -> Result<(), NoSuchForm> {
         if self == Format::Compact && strategy != Strategy::Gdid {
             return Err(NoSuchForm(strategy));
         }
@@ -43,7 +43,7 @@ impl Format {
     }
 
     /// Writes `id` and a newline.
-    pub fn write(self, id: Issued, out: &mut impl Write) -> io::Result<()> {
+    pub(crate) fn write(self, id: Issued, out: &mut impl Write) -> io::Result<()> {
         match (self, id) {
             (Format::Text, id) => writeln!(out, "{id}"),
             (Format::Hex, Issued::Gdid(id)) => writeln!(out, "{id:x}"),
@@ -64,7 +64,7 @@ impl Format {
 
 /// Why `gdid next` stopped.
 #[derive(Debug, thiserror::Error)]
-pub enum NextError {
+pub(crate) enum NextError {
     /// The generator gave no id.
     #[error(transparent)]
     Generator(#[from] gdid::engine::Error),
@@ -74,7 +74,7 @@ pub enum NextError {
 }
 
 /// Issues `count` ids from `issuer` and prints them to `out` in `format`.
-pub async fn issue(
+pub(crate) async fn issue(
     issuer: &Issuer,
     count: u64,
     format: Format,

@@ -10,7 +10,7 @@ use crate::store::{DEFAULT_STORE, StoreUrl};
 
 /// `gdid schema …`.
 #[derive(Debug, clap::Subcommand)]
-pub enum SchemaCommand {
+pub(crate) enum SchemaCommand {
     /// Print the DDL of the store's gdid tables (its dialect, its PostgreSQL schema), current
     /// version, each statement idempotent.
     Print(SchemaArgs),
@@ -21,7 +21,7 @@ pub enum SchemaCommand {
 
 /// The store of a `gdid schema` command.
 #[derive(Debug, clap::Args)]
-pub struct SchemaArgs {
+pub(crate) struct SchemaArgs {
     /// The store: sqlite:PATH, mysql://…, postgres://…?schema=NAME.
     #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE, value_parser = StoreUrl)]
     store: String,
@@ -29,7 +29,7 @@ pub struct SchemaArgs {
 
 /// Why `gdid schema` failed.
 #[derive(Debug, thiserror::Error)]
-pub enum SchemaFailure {
+pub(crate) enum SchemaFailure {
     /// A store without DDL (exit status 2).
     #[error(
         "{0} has no DDL to print or apply: MongoDB collections and their indexes are made on \
@@ -47,7 +47,7 @@ pub enum SchemaFailure {
 impl SchemaFailure {
     /// Whether no retry will help (exit status 2): a store without DDL, a URL, a refusal
     /// ([`ErrorKind::recourse`](gdid::engine::ErrorKind::recourse)).
-    pub fn is_bad_input(&self) -> bool {
+    pub(crate) fn is_bad_input(&self) -> bool {
         match self {
             SchemaFailure::NoDdl(_) => true,
             SchemaFailure::Store(e) => e.kind().recourse().is_lasting(),
@@ -57,7 +57,7 @@ impl SchemaFailure {
 }
 
 /// Runs `command`, printing to `out`.
-pub async fn run(command: SchemaCommand, out: &mut impl Write) -> Result<(), SchemaFailure> {
+pub(crate) async fn run(command: SchemaCommand, out: &mut impl Write) -> Result<(), SchemaFailure> {
     let (SchemaCommand::Print(args) | SchemaCommand::Apply(args)) = &command;
     let url = &args.store;
     let label = crate::store::label(url);

@@ -17,7 +17,7 @@ use crate::store::{DEFAULT_STORE, StoreUrl};
 
 /// `gdid sequences …`.
 #[derive(Debug, Subcommand)]
-pub enum SequencesCommand {
+pub(crate) enum SequencesCommand {
     /// Every counter record of the store: authority, scope, sequence, era, next counter, counters
     /// used, the last allocation's time, the recent rate and the runway.
     List {
@@ -112,7 +112,7 @@ pub enum SequencesCommand {
 
 /// `--store URL`.
 #[derive(Debug, clap::Args)]
-pub struct StoreArg {
+pub(crate) struct StoreArg {
     /// The store (`sqlite:PATH`, `mysql://…`, `postgres://…`, `mongodb://…`).
     #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE, value_parser = StoreUrl)]
     url: String,
@@ -120,7 +120,7 @@ pub struct StoreArg {
 
 /// `--scope S --sequence Q`.
 #[derive(Debug, clap::Args)]
-pub struct NameArgs {
+pub(crate) struct NameArgs {
     /// The scope (think: a database).
     #[arg(long, default_value = "default")]
     scope: String,
@@ -131,7 +131,7 @@ pub struct NameArgs {
 
 /// `--store URL --sequence Q`: the hi-lo windows of a sequence.
 #[derive(Debug, clap::Args)]
-pub struct WindowsArgs {
+pub(crate) struct WindowsArgs {
     #[command(flatten)]
     store: StoreArg,
     /// The sequence of the windows.
@@ -141,7 +141,7 @@ pub struct WindowsArgs {
 
 /// Why `gdid sequences` failed.
 #[derive(Debug, thiserror::Error)]
-pub enum SequencesFailure {
+pub(crate) enum SequencesFailure {
     /// The store could not be opened, read or written.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -163,7 +163,7 @@ pub enum SequencesFailure {
 impl SequencesFailure {
     /// Whether no retry will help (exit status 2): a name, a floor below the counter or outside
     /// the counter space, a URL, a sequence that does not exist, a corrupt record.
-    pub fn is_bad_input(&self) -> bool {
+    pub(crate) fn is_bad_input(&self) -> bool {
         match self {
             SequencesFailure::NoSuchSequence { .. } => true,
             // A floor below the counter, a bad name, a corrupt record: no retry helps.
@@ -180,7 +180,10 @@ async fn unnumbered(url: &str) -> Result<Store, gdid::StoreError> {
 }
 
 /// Runs `command`, printing to `out`.
-pub async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), SequencesFailure> {
+pub(crate) async fn run(
+    command: SequencesCommand,
+    out: &mut impl Write,
+) -> Result<(), SequencesFailure> {
     match command {
         SequencesCommand::List { store, json } => {
             let store = unnumbered(&store.url).await?;

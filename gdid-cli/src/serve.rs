@@ -13,7 +13,7 @@ use metrics_util::MetricKindMask;
 use crate::store::{DEFAULT_STORE, StoreUrl};
 
 #[derive(Debug, clap::Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// The store whose authority is served: a database (its authority number is recorded in it).
     #[arg(long, default_value = DEFAULT_STORE, value_parser = StoreUrl)]
     store: String,
@@ -82,7 +82,7 @@ pub struct ServeArgs {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct TokenArgs {
+pub(crate) struct TokenArgs {
     /// The scopes the token may use, comma-separated; `*` for every scope.
     #[arg(long)]
     scopes: String,
@@ -90,7 +90,7 @@ pub struct TokenArgs {
 
 /// Why `gdid serve` or `gdid token` stopped.
 #[derive(Debug, thiserror::Error)]
-pub enum ServeFailure {
+pub(crate) enum ServeFailure {
     #[error("{0}")]
     BadInput(String),
     #[error(transparent)]
@@ -105,7 +105,7 @@ pub enum ServeFailure {
 }
 
 impl ServeFailure {
-    pub fn is_bad_input(&self) -> bool {
+    pub(crate) fn is_bad_input(&self) -> bool {
         match self {
             ServeFailure::BadInput(_) => true,
             ServeFailure::Store(e) => crate::issuer::is_bad_store_input(e),
@@ -180,7 +180,7 @@ fn reload_tokens_on_hangup(server: Server, path: PathBuf) {
     });
 }
 
-pub async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
+pub(crate) async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     log_to_stderr();
     let tokens = read_tokens(&args.tokens)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -349,7 +349,7 @@ impl StopSignals {
 }
 
 /// A new random token on the first line, and its line for a tokens file on the second.
-pub fn token(args: &TokenArgs, out: &mut impl Write) -> Result<(), ServeFailure> {
+pub(crate) fn token(args: &TokenArgs, out: &mut impl Write) -> Result<(), ServeFailure> {
     // A new line or a space would make the file line two lines, or three fields: a scope list
     // that smuggles in a token of its own.
     if let Some(c) = args

@@ -4,14 +4,14 @@
 
 /// The store of the CLI when none is given: a SQLite file in the current folder, created on first
 /// use.
-pub const DEFAULT_STORE: &str = "sqlite:gdid.sqlite";
+pub(crate) const DEFAULT_STORE: &str = "sqlite:gdid.sqlite";
 
 /// A `--store` value, checked: a URL of a kind the `gdid` crate opens (`memory` is `memory:`).
 ///
 /// # Errors
 ///
 /// The `gdid` crate's error, without the URL's password.
-pub fn parse(url: &str) -> Result<String, gdid::StoreError> {
+pub(crate) fn parse(url: &str) -> Result<String, gdid::StoreError> {
     gdid::StoreKind::of(url)?;
     Ok(url.trim().to_owned())
 }
@@ -19,7 +19,7 @@ pub fn parse(url: &str) -> Result<String, gdid::StoreError> {
 /// The `--store` value parser: [`parse`], whose error names the URL without its password (clap's
 /// own error for a value repeats the value as given, password and all).
 #[derive(Debug, Clone, Copy)]
-pub struct StoreUrl;
+pub(crate) struct StoreUrl;
 
 impl clap::builder::TypedValueParser for StoreUrl {
     type Value = String;
@@ -46,7 +46,7 @@ impl clap::builder::TypedValueParser for StoreUrl {
 }
 
 /// `url` without its password.
-pub fn label(url: &str) -> String {
+pub(crate) fn label(url: &str) -> String {
     gdid::redact(url.trim())
 }
 

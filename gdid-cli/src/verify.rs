@@ -10,7 +10,7 @@ use gdid::verify::{Ledger, Report};
 
 /// `gdid verify …`.
 #[derive(Debug, clap::Args)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// Files of ids, one a line; none, or `-`: stdin. Each file is a writer, unless --labelled.
     #[arg(value_name = "FILE")]
     files: Vec<PathBuf>,
@@ -25,7 +25,7 @@ pub struct VerifyArgs {
 
 /// Why `gdid verify` failed.
 #[derive(Debug, thiserror::Error)]
-pub enum VerifyFailure {
+pub(crate) enum VerifyFailure {
     /// A line that is no id (exit status 2).
     #[error("{place}: {reason}")]
     BadLine {
@@ -52,7 +52,7 @@ pub enum VerifyFailure {
 
 impl VerifyFailure {
     /// Whether it is the input's fault (exit status 2).
-    pub fn is_bad_input(&self) -> bool {
+    pub(crate) fn is_bad_input(&self) -> bool {
         matches!(
             self,
             VerifyFailure::BadLine { .. } | VerifyFailure::Unreadable { .. }
@@ -65,7 +65,7 @@ impl VerifyFailure {
 /// # Errors
 ///
 /// As [`VerifyFailure`].
-pub fn run(args: &VerifyArgs, out: &mut impl Write) -> Result<(), VerifyFailure> {
+pub(crate) fn run(args: &VerifyArgs, out: &mut impl Write) -> Result<(), VerifyFailure> {
     let mut ledger = Ledger::new();
     let stdin = [PathBuf::from("-")];
     let files = if args.files.is_empty() {

@@ -836,7 +836,7 @@ mod conformance {
 
     /// Authorities and counters: a database per authority number, node N's own.
     #[derive(Clone)]
-    pub struct Sql {
+    pub(crate) struct Sql {
         node: usize,
         server: String,
         places: Arc<Mutex<HashMap<u8, String>>>,
@@ -844,7 +844,7 @@ mod conformance {
     }
 
     impl Sql {
-        pub async fn open(node: usize) -> Option<Sql> {
+        pub(crate) async fn open(node: usize) -> Option<Sql> {
             let (server, cluster) = node_url(node).await?;
             Some(Sql {
                 node,
@@ -988,14 +988,14 @@ mod conformance {
 
     /// Sharded counters in node N's database `gN_sharded`.
     #[derive(Clone)]
-    pub struct Sharded {
+    pub(crate) struct Sharded {
         url: String,
         connection: SqlStore,
         _cluster: Arc<OwnedRwLockReadGuard<Bench>>,
     }
 
     impl Sharded {
-        pub async fn open(node: usize) -> Option<Sharded> {
+        pub(crate) async fn open(node: usize) -> Option<Sharded> {
             let (server, cluster) = node_url(node).await?;
             let url = gdid_testkit::database(&server, &format!("g{node}_sharded")).await;
             let connection = SqlStore::connect(&url).await.unwrap();
@@ -1095,14 +1095,14 @@ mod conformance {
     }
 
     /// Window shards: node N's databases `gN_windows_K`.
-    pub struct Shards {
+    pub(crate) struct Shards {
         node: usize,
         server: String,
         _cluster: Arc<OwnedRwLockReadGuard<Bench>>,
     }
 
     impl Shards {
-        pub async fn open(node: usize) -> Option<Shards> {
+        pub(crate) async fn open(node: usize) -> Option<Shards> {
             let (server, cluster) = node_url(node).await?;
             Some(Shards {
                 node,

@@ -15,10 +15,10 @@ use sqlx::{ConnectOptions, Connection};
 use gdid_engine::plumbing::redact;
 use gdid_engine::plumbing::scheme::Scheme;
 
-pub use crate::dialect::Dialect;
+pub(crate) use crate::dialect::Dialect;
 use crate::error::Error;
 #[cfg(feature = "postgres")]
-pub use crate::pg_session::PgSchema;
+pub(crate) use crate::pg_session::PgSchema;
 
 /// A pool of connections to one database. Cheap to clone. Each variant is there with its
 /// driver's feature (`mysql`, `postgres`, `sqlite`; all three by default).

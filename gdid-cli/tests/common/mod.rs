@@ -8,12 +8,12 @@ use std::process::{Child, Command, Output, Stdio};
 
 /// Runs `gdid` with `args` in the temporary folder, so that no default store lands in the
 /// sources.
-pub fn gdid(args: &[&str]) -> Output {
+pub(crate) fn gdid(args: &[&str]) -> Output {
     gdid_in(&std::env::temp_dir(), args)
 }
 
 /// Runs `gdid` with `args` in `dir` (where its default store goes).
-pub fn gdid_in(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn gdid_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gdid"))
         .args(args)
         .current_dir(dir)
@@ -22,7 +22,7 @@ pub fn gdid_in(dir: &Path, args: &[&str]) -> Output {
 }
 
 /// Runs `gdid` with `args` as [`gdid`] does, with the environment variables `env` set.
-pub fn gdid_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+pub(crate) fn gdid_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gdid"))
         .args(args)
         .envs(env.iter().copied())
@@ -32,7 +32,7 @@ pub fn gdid_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
 }
 
 /// Runs `gdid` with `args` as [`gdid`] does, `stdin` written to its standard input.
-pub fn gdid_with_stdin(args: &[&str], stdin: &str) -> Output {
+pub(crate) fn gdid_with_stdin(args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gdid"))
         .args(args)
         .current_dir(std::env::temp_dir())
@@ -51,17 +51,17 @@ pub fn gdid_with_stdin(args: &[&str], stdin: &str) -> Output {
 }
 
 /// What the run printed on stdout.
-pub fn stdout(output: &Output) -> &str {
+pub(crate) fn stdout(output: &Output) -> &str {
     std::str::from_utf8(&output.stdout).unwrap()
 }
 
 /// What the run printed on stderr.
-pub fn stderr(output: &Output) -> &str {
+pub(crate) fn stderr(output: &Output) -> &str {
     std::str::from_utf8(&output.stderr).unwrap()
 }
 
 /// The first line `child` printed on its (piped) stdout, trimmed: read before it is waited on.
-pub fn first_line(child: &mut Child) -> String {
+pub(crate) fn first_line(child: &mut Child) -> String {
     let mut line = String::new();
     BufReader::new(child.stdout.take().expect("a piped stdout"))
         .read_line(&mut line)
@@ -70,7 +70,7 @@ pub fn first_line(child: &mut Child) -> String {
 }
 
 /// `gdid ARGS` (a `gdid serve …`) started, its stderr sent to `stderr`, and the URL it printed.
-pub fn serve(args: &[&str], stderr: Stdio) -> (KillOnDrop, String) {
+pub(crate) fn serve(args: &[&str], stderr: Stdio) -> (KillOnDrop, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gdid"))
         .args(args)
         .stdout(Stdio::piped())
@@ -82,11 +82,11 @@ pub fn serve(args: &[&str], stderr: Stdio) -> (KillOnDrop, String) {
 }
 
 /// A child process (a `gdid serve`, say), killed if a failing test drops it still running.
-pub struct KillOnDrop(pub Child);
+pub(crate) struct KillOnDrop(pub Child);
 
 impl KillOnDrop {
     /// Sends SIGTERM and waits: the exit status.
-    pub fn terminate(&mut self) -> std::process::ExitStatus {
+    pub(crate) fn terminate(&mut self) -> std::process::ExitStatus {
         let pid = self.0.id().to_string();
         let sent = Command::new("kill").args(["-TERM", &pid]).status();
         assert!(sent.is_ok_and(|s| s.success()), "kill -TERM {pid}");

@@ -9,7 +9,7 @@ use rand::{Rng, SeedableRng};
 /// `count` distinct ids (at least 3): zero, the largest, an id64 of all ones, and ids with ties
 /// in the leading fields and counters near both ends; in a scrambled order, so that the
 /// database does the sorting.
-pub fn scrambled_ids(seed: u64, count: usize) -> Vec<Gdid> {
+pub(crate) fn scrambled_ids(seed: u64, count: usize) -> Vec<Gdid> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut ids = BTreeSet::new();
     ids.extend([Gdid::ZERO, Gdid::MAX, Gdid::from_raw(0, u64::MAX)]);

@@ -13,15 +13,15 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 /// May use scope `shop` only, and give ids back in it.
-pub const SHOP: &str = "shop-token-0123456789";
+pub(crate) const SHOP: &str = "shop-token-0123456789";
 /// May use every scope, give ids back and read the metrics of each.
-pub const ALL: &str = "ops-token-0123456789";
+pub(crate) const ALL: &str = "ops-token-0123456789";
 /// May use scope `shop` and read its metrics.
-pub const SHOP_METRICS: &str = "shop-metrics-token-0123456789";
+pub(crate) const SHOP_METRICS: &str = "shop-metrics-token-0123456789";
 /// May use scope `shop`, and give nothing back.
-pub const NO_GIVE_BACK: &str = "keeper-token-0123456789";
+pub(crate) const NO_GIVE_BACK: &str = "keeper-token-0123456789";
 
-pub fn tokens() -> Tokens {
+pub(crate) fn tokens() -> Tokens {
     Tokens::parse(&format!(
         "{}\n{ALL} *:give-back:metrics\n{NO_GIVE_BACK} shop\n{SHOP_METRICS} shop:metrics\n",
         gdid_http::server::hashed_line(SHOP, "shop:give-back")
@@ -31,13 +31,13 @@ pub fn tokens() -> Tokens {
 
 /// A plain reqwest client, for requests the API client would never send. reqwest is built
 /// without a crypto provider (one provider in the process: ring), so one is installed first.
-pub fn client() -> reqwest::Client {
+pub(crate) fn client() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::new()
 }
 
 /// `GET url path`, with `token` as a bearer token if any.
-pub async fn get(url: &str, path: &str, token: Option<&str>) -> reqwest::Response {
+pub(crate) async fn get(url: &str, path: &str, token: Option<&str>) -> reqwest::Response {
     let mut request = client().get(format!("{url}{path}"));
     if let Some(token) = token {
         request = request.bearer_auth(token);
@@ -46,7 +46,7 @@ pub async fn get(url: &str, path: &str, token: Option<&str>) -> reqwest::Respons
 }
 
 /// `POST url path` of `body` as JSON, with `token` as a bearer token.
-pub async fn post_json(
+pub(crate) async fn post_json(
     url: &str,
     path: &str,
     token: &str,
@@ -63,7 +63,7 @@ pub async fn post_json(
 }
 
 /// A running server and how to stop it.
-pub struct Running {
+pub(crate) struct Running {
     pub addr: SocketAddr,
     pub url: String,
     stop: Option<oneshot::Sender<()>>,
@@ -72,14 +72,14 @@ pub struct Running {
 
 impl Running {
     /// Stops it as SIGTERM would: how many ids its generators gave back.
-    pub async fn stop(mut self) -> u64 {
+    pub(crate) async fn stop(mut self) -> u64 {
         let _ = self.stop.take().unwrap().send(());
         self.task.take().unwrap().await.unwrap().unwrap()
     }
 }
 
 /// The server of `authority` the tests use: short limits for the slow-client tests.
-pub fn builder(authority: Arc<dyn DynAuthority>) -> ServerBuilder {
+pub(crate) fn builder(authority: Arc<dyn DynAuthority>) -> ServerBuilder {
     Server::builder(authority, tokens())
         .request_timeout(Duration::from_millis(800))
         .max_count(1000)
@@ -90,7 +90,7 @@ pub fn builder(authority: Arc<dyn DynAuthority>) -> ServerBuilder {
         })
 }
 
-pub async fn start(server: Server, tls: Option<Arc<rustls::ServerConfig>>) -> Running {
+pub(crate) async fn start(server: Server, tls: Option<Arc<rustls::ServerConfig>>) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel();
@@ -111,12 +111,12 @@ pub async fn start(server: Server, tls: Option<Arc<rustls::ServerConfig>>) -> Ru
 }
 
 /// A server of a fresh in-memory authority 1.
-pub async fn memory_server() -> (Running, Arc<MemoryAuthority>) {
+pub(crate) async fn memory_server() -> (Running, Arc<MemoryAuthority>) {
     memory_server_with(|server| server).await
 }
 
 /// A server of a fresh in-memory authority 1, set up by `configure` beyond [`builder`]'s.
-pub async fn memory_server_with(
+pub(crate) async fn memory_server_with(
     configure: impl FnOnce(ServerBuilder) -> ServerBuilder,
 ) -> (Running, Arc<MemoryAuthority>) {
     let authority = Arc::new(MemoryAuthority::new(1));
@@ -126,7 +126,7 @@ pub async fn memory_server_with(
 
 /// What the server at `addr` answers, within 5 s, to a POST of `path` with `token` whose body
 /// stops after its first bytes (200 announced).
-pub async fn answer_to_a_cut_off_body(addr: SocketAddr, path: &str, token: &str) -> String {
+pub(crate) async fn answer_to_a_cut_off_body(addr: SocketAddr, path: &str, token: &str) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
     let head = format!(

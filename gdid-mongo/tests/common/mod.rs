@@ -6,34 +6,34 @@ use mongodb::{Client, Database};
 
 /// The server's URI; `None` (the test says it is skipped) when `GDID_MONGODB_URI` is not set,
 /// a panic with `CI=true`.
-pub fn uri() -> Option<String> {
+pub(crate) fn uri() -> Option<String> {
     gdid_testkit::server("GDID_MONGODB_URI")
 }
 
 /// A new client of the server.
-pub async fn client(uri: &str) -> Client {
+pub(crate) async fn client(uri: &str) -> Client {
     Client::with_uri_str(uri).await.unwrap()
 }
 
 /// The `gdid_test` database, or `None` as [`uri`] says.
-pub async fn database() -> Option<Database> {
+pub(crate) async fn database() -> Option<Database> {
     let uri = uri()?;
     Some(client(&uri).await.database("gdid_test"))
 }
 
 /// A name no earlier run has used.
-pub use gdid_testkit::fresh;
+pub(crate) use gdid_testkit::fresh;
 
 /// A TCP relay to the server that can be stopped: a shard that goes down while clients hold
 /// connections to it.
-pub struct Relay {
+pub(crate) struct Relay {
     pub uri: String,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Relay {
     /// Relays a local port to the host and port of `uri`.
-    pub async fn start(uri: &str) -> Relay {
+    pub(crate) async fn start(uri: &str) -> Relay {
         let target = uri
             .trim_start_matches("mongodb://")
             .split(['/', '?'])
@@ -63,7 +63,7 @@ impl Relay {
     }
 
     /// Closes the port and every relayed connection.
-    pub async fn stop(self) {
+    pub(crate) async fn stop(self) {
         self.task.abort();
         let _ = self.task.await;
     }

@@ -4,7 +4,7 @@
 use gdid_sql::SqlStore;
 
 /// One URL per dialect that is configured here.
-pub fn urls() -> Vec<(&'static str, String)> {
+pub(crate) fn urls() -> Vec<(&'static str, String)> {
     let mut urls = Vec::new();
     for (name, var, built_in) in [
         ("mysql", "GDID_MYSQL_URL", cfg!(feature = "mysql")),
@@ -35,7 +35,7 @@ pub fn urls() -> Vec<(&'static str, String)> {
 /// One URL per dialect configured here, each a database of its own for authority `number` (a
 /// store records its number: tests of different numbers cannot share one). The same database in
 /// every run for MariaDB and PostgreSQL; a new file for SQLite.
-pub async fn urls_of_authority(number: u8) -> Vec<(&'static str, String)> {
+pub(crate) async fn urls_of_authority(number: u8) -> Vec<(&'static str, String)> {
     let mut urls = Vec::new();
     for (dialect, url) in self::urls() {
         let name = format!("gdid_authority_{number}");
@@ -45,14 +45,14 @@ pub async fn urls_of_authority(number: u8) -> Vec<(&'static str, String)> {
 }
 
 /// A scope no earlier run has used, so that runs do not see each other's rows.
-pub fn fresh_scope(test: &str) -> String {
+pub(crate) fn fresh_scope(test: &str) -> String {
     gdid_testkit::fresh(test)
 }
 
 /// Runs raw SQL on a store (test set-up only: values are formatted in). On PostgreSQL, in a
 /// transaction whose `search_path` puts the store's schema first: the store's connections
 /// resolve names with `pg_catalog` first, where a `CREATE` cannot go.
-pub async fn execute(store: &SqlStore, sql: String) {
+pub(crate) async fn execute(store: &SqlStore, sql: String) {
     let sql = sqlx::AssertSqlSafe(sql);
     #[cfg(feature = "postgres")]
     #[allow(irrefutable_let_patterns)] // with the PostgreSQL driver alone
