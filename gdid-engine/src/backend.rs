@@ -11,7 +11,8 @@
 //! | sharded counter ranges | [`RangeStore`] | [`ShardedCounter`](crate::ShardedCounter) |
 //! | hi-lo windows | [`WindowShard`](crate::windows::WindowShard) | [`WindowGenerator`](crate::windows::WindowGenerator) and [`WindowAgent`](crate::windows::WindowAgent) |
 //!
-//! Which store a URL names is read once, from the one list of schemes ([`scheme`]).
+//! Which store a URL names is read once, from the one list of schemes
+//! ([`plumbing::scheme`](crate::plumbing::scheme)).
 //!
 //! The workspace's conformance suite (gdid-testkit, not published) runs every one of these rules
 //! against each backend's real store.

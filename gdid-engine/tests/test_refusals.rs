@@ -34,8 +34,11 @@ impl Authority for Refusing {
     }
 }
 
-/// Every refusal, and the recourse the decision gives it.
-fn refusals() -> Vec<(fn() -> AuthorityError, ErrorKind, Recourse)> {
+/// A refusal (made afresh for each use), its kind, and the recourse the decision gives it.
+type Refusal = (fn() -> AuthorityError, ErrorKind, Recourse);
+
+/// Every refusal.
+fn refusals() -> Vec<Refusal> {
     vec![
         (
             || AuthorityError::Conflict("deadlock".into()),

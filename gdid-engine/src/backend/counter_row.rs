@@ -6,7 +6,7 @@ use std::future::Future;
 use crate::authority::Block;
 use crate::error::AuthorityError;
 
-/// The store operation behind a [`OneAtATime`] counter.
+/// The store operation behind a [`OneAtATime`](crate::OneAtATime) counter.
 pub trait CounterRow: Send + Sync {
     /// Reserves `n` consecutive values of the counter of (scope, sequence), durably, in one
     /// atomic step. The counter is the store's, not an authority's: its row is keyed
