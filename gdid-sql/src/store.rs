@@ -79,6 +79,8 @@ impl SqlStore {
         url: &str,
         max_connections: Option<u32>,
     ) -> Result<SqlStore, Error> {
+        #[cfg(not(any(feature = "mysql", feature = "postgres")))]
+        let _ = max_connections; // a SQLite file's pool is sized for its one writer
         let store = match Driver::of(scheme, url)? {
             #[cfg(feature = "mysql")]
             Driver::MySql => {
