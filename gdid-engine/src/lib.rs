@@ -76,6 +76,8 @@ mod per_thread;
 pub mod plumbing;
 mod provider;
 mod ranges;
+#[cfg(any(test, feature = "testing"))]
+mod refusing;
 mod segment;
 pub mod sequences;
 pub mod sizing;

@@ -1,5 +1,6 @@
 //! Test doubles for code built on the engine (feature `testing`): an authority that fails,
-//! stalls or hangs on command.
+//! stalls or hangs on command ([`FaultyAuthority`]), and one that refuses every request with
+//! the error it is given ([`Refusing`]).
 //!
 //! ```
 //! use std::time::Duration;
@@ -21,3 +22,4 @@
 //! ```
 
 pub use crate::faults::{Faults, FaultyAuthority, InjectedFault, Latency};
+pub use crate::refusing::Refusing;

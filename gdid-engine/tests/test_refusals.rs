@@ -4,35 +4,14 @@
 //! refused so), or it goes on until the request timeout (again, next). Tokio's paused clock.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use gdid_engine::testing::Refusing;
 use gdid_engine::{
-    Authority, AuthorityError, Block, BlockGenerator, ErrorDetail, ErrorKind, InvalidName,
-    MemoryAuthority, NameKind, Recourse, backend::numbering::NumberConflict,
+    AuthorityError, BlockGenerator, ErrorDetail, ErrorKind, InvalidName, MemoryAuthority,
+    NameKind, NumberConflict, Recourse,
 };
 use tokio::time::Instant;
-
-/// An authority that refuses every request with what `refusal` makes.
-struct Refusing {
-    refusal: fn() -> AuthorityError,
-    calls: AtomicU64,
-}
-
-impl Authority for Refusing {
-    fn number(&self) -> u8 {
-        1
-    }
-
-    fn label(&self) -> String {
-        "refusing".into()
-    }
-
-    async fn allocate(&self, _: &str, _: &str, _: u64) -> Result<Block, AuthorityError> {
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        Err((self.refusal)())
-    }
-}
 
 /// A refusal (made afresh for each use), its kind, and the recourse the decision gives it.
 type Refusal = (fn() -> AuthorityError, ErrorKind, Recourse);
@@ -134,10 +113,7 @@ async fn every_refusal_has_one_answer_and_the_generator_keeps_it() {
         assert_eq!(kind.is_transient(), !recourse.is_lasting(), "{message}");
 
         // Alone: a lasting refusal is said at once, a transient one waited out.
-        let refusing = Arc::new(Refusing {
-            refusal,
-            calls: AtomicU64::new(0),
-        });
+        let refusing = Arc::new(Refusing::new(refusal));
         let started = Instant::now();
         let error = generator(&refusing, false).next_id().await.unwrap_err();
         let waited = started.elapsed();
@@ -145,12 +121,12 @@ async fn every_refusal_has_one_answer_and_the_generator_keeps_it() {
             assert_eq!(error.recourse(), recourse, "{message}: {error}");
             assert_eq!(waited, Duration::ZERO, "{message}: said at once");
             assert_eq!(error.kind(), kind, "{message}: {error}");
-            assert_eq!(refusing.calls.load(Ordering::Relaxed), 1, "{message}");
+            assert_eq!(refusing.calls(), 1, "{message}");
         } else {
             // No id within the request timeout: an outage to the caller, to try again.
             assert_eq!(error.recourse(), Recourse::Next, "{message}: {error}");
             assert_eq!(waited, REQUEST_TIMEOUT, "{message}: waited out");
-            assert!(refusing.calls.load(Ordering::Relaxed) > 1, "{message}");
+            assert!(refusing.calls() > 1, "{message}");
         }
         if recourse == Recourse::Stop {
             assert!(
@@ -160,10 +136,7 @@ async fn every_refusal_has_one_answer_and_the_generator_keeps_it() {
         }
 
         // Followed by a healthy authority: every refusal but the caller's own is served around.
-        let refusing = Arc::new(Refusing {
-            refusal,
-            calls: AtomicU64::new(0),
-        });
+        let refusing = Arc::new(Refusing::new(refusal));
         let served = generator(&refusing, true).next_id().await;
         match recourse {
             Recourse::Stop => assert!(served.is_err(), "{message}: no authority changes it"),

@@ -448,15 +448,20 @@ impl Authority for RemoteAuthority {
         self.remote.label.clone()
     }
 
-    async fn allocate(&self, scope: &str, seq: &str, size: u64) -> Result<Block, AuthorityError> {
+    async fn allocate(
+        &self,
+        scope: &str,
+        sequence: &str,
+        size: u64,
+    ) -> Result<Block, AuthorityError> {
         // Checked here as every authority checks them, so that a bad name is never a network
         // error.
         validate_name(NameKind::Scope, scope)?;
-        validate_name(NameKind::Sequence, seq)?;
+        validate_name(NameKind::Sequence, sequence)?;
         Block::check_size(size)?;
         let request = AllocateRequest {
             scope: scope.to_owned(),
-            sequence: seq.to_owned(),
+            sequence: sequence.to_owned(),
             size,
             vicinity: None,
         };
@@ -485,8 +490,13 @@ impl Authority for RemoteAuthority {
         Ok(block)
     }
 
-    async fn give_back(&self, scope: &str, seq: &str, tail: Block) -> Result<bool, AuthorityError> {
-        let key = (scope.to_owned(), seq.to_owned());
+    async fn give_back(
+        &self,
+        scope: &str,
+        sequence: &str,
+        tail: Block,
+    ) -> Result<bool, AuthorityError> {
+        let key = (scope.to_owned(), sequence.to_owned());
         // The lease of the block `tail` ends; only that one is spent.
         let lease = {
             let mut leases = self.leases.lock().unwrap_or_else(PoisonError::into_inner);

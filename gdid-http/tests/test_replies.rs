@@ -1,37 +1,37 @@
-//! The replies no other test drives: 409 `exhausted`, 500 `corrupt` and `misconfigured` from an
-//! authority that refuses so, the 408 of `/v1/ids` for a body too slow, 503 `shutting_down`
-//! once the server closed its generators; each final or retryable as the API says, none
-//! carrying the store's words, and none allocating anything.
+//! The replies no other test drives: every refusal of an authority as the one decision
+//! (`ErrorKind::recourse`) answers it (409 `exhausted`; 500 `corrupt`, `switched` and
+//! `misconfigured`; 503 `unavailable` with `Retry-After` for what a retry may change; 400 for a
+//! size the request gave), the 408 of `/v1/ids` for a body too slow, 503 `shutting_down` once
+//! the server closed its generators; each final or retryable as the API says, none carrying the
+//! store's words, and none allocating anything.
 
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use common::ALL;
-use gdid_engine::backend::numbering::NumberConflict;
-use gdid_engine::{Authority, AuthorityError, Block, MemoryAuthority};
+use gdid_engine::testing::Refusing;
+use gdid_engine::{Authority, AuthorityError, MemoryAuthority, NumberConflict};
 use serde_json::{Value, json};
 
-/// An authority that refuses every allocation with what `refusal` makes, counting the calls.
-struct Refusing {
-    refusal: fn() -> AuthorityError,
-    calls: AtomicU64,
-}
-
-impl Authority for Refusing {
-    fn number(&self) -> u8 {
-        1
-    }
-
-    fn label(&self) -> String {
-        "refusing".into()
-    }
-
-    async fn allocate(&self, _: &str, _: &str, _: u64) -> Result<Block, AuthorityError> {
-        self.calls.fetch_add(1, Ordering::Relaxed);
-        Err((self.refusal)())
-    }
+/// A server over `authority` answers a request for a block of 10 with `status` and `code`, with
+/// or without `Retry-After` as `retry` says, and without the store's words.
+async fn a_block_is_answered(authority: Refusing, status: u16, code: &str, retry: bool) {
+    let server = common::start(common::builder(Arc::new(authority)).build(), None).await;
+    let (got, retry_after, reply) = post(
+        &server.url,
+        "/v1/blocks",
+        json!({"scope": "shop", "sequence": "orders", "size": 10}),
+    )
+    .await;
+    assert_eq!(
+        (got, reply["error"]["code"].as_str()),
+        (status, Some(code)),
+        "{reply}"
+    );
+    assert_eq!(retry_after.is_some(), retry, "{reply}: Retry-After");
+    assert!(!reply.to_string().contains("secret-detail"), "{reply}");
+    server.stop().await;
 }
 
 /// POSTs `body` to `path` with the all-scopes token: status, `Retry-After`, reply.
@@ -79,10 +79,7 @@ async fn refusals_are_answered_with_their_codes_and_without_the_stores_words() {
             "switched",
         ),
     ] {
-        let authority = Arc::new(Refusing {
-            refusal,
-            calls: AtomicU64::new(0),
-        });
+        let authority = Arc::new(Refusing::new(refusal));
         let server = common::start(common::builder(authority.clone()).build(), None).await;
         for (path, body) in [
             (
@@ -103,13 +100,13 @@ async fn refusals_are_answered_with_their_codes_and_without_the_stores_words() {
             assert_eq!(retry, None, "{path} {code}: final, no Retry-After");
             assert!(!reply.to_string().contains("secret-detail"), "{reply}");
         }
-        assert!(authority.calls.load(Ordering::Relaxed) >= 2);
+        assert!(authority.calls() >= 2);
         server.stop().await;
     }
 }
 
-/// The refusals a retry may change (a lost race, a store that failed): 503 with `Retry-After`,
-/// from both routes; a size the request gave that no store takes: 400.
+/// The refusals a retry may change (a lost race, a store that failed): 503 with `Retry-After`;
+/// a size the request gave that no store takes: 400.
 #[tokio::test]
 async fn transient_refusals_say_when_to_try_again_and_bad_sizes_are_the_requests() {
     for refusal in [
@@ -120,44 +117,10 @@ async fn transient_refusals_say_when_to_try_again_and_bad_sizes_are_the_requests
             last: None,
         },
     ] {
-        let authority = Arc::new(Refusing {
-            refusal,
-            calls: AtomicU64::new(0),
-        });
-        let server = common::start(common::builder(authority.clone()).build(), None).await;
-        let (status, retry, reply) = post(
-            &server.url,
-            "/v1/blocks",
-            json!({"scope": "shop", "sequence": "orders", "size": 10}),
-        )
-        .await;
-        assert_eq!(
-            (status, reply["error"]["code"].as_str()),
-            (503, Some("unavailable")),
-            "{reply}"
-        );
-        assert!(retry.is_some(), "{reply}: transient, with Retry-After");
-        assert!(!reply.to_string().contains("secret-detail"), "{reply}");
-        server.stop().await;
+        a_block_is_answered(Refusing::new(refusal), 503, "unavailable", true).await;
     }
-    let authority = Arc::new(Refusing {
-        refusal: || AuthorityError::InvalidSize(0),
-        calls: AtomicU64::new(0),
-    });
-    let server = common::start(common::builder(authority).build(), None).await;
-    let (status, retry, reply) = post(
-        &server.url,
-        "/v1/blocks",
-        json!({"scope": "shop", "sequence": "orders", "size": 10}),
-    )
-    .await;
-    assert_eq!(
-        (status, reply["error"]["code"].as_str()),
-        (400, Some("bad_request")),
-        "{reply}"
-    );
-    assert_eq!(retry, None);
-    server.stop().await;
+    let too_large = || AuthorityError::InvalidSize(0);
+    a_block_is_answered(Refusing::new(too_large), 400, "bad_request", false).await;
 }
 
 #[tokio::test]

@@ -815,10 +815,10 @@ impl<S: CounterStore> CounterRow for S {
     async fn reserve_counter(
         &self,
         scope: &str,
-        seq: &str,
+        sequence: &str,
         n: u64,
     ) -> Result<Block, AuthorityError> {
-        let key = CounterKey::new(COUNTER_KEY, scope, seq);
+        let key = CounterKey::new(COUNTER_KEY, scope, sequence);
         reserve(self, key, n, CounterStart::AfterSiblings).await
     }
 }
