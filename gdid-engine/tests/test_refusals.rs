@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use gdid_engine::testing::Refusing;
 use gdid_engine::{
-    AuthorityError, BlockGenerator, ErrorDetail, ErrorKind, InvalidName, MemoryAuthority,
-    NameKind, NumberConflict, Recourse,
+    AuthorityError, BlockGenerator, ErrorDetail, ErrorKind, InvalidName, MemoryAuthority, NameKind,
+    NumberConflict, Recourse,
 };
 use tokio::time::Instant;
 
