@@ -67,7 +67,7 @@ fn hung_authority(c: &mut Criterion) {
         .sample_size(10)
         .sampling_mode(SamplingMode::Flat)
         .warm_up_time(Duration::from_millis(1))
-        .measurement_time(Duration::from_secs(15));
+        .measurement_time(Duration::from_secs(40));
     for (name, hedge) in [("hedged", true), ("not_hedged", false)] {
         group.bench_function(name, |b| {
             b.iter_custom(|runs| {
