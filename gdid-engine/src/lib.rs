@@ -44,8 +44,12 @@
 //!   background when the current one passes its low-water mark.
 //! - **An outage shorter than the cover time is invisible** (default 60 s; see [`sizing`] for the
 //!   rule), provided the consumption rate does not jump above what was measured.
+//! - **No stall on a hung authority**: a refill whose authority has not answered within twice its
+//!   usual latency plus [`hedge_margin`](GeneratorConfig::hedge_margin) (20 ms) also asks the
+//!   next authority, and the first block that comes is served.
 //! - **A bounded wait**: when no id can be served, the error comes within the request timeout and
-//!   names every authority's cause, also when an authority hangs.
+//!   names every authority's cause, also when an authority hangs; at once when every authority
+//!   refuses in a way no wait changes ([`Recourse`]).
 //!
 //! # What it does not
 //!
