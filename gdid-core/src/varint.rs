@@ -364,7 +364,7 @@ fn put_uleb_exact(out: &mut [u8], value: u64) {
 ///
 /// The reference for [`put_uleb_exact`] in the tests. Hand-written rather than the `leb128`
 /// crate's `write::unsigned`: that one writes each byte through `io::Write` (a `memcpy` call per
-/// byte) and measured 2.2-4.3× slower here (docs/performance.md, "Benchmarks").
+/// byte) and measured 2.2-4.3× slower here (docs/benchmarks/results.md, "Benchmarks").
 #[cfg(test)]
 fn put_uleb(out: &mut [u8], mut value: u64) -> usize {
     let mut len = 0;

@@ -1,7 +1,7 @@
 //! The fault suite: ids are never repeated, and a store outage shorter than the cover time is
 //! invisible to callers. Each scenario drives real servers (or real `gdid` processes) on
 //! 127.0.0.1 and returns a [`Row`] of what happened; the tests assert on the rows, and
-//! `cargo run -p gdid-faults --release` prints them as the table of docs/reliability.md.
+//! `cargo run -p gdid-faults --release` prints them as the table of docs/benchmarks/faults.md.
 
 mod calls;
 pub mod corrupt;

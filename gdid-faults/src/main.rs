@@ -1,4 +1,4 @@
-//! Runs every fault scenario and prints the table of docs/reliability.md: on SQLite, and on private MariaDB,
+//! Runs every fault scenario and prints the table of docs/benchmarks/faults.md: on SQLite, and on private MariaDB,
 //! PostgreSQL and MongoDB test servers it starts for the run (see `gdid_faults::server`), for
 //! each installed here. The machine's own servers are left alone.
 //!

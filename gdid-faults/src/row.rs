@@ -1,5 +1,5 @@
 //! [`Row`]: what one fault scenario did and what callers saw, a line of the table of
-//! docs/reliability.md; [`Outcome`], a row and what its test judges by besides.
+//! docs/benchmarks/faults.md; [`Outcome`], a row and what its test judges by besides.
 
 use std::fmt;
 use std::time::Duration;
