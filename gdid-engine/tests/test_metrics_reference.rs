@@ -48,8 +48,7 @@ fn documented(text: &str) -> BTreeSet<String> {
 #[test]
 fn the_metrics_reference_lists_every_series_and_no_other() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/reference/metrics.md");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let (emitted, documented) = (emitted(), documented(&text));
     assert!(!emitted.is_empty(), "no series recorded");
     let missing: Vec<_> = emitted.difference(&documented).collect();
