@@ -9,7 +9,6 @@ use gdid::engine::windows::{AgentError, AgentReport, WindowAgent, WindowShard};
 use gdid::engine::{NameKind, validate_name};
 use gdid::{StoreError, StoreKind};
 
-
 /// The arguments of `gdid agent`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct AgentArgs {

@@ -57,10 +57,7 @@ impl Inspection {
         writeln!(out, "counter    {}", self.counter)?;
         writeln!(out, "text       {}", self.text)?;
         writeln!(out, "hex        {} ({} bytes)", self.hex, n(&self.hex))?;
-        for (name, hex) in [
-            ("leb", &self.leb),
-            ("compact", &self.compact),
-        ] {
+        for (name, hex) in [("leb", &self.leb), ("compact", &self.compact)] {
             writeln!(out, "{name:<10} {} ({} bytes)", spaced(hex), n(hex))?;
         }
         writeln!(out, "elink      {} (seed {})", self.elink, form::ELINK_SEED)?;

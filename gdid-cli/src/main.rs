@@ -1,7 +1,8 @@
 //! `gdid`: issue ids from any store, inspect and convert GDIDs.
 //!
-//! Exit status: 0 on success, 2 for bad input or when no retry helps (a value, a flag, a store
-//! URL, a missing SQLite file, a store to repair), 1 for a store or generator failure.
+//! Exit status: 0 on success, 2 when no retry helps (a value, a flag, a store URL, a missing
+//! SQLite file, a store to repair), 1 for any other failure (a store that cannot be reached now,
+//! a check or a verify that finds a problem). `gdid --help` says the same to users.
 
 mod agent;
 mod bench;
@@ -39,7 +40,15 @@ use crate::verify::{VerifyArgs, VerifyFailure};
 #[command(
     name = "gdid",
     version,
-    about = "Global distributed ids: issue them from any store, inspect and convert GDIDs"
+    about = "Global distributed ids: issue them from any store, inspect and convert GDIDs",
+    after_help = "Store URLs: every command that takes --store URL also takes --store-file FILE (one
+URL a line, `#` comments) or reads the GDID_STORE environment variable (URLs separated by
+whitespace), in that order, so that no password needs the command line; without any of them,
+sqlite:gdid.sqlite (made by the commands that issue; the commands that only read create nothing).
+
+Exit status: 0 on success; 2 when no retry helps (a bad value, flag or store URL, a SQLite file
+that does not exist, a store an operator must repair first); 1 otherwise (a store that cannot be
+reached now, a check or a verify that finds a problem). Errors are one line on stderr."
 )]
 struct Cli {
     #[command(subcommand)]

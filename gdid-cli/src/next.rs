@@ -129,10 +129,7 @@ mod tests {
         let gdid = Issued::Gdid(Gdid::from_parts(1293, 3, 57).unwrap());
         assert_eq!(line(text, gdid), "1293:3:57\n");
         assert_eq!(line(hex, gdid), "0000050d3000000000000039\n");
-        assert_eq!(
-            line(Printed::Form(OutputForm::Compact), gdid),
-            "8d0a9307\n"
-        );
+        assert_eq!(line(Printed::Form(OutputForm::Compact), gdid), "8d0a9307\n");
         assert_eq!(
             line(Printed::Form(OutputForm::Leb), gdid),
             "8d0ab98080808080808030\n"
@@ -141,7 +138,9 @@ mod tests {
             line(Printed::Form(OutputForm::Elink), gdid),
             "AKCUGO-AQASEW\n"
         );
-        assert!(line(Printed::Json, gdid).starts_with(r#"{"era":1293,"authority":3,"counter":57,"#));
+        assert!(
+            line(Printed::Json, gdid).starts_with(r#"{"era":1293,"authority":3,"counter":57,"#)
+        );
         let number = Issued::Number(255);
         assert_eq!(line(text, number), "255\n");
         assert_eq!(line(hex, number), "00000000000000ff\n");

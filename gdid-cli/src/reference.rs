@@ -18,7 +18,10 @@ pub(crate) fn markdown(mut command: Command) -> String {
     let _ = writeln!(out, "{GENERATED}\n");
     let _ = writeln!(out, "# The `gdid` command\n");
     if let Some(about) = command.get_long_about().or(command.get_about()) {
-        let _ = writeln!(out, "{about}\n");
+        let _ = writeln!(out, "{}\n", sentence(&about.to_string()));
+    }
+    if let Some(after) = command.get_after_long_help().or(command.get_after_help()) {
+        let _ = writeln!(out, "{}\n", after.to_string().trim_end());
     }
     let _ = writeln!(out, "Commands:\n");
     for sub in visible(&command) {
@@ -49,7 +52,7 @@ fn section(out: &mut String, command: &Command, level: usize) {
     let name = command.get_bin_name().unwrap_or(command.get_name());
     let _ = writeln!(out, "{} `{name}`\n", "#".repeat(level));
     if let Some(about) = command.get_long_about().or(command.get_about()) {
-        let _ = writeln!(out, "{about}\n");
+        let _ = writeln!(out, "{}\n", sentence(&about.to_string()));
     }
     let usage = command.clone().render_usage().to_string();
     let usage = usage.trim().trim_start_matches("Usage:").trim();
@@ -107,7 +110,11 @@ fn argument(out: &mut String, arg: &Arg) {
         let _ = write!(out, " Default: `{}`.", defaults.join(" "));
     }
     if takes_value {
-        for value in arg.get_possible_values().iter().filter(|v| !v.is_hide_set()) {
+        for value in arg
+            .get_possible_values()
+            .iter()
+            .filter(|v| !v.is_hide_set())
+        {
             let _ = write!(out, "\n  - `{}`", value.get_name());
             if let Some(help) = value.get_help() {
                 let _ = write!(out, ": {}", sentence(&help.to_string()));

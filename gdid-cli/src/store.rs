@@ -36,7 +36,9 @@ pub(crate) fn urls(given: &[String], file: Option<&Path>) -> Result<Vec<String>,
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            urls.push(parse(line).map_err(|e| format!("--store-file {shown}, line {number}: {e}"))?);
+            urls.push(
+                parse(line).map_err(|e| format!("--store-file {shown}, line {number}: {e}"))?,
+            );
         }
         if urls.is_empty() {
             return Err(format!(
@@ -50,9 +52,7 @@ pub(crate) fn urls(given: &[String], file: Option<&Path>) -> Result<Vec<String>,
             .split_whitespace()
             .map(|url| parse(url).map_err(|e| format!("{STORE_ENV}: {e}")))
             .collect(),
-        Err(std::env::VarError::NotUnicode(_)) => {
-            Err(format!("{STORE_ENV}: a store URL is UTF-8"))
-        }
+        Err(std::env::VarError::NotUnicode(_)) => Err(format!("{STORE_ENV}: a store URL is UTF-8")),
         _ => Ok(vec![DEFAULT_STORE.to_owned()]),
     }
 }
@@ -72,7 +72,9 @@ pub(crate) fn one(given: Option<&String>, file: Option<&Path>) -> Result<String,
             } else {
                 STORE_ENV
             };
-            Err(format!("{n} store URLs in {from}: this command takes one store"))
+            Err(format!(
+                "{n} store URLs in {from}: this command takes one store"
+            ))
         }
     }
 }
@@ -183,11 +185,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("gdid-store-file-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("stores");
-        std::fs::write(
-            &file,
-            "# the primary\n  postgres://u:pw@h/db  \n\nmemory\n",
-        )
-        .unwrap();
+        std::fs::write(&file, "# the primary\n  postgres://u:pw@h/db  \n\nmemory\n").unwrap();
         assert_eq!(
             urls(&[], Some(&file)).unwrap(),
             ["postgres://u:pw@h/db", "memory"]
@@ -197,7 +195,11 @@ mod tests {
             "2 store URLs in --store-file: this command takes one store"
         );
         std::fs::write(&file, "# nothing\n").unwrap();
-        assert!(urls(&[], Some(&file)).unwrap_err().contains("holds no store URL"));
+        assert!(
+            urls(&[], Some(&file))
+                .unwrap_err()
+                .contains("holds no store URL")
+        );
         std::fs::write(&file, "memory\nredis://u:hunter2@h\n").unwrap();
         let refused = urls(&[], Some(&file)).unwrap_err();
         assert!(refused.contains("line 2"), "{refused}");

@@ -126,30 +126,46 @@ async fn execute(url: &str, statement: &str) {
     let statement = sqlx::AssertSqlSafe(statement.to_owned());
     if url.starts_with("postgres") {
         let mut connection = sqlx::PgConnection::connect(url).await.unwrap();
-        sqlx::raw_sql(statement).execute(&mut connection).await.unwrap();
+        sqlx::raw_sql(statement)
+            .execute(&mut connection)
+            .await
+            .unwrap();
     } else {
         let mut connection = sqlx::MySqlConnection::connect(url).await.unwrap();
-        sqlx::raw_sql(statement).execute(&mut connection).await.unwrap();
+        sqlx::raw_sql(statement)
+            .execute(&mut connection)
+            .await
+            .unwrap();
     }
 }
 
 /// `gdid check`, `sequences list` and `schema print` on an empty PostgreSQL schema or MariaDB
 /// database of this test's own: each answers, and the schema still has no table.
 async fn reading_an_empty_store_makes_no_table(server: &str, store: &str, schema: &str) {
-    for command in [
-        &["check"][..],
-        &["sequences", "list"],
-        &["schema", "print"],
-    ] {
+    for command in [&["check"][..], &["sequences", "list"], &["schema", "print"]] {
         let done = gdid(&[command, &["--store", store]].concat());
-        assert_ne!(done.status.code(), Some(2), "{command:?}: {}", stderr(&done));
+        assert_ne!(
+            done.status.code(),
+            Some(2),
+            "{command:?}: {}",
+            stderr(&done)
+        );
         if command != ["check"] {
-            assert_eq!(done.status.code(), Some(0), "{command:?}: {}", stderr(&done));
+            assert_eq!(
+                done.status.code(),
+                Some(0),
+                "{command:?}: {}",
+                stderr(&done)
+            );
         }
         assert_eq!(tables(server, schema).await, 0, "{command:?} made a table");
     }
     let listed = gdid(&["sequences", "list", "--store", store]);
-    assert!(stdout(&listed).contains("(no counter records)"), "{}", stdout(&listed));
+    assert!(
+        stdout(&listed).contains("(no counter records)"),
+        "{}",
+        stdout(&listed)
+    );
 }
 
 #[tokio::test]

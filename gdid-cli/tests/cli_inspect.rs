@@ -33,8 +33,20 @@ fn json_is_exactly_one_object_with_the_documented_fields() {
     for args in [
         &["--format", "json", "0:1:75"][..],
         &["--format", "json", "0x00000000100000000000004B"],
-        &["--from", "hex", "--format", "json", "00000000100000000000004b"],
-        &["--from", "hex", "--format", "json", "0x00000000100000000000004B"],
+        &[
+            "--from",
+            "hex",
+            "--format",
+            "json",
+            "00000000100000000000004b",
+        ],
+        &[
+            "--from",
+            "hex",
+            "--format",
+            "json",
+            "0x00000000100000000000004B",
+        ],
         &["--from", "leb", "--format", "json", "00cb8080808080808010"],
         &["--from", "compact", "--format", "json", "00b109"],
         &["--from", "elink", "--format", "json", "ACACIG-GP"],

@@ -244,7 +244,13 @@ fn formats_print_what_they_say() {
     }
     // hex is every strategy's.
     let number = lines(&gdid(&[
-        "next", "--store", "memory", "--strategy", "one-at-a-time", "--form", "hex",
+        "next",
+        "--store",
+        "memory",
+        "--strategy",
+        "one-at-a-time",
+        "--form",
+        "hex",
     ]));
     assert_eq!(number, ["0000000000000001"]);
     let uuid = lines(&gdid(&["next", "--strategy", "uuid-v7", "--form", "hex"]));
@@ -270,9 +276,19 @@ fn bad_input_is_one_line_and_exit_status_2() {
         &["next", "--store", "memory", "--sequence", "bad name"],
         &["next", "--strategy", "uuid-v7", "--form", "compact"],
         &["next", "--strategy", "uuid-v7", "--form", "leb"],
-        &["next", "--store", "memory", "--strategy", "one-at-a-time", "--form", "elink"],
+        &[
+            "next",
+            "--store",
+            "memory",
+            "--strategy",
+            "one-at-a-time",
+            "--form",
+            "elink",
+        ],
         &["next", "--store", "memory", "--format", "compact"],
-        &["next", "--store", "memory", "--form", "hex", "--format", "json"],
+        &[
+            "next", "--store", "memory", "--form", "hex", "--format", "json",
+        ],
         &["next", "--store", "memory", "--json"],
         &["next", "--strategy", "sharded", "--store", "memory"],
         &["next", "--count", "many"],

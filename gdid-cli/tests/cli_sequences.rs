@@ -132,8 +132,26 @@ fn list_show_and_set_floor_on_every_store() {
         assert_eq!(none.status.code(), Some(2), "{store}");
         // set-floor cannot be undone: no default scope or sequence.
         for missing in [
-            &["sequences", "set-floor", "--store", &store, "--sequence", "q", "--at", "5"][..],
-            &["sequences", "set-floor", "--store", &store, "--scope", &scope, "--at", "5"],
+            &[
+                "sequences",
+                "set-floor",
+                "--store",
+                &store,
+                "--sequence",
+                "q",
+                "--at",
+                "5",
+            ][..],
+            &[
+                "sequences",
+                "set-floor",
+                "--store",
+                &store,
+                "--scope",
+                &scope,
+                "--at",
+                "5",
+            ],
         ] {
             let refused = gdid(missing);
             let stderr = String::from_utf8_lossy(&refused.stderr);
@@ -514,9 +532,20 @@ fn reading_a_store_creates_nothing() {
     let url = format!("sqlite:{}", other.display());
     let listed = stdout(&gdid(&["sequences", "list", "--store", &url]));
     assert!(listed.contains("(no counter records)"), "{listed}");
-    let json = stdout(&gdid(&["sequences", "list", "--store", &url, "--format", "json"]));
+    let json = stdout(&gdid(&[
+        "sequences",
+        "list",
+        "--store",
+        &url,
+        "--format",
+        "json",
+    ]));
     assert_eq!(json.trim(), "[]");
     gdid(&["check", "--store", &url]);
-    assert_eq!(std::fs::metadata(&other).unwrap().len(), 0, "the file was written");
+    assert_eq!(
+        std::fs::metadata(&other).unwrap().len(),
+        0,
+        "the file was written"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

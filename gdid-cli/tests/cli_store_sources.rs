@@ -35,7 +35,11 @@ fn sqlite(dir: &std::path::Path, name: &str) -> String {
 fn gdid_store_names_the_stores_separated_by_whitespace() {
     let dir = temp_dir("cli-store-env");
     let (a, b) = (sqlite(&dir, "a.sqlite"), sqlite(&dir, "b.sqlite"));
-    let issued = gdid_env(&dir, &["next", "--count", "2"], Some(&format!(" {a}\n\t{b} ")));
+    let issued = gdid_env(
+        &dir,
+        &["next", "--count", "2"],
+        Some(&format!(" {a}\n\t{b} ")),
+    );
     assert!(issued.status.success(), "{}", stderr(&issued));
     assert_eq!(stdout(&issued), "0:1:1\n0:1:2\n");
     // Both are the generator's authorities (numbers recorded in each); no default store here.
@@ -44,7 +48,11 @@ fn gdid_store_names_the_stores_separated_by_whitespace() {
     // One store for a command that takes one.
     let many = gdid_env(&dir, &["sequences", "list"], Some(&format!("{a} {b}")));
     assert_eq!(many.status.code(), Some(2), "{}", stderr(&many));
-    assert!(stderr(&many).contains("2 store URLs in GDID_STORE"), "{}", stderr(&many));
+    assert!(
+        stderr(&many).contains("2 store URLs in GDID_STORE"),
+        "{}",
+        stderr(&many)
+    );
     let one = gdid_env(&dir, &["sequences", "list"], Some(&a));
     assert!(stdout(&one).contains(" default "), "{}", stdout(&one));
     // --store comes first; a blank GDID_STORE is none.
@@ -78,7 +86,11 @@ fn a_store_file_holds_one_url_a_line() {
     // Not both.
     let both = gdid_in(&dir, &["next", "--store", "memory", "--store-file", &file]);
     assert_eq!(both.status.code(), Some(2));
-    assert!(stderr(&both).contains("cannot be used with"), "{}", stderr(&both));
+    assert!(
+        stderr(&both).contains("cannot be used with"),
+        "{}",
+        stderr(&both)
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -91,7 +103,10 @@ fn a_bad_url_is_refused_where_it_was_read_without_its_password() {
     let from_file = gdid_in(&dir, &["next", "--store-file", &file]);
     assert_eq!(from_file.status.code(), Some(2));
     let said = stderr(&from_file);
-    assert!(said.contains(&format!("--store-file {file}, line 2")), "{said}");
+    assert!(
+        said.contains(&format!("--store-file {file}, line 2")),
+        "{said}"
+    );
     assert!(!said.contains("hunter2"), "{said}");
     let from_env = gdid_env(&dir, &["next"], Some("memory redis://u:hunter2@h"));
     assert_eq!(from_env.status.code(), Some(2));
@@ -100,12 +115,23 @@ fn a_bad_url_is_refused_where_it_was_read_without_its_password() {
     assert!(!said.contains("hunter2"), "{said}");
     let empty = dir.join("empty");
     std::fs::write(&empty, "# none yet\n").unwrap();
-    let none = gdid_in(&dir, &["next", "--store-file", &empty.display().to_string()]);
+    let none = gdid_in(
+        &dir,
+        &["next", "--store-file", &empty.display().to_string()],
+    );
     assert_eq!(none.status.code(), Some(2));
-    assert!(stderr(&none).contains("holds no store URL"), "{}", stderr(&none));
+    assert!(
+        stderr(&none).contains("holds no store URL"),
+        "{}",
+        stderr(&none)
+    );
     let missing = gdid_in(&dir, &["next", "--store-file", "no-such-file"]);
     assert_eq!(missing.status.code(), Some(2));
-    assert!(stderr(&missing).contains("no-such-file"), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("no-such-file"),
+        "{}",
+        stderr(&missing)
+    );
     assert!(!dir.join("gdid.sqlite").exists());
     std::fs::remove_dir_all(&dir).ok();
 }

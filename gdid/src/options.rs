@@ -485,6 +485,8 @@ impl OpenOptions {
         lazy: bool,
         create: bool,
     ) -> Result<(String, Arc<dyn Backend>), StoreError> {
+        #[cfg(not(any(feature = "sqlite", feature = "mysql", feature = "postgres")))]
+        let _ = create; // only a SQL store creates anything on opening
         let url = url.trim();
         let label = redact(url);
         let (scheme, rest) = crate::url::scheme_of(url)?;
