@@ -2,22 +2,26 @@
 //! `gdid next --strategy window` then issues ids from.
 
 use std::io::{self, Write};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use gdid::engine::windows::{AgentError, AgentReport, WindowAgent, WindowShard};
 use gdid::engine::{NameKind, validate_name};
 use gdid::{StoreError, StoreKind};
 
-use crate::store::DEFAULT_STORE;
-
 /// The arguments of `gdid agent`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct AgentArgs {
     /// The shards: SQL stores (sqlite:PATH, mysql://…, postgres://…) or MongoDB stores
     /// (mongodb://…), not both; the same ones `gdid next --strategy window` is given.
-    #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE,
-          value_parser = crate::store::StoreUrl)]
-    stores: Vec<String>,
+    /// Without --store: the URLs of --store-file, else of the
+    /// GDID_STORE environment variable (separated by whitespace), else sqlite:gdid.sqlite.
+    #[arg(long = "store", value_name = "URL", value_parser = crate::store::StoreUrl)]
+    pub stores: Vec<String>,
+    /// A file of store URLs, one a line (`#` starts a comment), instead of --store: no password
+    /// in the command line.
+    #[arg(long, value_name = "FILE", conflicts_with = "stores")]
+    pub store_file: Option<PathBuf>,
     /// A sequence to supply; repeat for several. None: every sequence found on a shard.
     #[arg(long = "sequence", value_name = "Q")]
     sequences: Vec<String>,

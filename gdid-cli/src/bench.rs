@@ -28,9 +28,9 @@ pub(crate) struct BenchArgs {
     /// in use (`--strategy window` needs one the agent supplies).
     #[arg(long, default_value = "bench")]
     pub sequence: String,
-    /// Print one JSON object instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    /// text: a table; json: one JSON object.
+    #[arg(long, value_enum, default_value_t)]
+    pub format: crate::form::Format,
 }
 
 /// The most tasks `--threads` may ask for.
@@ -347,6 +347,7 @@ mod tests {
         let args = |threads: usize, seconds: f64| BenchArgs {
             issue: IssueArgs {
                 stores: vec!["memory".into()],
+                store_file: None,
                 authorities: Vec::new(),
                 strategy: Strategy::Gdid,
                 scope: "default".into(),
@@ -357,7 +358,7 @@ mod tests {
             threads,
             seconds,
             sequence: "bench".into(),
-            json: false,
+            format: crate::form::Format::Text,
         };
         assert!(args(0, 1.0).threads().is_err());
         assert!(args(MAX_THREADS + 1, 1.0).threads().is_err());

@@ -2,20 +2,28 @@
 //! its server's settings (`gdid::Store::check`).
 
 use std::io::{self, Write};
+use std::path::PathBuf;
 
 use gdid::{Durability, Store, StoreError, Verdict};
 
-use crate::store::{DEFAULT_STORE, StoreUrl};
+use crate::form::Format;
+use crate::store::StoreUrl;
 
 /// `gdid check …`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CheckArgs {
     /// The store: sqlite:PATH, mysql://…, postgres://…, mongodb://…; several: each is checked.
-    #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE, value_parser = StoreUrl)]
-    stores: Vec<String>,
-    /// Print one JSON array (a report per store) instead of text.
-    #[arg(long)]
-    json: bool,
+    /// Without --store: the URLs of --store-file, else of the
+    /// GDID_STORE environment variable (separated by whitespace), else sqlite:gdid.sqlite.
+    #[arg(long = "store", value_name = "URL", value_parser = StoreUrl)]
+    pub stores: Vec<String>,
+    /// A file of store URLs, one a line (`#` starts a comment), instead of --store: no password
+    /// in the command line.
+    #[arg(long, value_name = "FILE", conflicts_with = "stores")]
+    pub store_file: Option<PathBuf>,
+    /// text: each setting and its verdict; json: one JSON array, a report per store.
+    #[arg(long, value_enum, default_value_t)]
+    format: Format,
 }
 
 /// Why `gdid check` failed.
@@ -51,7 +59,7 @@ pub(crate) async fn run(args: &CheckArgs, out: &mut impl Write) -> Result<(), Ch
         let report = Store::options().check(url).await?;
         reports.push((crate::store::label(url), report));
     }
-    if args.json {
+    if args.format == Format::Json {
         let json: Vec<_> = reports
             .iter()
             .map(|(store, report)| json_of(store, report))

@@ -1,17 +1,29 @@
-//! Reading a GDID from any of its forms, as typed on a command line.
+//! The forms a GDID is written in (`--to`, `--form`) and read from (`--from`), and the output
+//! format of the commands that have a machine-readable one (`--format`): one set of names for
+//! every command.
 
 use std::fmt;
 
 use clap::ValueEnum;
 use gdid::Gdid;
 
+/// How a command prints what it found: for people, or for programs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// Text for people.
+    #[default]
+    Text,
+    /// JSON for programs.
+    Json,
+}
+
 /// The forms a value on the command line can be given in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum InputForm {
-    /// `era:authority:counter` or 24 hex digits (optionally `0x`).
+    /// `era:authority:counter` (24 hex digits are read too).
     Text,
-    /// The 12-byte form, as 24 hex digits.
-    Bytes,
+    /// The 12 bytes as 24 hex digits (optionally after `0x`).
+    Hex,
     /// The `leb` form (LEB128 era, LEB128 id64), as hex digits.
     Leb,
     /// The `compact` form (LEB128 era, LEB128 counter<<4|authority), as hex digits.
@@ -26,7 +38,7 @@ impl fmt::Display for InputForm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             InputForm::Text => "text",
-            InputForm::Bytes => "bytes",
+            InputForm::Hex => "hex",
             InputForm::Leb => "leb",
             InputForm::Compact => "compact",
             InputForm::Elink => "elink",
@@ -40,16 +52,20 @@ impl fmt::Display for InputForm {
 pub(crate) enum OutputForm {
     /// `era:authority:counter`.
     Text,
-    /// 24 lowercase hex digits.
+    /// The 12 bytes as 24 lowercase hex digits.
     Hex,
-    /// The 12-byte form, as 24 hex digits.
-    Bytes,
     /// The `leb` form, as hex digits.
     Leb,
     /// The `compact` form, as hex digits.
     Compact,
     /// The ELink (NFX/Azos), spelled with seed 0 so that the output is reproducible.
     Elink,
+}
+
+/// The name of `form` on the command line.
+pub(crate) fn name(form: OutputForm) -> String {
+    form.to_possible_value()
+        .map_or_else(String::new, |v| v.get_name().to_owned())
 }
 
 /// The seed `gdid` spells ELinks with: fixed, so that the same id always prints the same link.
@@ -60,7 +76,6 @@ pub(crate) fn write(form: OutputForm, id: Gdid) -> String {
     match form {
         OutputForm::Text => id.to_string(),
         OutputForm::Hex => format!("{id:x}"),
-        OutputForm::Bytes => hex::encode(id.as_bytes()),
         OutputForm::Elink => id.to_elink(ELINK_SEED),
         OutputForm::Leb | OutputForm::Compact => {
             let mut bytes = Vec::with_capacity(Gdid::VARINT_MAX_LEN);
@@ -97,7 +112,7 @@ pub(crate) fn read(form: InputForm, input: &str) -> Result<Gdid, BadValue> {
         InputForm::Text => input.parse().map_err(|e| bad(format!("{e}"))),
         InputForm::Elink => Gdid::from_elink(input.trim()).map_err(|e| bad(e.to_string())),
         InputForm::Auto => Gdid::parse_any(input).map_err(|e| bad(e.to_string())),
-        InputForm::Bytes => {
+        InputForm::Hex => {
             let bytes = hex_bytes(input).map_err(bad)?;
             Gdid::from_slice(&bytes).map_err(|e| bad(e.to_string()))
         }
@@ -146,7 +161,7 @@ mod tests {
             id
         );
         assert_eq!(
-            read(InputForm::Bytes, "0x0000050D3000000000000039").unwrap(),
+            read(InputForm::Hex, "0x0000050D3000000000000039").unwrap(),
             id
         );
         assert_eq!(read(InputForm::Compact, "8d0a9307").unwrap(), id);
@@ -165,7 +180,7 @@ mod tests {
         for (output, input) in [
             (OutputForm::Text, InputForm::Text),
             (OutputForm::Hex, InputForm::Text),
-            (OutputForm::Bytes, InputForm::Bytes),
+            (OutputForm::Hex, InputForm::Hex),
             (OutputForm::Leb, InputForm::Leb),
             (OutputForm::Compact, InputForm::Compact),
             (OutputForm::Elink, InputForm::Elink),
@@ -187,9 +202,9 @@ mod tests {
                 "invalid text value \"1:18:3\": the authority segment at byte 2 is out of range: the maximum is 15",
             ),
             (
-                InputForm::Bytes,
+                InputForm::Hex,
                 "0102",
-                "invalid bytes value \"0102\": expected 12 bytes, found 2",
+                "invalid hex value \"0102\": expected 12 bytes, found 2",
             ),
             (
                 InputForm::Leb,

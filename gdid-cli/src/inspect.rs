@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::form::{self, OutputForm};
 
-/// Every field and form of an id, in the order `--json` prints them.
+/// Every field and form of an id, in the order `--format json` prints them.
 #[derive(Debug, Serialize)]
 pub(crate) struct Inspection {
     era: u32,
@@ -15,7 +15,6 @@ pub(crate) struct Inspection {
     counter: u64,
     text: String,
     hex: String,
-    bytes: String,
     leb: String,
     compact: String,
     /// Spelled with [`form::ELINK_SEED`]: the same id always shows the same link.
@@ -31,7 +30,6 @@ impl Inspection {
             counter: id.counter(),
             text: form::write(OutputForm::Text, id),
             hex: form::write(OutputForm::Hex, id),
-            bytes: form::write(OutputForm::Bytes, id),
             leb: form::write(OutputForm::Leb, id),
             compact: form::write(OutputForm::Compact, id),
             elink: form::write(OutputForm::Elink, id),
@@ -58,12 +56,8 @@ impl Inspection {
         writeln!(out, "authority  {}", self.authority)?;
         writeln!(out, "counter    {}", self.counter)?;
         writeln!(out, "text       {}", self.text)?;
-        writeln!(out, "hex        {}", self.hex)?;
-        for (name, hex) in [
-            ("bytes", &self.bytes),
-            ("leb", &self.leb),
-            ("compact", &self.compact),
-        ] {
+        writeln!(out, "hex        {} ({} bytes)", self.hex, n(&self.hex))?;
+        for (name, hex) in [("leb", &self.leb), ("compact", &self.compact)] {
             writeln!(out, "{name:<10} {} ({} bytes)", spaced(hex), n(hex))?;
         }
         writeln!(out, "elink      {} (seed {})", self.elink, form::ELINK_SEED)?;
@@ -85,7 +79,7 @@ mod tests {
             String::from_utf8(out).unwrap(),
             concat!(
                 r#"{"era":1293,"authority":3,"counter":57,"text":"1293:3:57","#,
-                r#""hex":"0000050d3000000000000039","bytes":"0000050d3000000000000039","#,
+                r#""hex":"0000050d3000000000000039","#,
                 r#""leb":"8d0ab98080808080808030","compact":"8d0a9307","elink":"AKCUGO-AQASEW"}"#,
                 "\n"
             )

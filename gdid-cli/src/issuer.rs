@@ -1,6 +1,7 @@
 //! `--strategy`: building the generator a command issues ids from, over the stores given.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use bson::oid::ObjectId;
@@ -11,8 +12,6 @@ use gdid::mongo::ObjectIdGenerator;
 use gdid::random::{IdRange, RandomIdGenerator};
 use gdid::uuid::{Uuid, UuidV7Generator};
 use gdid::{Store, StoreError};
-
-use crate::store::DEFAULT_STORE;
 
 /// How ids are issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -36,12 +35,16 @@ pub(crate) enum Strategy {
 /// What `gdid next` and `gdid bench` share: where ids come from and how they are issued.
 #[derive(Debug, clap::Args)]
 pub(crate) struct IssueArgs {
-    /// The store: sqlite:PATH, mysql://…, postgres://…, mongodb://… or memory. Several: one
-    /// authority each (`--strategy gdid`), failing over in the order given, or one shard each
-    /// (`--strategy window`).
-    #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE,
-          value_parser = crate::store::StoreUrl)]
+    /// The store: sqlite:PATH, mysql://…, postgres://…, mongodb://…, http(s)://… or memory.
+    /// Several: one authority each (`--strategy gdid`), failing over in the order given, or one
+    /// shard each (`--strategy window`). Without --store: the URLs of --store-file, else of the
+    /// GDID_STORE environment variable (separated by whitespace), else sqlite:gdid.sqlite.
+    #[arg(long = "store", value_name = "URL", value_parser = crate::store::StoreUrl)]
     pub stores: Vec<String>,
+    /// A file of store URLs, one a line (`#` starts a comment), instead of --store: no password
+    /// in the command line.
+    #[arg(long, value_name = "FILE", conflicts_with = "stores")]
+    pub store_file: Option<PathBuf>,
     /// The authority number (0-15) of each store, in the same order (`--strategy gdid` only). By
     /// default each store is the authority recorded in it on first use (a fresh store gets the
     /// lowest number, from 1, that no other store given holds); a number that a store's record
@@ -66,6 +69,16 @@ pub(crate) struct IssueArgs {
 }
 
 impl IssueArgs {
+    /// Settles the stores: those of --store, --store-file or GDID_STORE, or the default.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::store::urls`].
+    pub(crate) fn resolve_stores(&mut self) -> Result<(), String> {
+        self.stores = crate::store::urls(&self.stores, self.store_file.as_deref())?;
+        Ok(())
+    }
+
     /// The settings of the strategy for `sequence`; `needed`: how many ids the command will take
     /// at most, if it knows.
     ///

@@ -1,7 +1,8 @@
 //! `gdid`: issue ids from any store, inspect and convert GDIDs.
 //!
-//! Exit status: 0 on success, 2 for bad input (a value, a flag, a store URL), 1 for a store or
-//! generator failure.
+//! Exit status: 0 on success, 2 when no retry helps (a value, a flag, a store URL, a missing
+//! SQLite file, a store to repair), 1 for any other failure (a store that cannot be reached now,
+//! a check or a verify that finds a problem). `gdid --help` says the same to users.
 
 mod agent;
 mod bench;
@@ -11,6 +12,7 @@ mod form;
 mod inspect;
 mod issuer;
 mod next;
+mod reference;
 mod schema;
 mod sequences;
 mod serve;
@@ -20,15 +22,15 @@ mod verify;
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::agent::{AgentArgs, AgentFailure};
 use crate::bench::{BenchArgs, BenchFailure};
 use crate::check::{CheckArgs, CheckFailure};
-use crate::form::{BadValue, InputForm, OutputForm};
+use crate::form::{BadValue, Format, InputForm, OutputForm};
 use crate::inspect::Inspection;
 use crate::issuer::{BuildError, IssueArgs, Issuer, is_bad_input};
-use crate::next::{Format, NextError, NoSuchForm};
+use crate::next::{NextError, NoSuchForm, Printed};
 use crate::schema::{SchemaCommand, SchemaFailure};
 use crate::sequences::{SequencesCommand, SequencesFailure};
 use crate::serve::{ServeArgs, ServeFailure, TokenArgs};
@@ -38,7 +40,15 @@ use crate::verify::{VerifyArgs, VerifyFailure};
 #[command(
     name = "gdid",
     version,
-    about = "Global distributed ids: issue them from any store, inspect and convert GDIDs"
+    about = "Global distributed ids: issue them from any store, inspect and convert GDIDs",
+    after_help = "Store URLs: every command that takes --store URL also takes --store-file FILE (one
+URL a line, `#` comments) or reads the GDID_STORE environment variable (URLs separated by
+whitespace), in that order, so that no password needs the command line; without any of them,
+sqlite:gdid.sqlite (made by the commands that issue; the commands that only read create nothing).
+
+Exit status: 0 on success; 2 when no retry helps (a bad value, flag or store URL, a SQLite file
+that does not exist, a store an operator must repair first); 1 otherwise (a store that cannot be
+reached now, a check or a verify that finds a problem). Errors are one line on stderr."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -52,29 +62,33 @@ enum Command {
   gdid next --count 5                                  # GDIDs from ./gdid.sqlite (created on first use)
   gdid next --store mysql://root@127.0.0.1/test --store postgres://postgres@127.0.0.1/test
   gdid next --store memory --count 3 --format json
+  gdid next --count 3 --form hex                       # or leb, compact, elink (GDIDs only)
   gdid next --strategy sharded --digits 12 --store postgres://postgres@127.0.0.1/test
   gdid next --strategy uuid-v7 --count 2
+  GDID_STORE='postgres://app:secret@db/ids' gdid next  # no password in the command line
+  gdid next --store-file /etc/gdid/stores              # one URL a line
 
 Every id printed was issued (and, for a store, made durable) before it was printed: a process
 killed midway has printed only ids that will never be issued again.")]
     Next(NextArgs),
     /// Print the fields and every form of one id.
     #[command(
-        after_help = "Examples:\n  gdid inspect 1293:3:57\n  gdid inspect 0000050d3000000000000039 --json\n  gdid inspect --from compact 8d0a9307\n  gdid inspect --from auto AUCKIR-ABASVITILT\n\nThe ELink shown is spelled with seed 0: the same id always shows the same link."
+        after_help = "Examples:\n  gdid inspect 1293:3:57\n  gdid inspect --from hex 0000050d3000000000000039 --format json\n  gdid inspect --from compact 8d0a9307\n  gdid inspect --from auto AUCKIR-ABASVITILT\n\nThe ELink shown is spelled with seed 0: the same id always shows the same link."
     )]
     Inspect {
-        /// The form VALUE is given in; bytes, leb and compact take hex digits.
+        /// The form VALUE is given in; hex, leb and compact take hex digits.
         #[arg(long, value_enum, default_value_t = InputForm::Text)]
         from: InputForm,
-        /// Print one JSON object instead of a table.
-        #[arg(long)]
-        json: bool,
+        /// text: a table; json: one JSON object (every field and form).
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
         /// The id.
         value: String,
     },
     /// Convert ids from one form to another: the VALUEs given, or else stdin, one a line.
     #[command(after_help = "Examples:
   gdid convert --to hex 1293:3:57
+  gdid convert --from hex --to text 0000050d3000000000000039
   gdid next --count 3 | gdid convert --to compact
   gdid convert --from compact --to text 8d0a9307
   gdid convert --to elink 1280:2:8902382                # AUCKIR-ABASVITILT (seed 0)
@@ -83,10 +97,10 @@ killed midway has printed only ids that will never be issued again.")]
 A bad value is reported on stderr with its line number; the others are still converted, and the
 exit status is then 2.")]
     Convert {
-        /// The form the values are given in; bytes, leb and compact take hex digits.
+        /// The form the values are given in; hex, leb and compact take hex digits.
         #[arg(long, value_enum, default_value_t = InputForm::Text)]
         from: InputForm,
-        /// The form to write; bytes, leb and compact as hex digits.
+        /// The form to write; hex, leb and compact as hex digits.
         #[arg(long, value_enum)]
         to: OutputForm,
         /// The ids; none: read stdin.
@@ -109,7 +123,7 @@ is reported on stderr and the next one runs; Ctrl-C stops the agent.")]
     #[command(after_help = "Examples:
   gdid bench --store memory --seconds 2
   gdid bench --threads 2 --seconds 10                     # ./gdid.sqlite, sequence `bench`
-  gdid bench --store postgres://postgres@127.0.0.1/test --strategy one-at-a-time --json
+  gdid bench --store postgres://postgres@127.0.0.1/test --strategy one-at-a-time --format json
   gdid bench --strategy window --store sqlite:ids.sqlite --sequence ids   # after `gdid agent`
 
 THREADS tasks call next_id in a loop on as many worker threads for SECONDS, then a table gives the
@@ -132,7 +146,7 @@ backwards within a writer, and a line per era and authority. Exit status 1 when 
     #[command(after_help = "Examples:
   gdid check                                                # ./gdid.sqlite
   gdid check --store postgres://postgres@127.0.0.1/test --store mysql://root@127.0.0.1/test
-  gdid check --store mongodb://127.0.0.1:27017/ids --json
+  gdid check --store mongodb://127.0.0.1:27017/ids --format json
 
 Prints each setting uniqueness relies on (PostgreSQL: fsync, full_page_writes, synchronous_commit,
 synchronous_standby_names, the streaming standbys; MariaDB/MySQL: innodb_flush_log_at_trx_commit,
@@ -144,13 +158,14 @@ synchronous; MongoDB: the write concern), its verdict and what it means:
   issued again      a crash can lose blocks on the same server: their ids are issued again
   unknown           not judged here (a standby, a server behind gdid serve)
 Exit status 0 when every setting is safe, 1 naming each one that is not (or a store that cannot
-be reached), 2 for a bad URL. The store's schema is created where it can be (a standby is checked
-too); no authority number is recorded.")]
+be reached), 2 for a bad URL or a SQLite file that does not exist. Nothing is created in the
+store (no file, schema or table) and no authority number is read or recorded; a standby is
+checked too.")]
     Check(CheckArgs),
     /// List a store's sequences, raise the floor of one, move them past a failover or a restore.
     #[command(after_help = "Examples:
   gdid sequences list                                   # ./gdid.sqlite
-  gdid sequences list --store postgres://postgres@127.0.0.1/test --json
+  gdid sequences list --store postgres://postgres@127.0.0.1/test --format json
   gdid sequences show --scope shop --sequence orders
   gdid sequences set-floor --scope shop --sequence orders --at 1000001   # after a table's largest id
   gdid sequences fence --store postgres://postgres@127.0.0.1/test --all  # after a restore from a backup
@@ -158,7 +173,9 @@ too); no authority number is recorded.")]
 list and show print, per counter record: the authority (or `counter`), scope, sequence, era, next
 counter, counters used, the last allocation's time, the recent rate (the last block's size over
 the time since the block before) and the runway of the era at that rate; `unknown` without two
-timed allocations. set-floor never lowers a counter (exit 2) and is safe while ids are issued.")]
+timed allocations. list and show create nothing (a store without gdid tables has no records; a
+SQLite file that does not exist is an error, exit 2). set-floor never lowers a counter (exit 2),
+is safe while ids are issued, and needs --scope and --sequence.")]
     Sequences {
         #[command(subcommand)]
         command: SequencesCommand,
@@ -167,6 +184,9 @@ timed allocations. set-floor never lowers a counter (exit 2) and is safe while i
     #[command(after_help = "Examples:
   gdid schema print --store postgres://dba@127.0.0.1/ids?schema=gdid > gdid.sql   # read it, apply it
   gdid schema apply --store mysql://dba@127.0.0.1/ids                             # or let gdid apply it
+
+print creates nothing (a SQLite file that does not exist is an error, exit 2); apply creates the
+file and the tables.
 
 Each statement is idempotent (CREATE … IF NOT EXISTS). A store whose tables exist and are current
 runs no DDL when it opens: the application's role then needs only SELECT, INSERT, UPDATE on them
@@ -180,6 +200,7 @@ TABLE would use when none does).")]
     /// Serve a store's authority over HTTP, for generators in other processes and any language.
     #[command(after_help = "Examples:
   gdid token --scopes shop                              # a token (line 1), its tokens-file line (line 2)
+  gdid token --scopes shop:metrics,billing              # shop's metrics too; billing: ids only
   gdid serve --tokens tokens.txt                        # ./gdid.sqlite's authority on 127.0.0.1:7070
   gdid serve --store postgres://postgres@127.0.0.1/test --listen 0.0.0.0:8443 \\
              --tokens tokens.txt --tls-cert cert.pem --tls-key key.pem --metrics
@@ -189,7 +210,8 @@ TABLE would use when none does).")]
 
 Routes: GET /v1/health (no token), GET /v1/ready, GET /v1/authority, POST /v1/blocks
 {scope, sequence, size}, POST /v1/blocks/give-back (tokens allowed `SCOPE:give-back`), POST /v1/ids {scope,
-sequence, count, form: text|hex|elink}, GET /v1/metrics, GET /v1/openapi.json (no token: these
+sequence, count, form: text|hex|elink}, GET /v1/metrics (tokens allowed `SCOPE:metrics`, each
+seeing its scopes' series), GET /v1/openapi.json (no token: these
 routes as an OpenAPI 3.1 document). Every other request carries `Authorization: Bearer TOKEN`
 with a token of the tokens file allowed the scope. The URL served is
 printed on stdout, warnings and errors on stderr (RUST_LOG=info for more); SIGTERM or Ctrl-C lets
@@ -201,7 +223,26 @@ added, until a file that can be used is read). One token uses at most --max-sequ
 sequences (1,000).")]
     Serve(ServeArgs),
     /// Make a new token: the token on line 1, its tokens-file line (by digest) on line 2.
+    #[command(after_help = "Examples:
+  gdid token --scopes shop                      # issue ids in scope shop
+  gdid token --scopes 'shop:metrics,billing'    # and read shop's series at /v1/metrics
+  gdid token --scopes 'shop:give-back:metrics'  # and give unused ids back (trusted clients only)
+  gdid token --scopes '*'                       # every scope (quoted: the shell expands *)
+  gdid token --scopes shop >> tokens.txt        # then keep line 1 for the client, delete it here")]
     Token(TokenArgs),
+    /// Print a completion script for SHELL on stdout.
+    #[command(after_help = "Examples:
+  gdid completions bash > ~/.local/share/bash-completion/completions/gdid
+  gdid completions zsh > ~/.zfunc/_gdid          # a folder of your $fpath
+  gdid completions fish > ~/.config/fish/completions/gdid.fish")]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the Markdown reference of every command (docs/reference/cli.md).
+    #[command(hide = true)]
+    Reference,
 }
 
 #[derive(Debug, clap::Args)]
@@ -214,7 +255,13 @@ struct NextArgs {
     /// How many ids.
     #[arg(long, default_value_t = 1)]
     count: u64,
-    /// How to print them.
+    /// How each id is spelled: text (GDIDs era:authority:counter, numbers in decimal, UUIDs
+    /// hyphenated, ObjectIds in hex); hex (GDIDs as 24 hex digits, numbers as 16, UUIDs as 32,
+    /// ObjectIds as 24); leb, compact (as hex digits) and elink: GDIDs only.
+    #[arg(long, value_enum, default_value_t = OutputForm::Text, conflicts_with = "format")]
+    form: OutputForm,
+    /// text: one id a line, in --form; json: one JSON object a line (a GDID with every field
+    /// and form, as `gdid inspect --format json`; another id as {"id": …}).
     #[arg(long, value_enum, default_value_t)]
     format: Format,
 }
@@ -300,10 +347,11 @@ async fn issuer(args: IssueArgs, sequence: String, needed: Option<u64>) -> Resul
 }
 
 async fn next(args: NextArgs) -> Result<(), Failure> {
-    args.format.check(args.issue.strategy)?;
+    let printed = Printed::of(args.form, args.format);
+    printed.check(args.issue.strategy)?;
     let issuer = issuer(args.issue, args.sequence, Some(args.count)).await?;
     let mut out = io::BufWriter::new(io::stdout().lock());
-    let issued = next::issue(&issuer, args.count, args.format, &mut out).await;
+    let issued = next::issue(&issuer, args.count, printed, &mut out).await;
     // What was reserved and not printed goes back to the store, so the next run goes on from
     // the last id printed; if it cannot, those ids are lost, never issued twice.
     if let Err(e) = issuer.close().await {
@@ -324,7 +372,7 @@ async fn bench(args: BenchArgs) -> Result<(), Failure> {
         measurement: &measurement,
     };
     let mut out = io::stdout().lock();
-    if args.json {
+    if args.format == Format::Json {
         report.write_json(&mut out)?;
     } else {
         report.write_table(&mut out)?;
@@ -340,7 +388,32 @@ fn runtime(threads: usize) -> io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
-fn run(cli: Cli) -> Result<(), Failure> {
+/// Settles the store URLs of `command` (--store, --store-file, GDID_STORE, or the default)
+/// before it runs.
+fn resolve_stores(command: &mut Command) -> Result<(), String> {
+    let many = |given: &mut Vec<String>, file: Option<&std::path::Path>| {
+        *given = store::urls(given, file)?;
+        Ok(())
+    };
+    match command {
+        Command::Next(args) => args.issue.resolve_stores(),
+        Command::Bench(args) => args.issue.resolve_stores(),
+        Command::Agent(args) => many(&mut args.stores, args.store_file.as_deref()),
+        Command::Check(args) => many(&mut args.stores, args.store_file.as_deref()),
+        Command::Sequences { command } => command.store_mut().resolve(),
+        Command::Schema { command } => command.store_mut().resolve(),
+        Command::Serve(args) => args.resolve_store(),
+        Command::Inspect { .. }
+        | Command::Convert { .. }
+        | Command::Verify(_)
+        | Command::Token(_)
+        | Command::Completions { .. }
+        | Command::Reference => Ok(()),
+    }
+}
+
+fn run(mut cli: Cli) -> Result<(), Failure> {
+    resolve_stores(&mut cli.command).map_err(Failure::BadArguments)?;
     match cli.command {
         Command::Next(args) => runtime(2)?.block_on(next(args)),
         Command::Agent(args) => Ok(runtime(2)?.block_on(agent::run(args))?),
@@ -351,6 +424,18 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Command::Schema { command } => {
             let mut out = io::stdout().lock();
             Ok(runtime(2)?.block_on(schema::run(command, &mut out))?)
+        }
+        Command::Completions { shell } => {
+            let mut out = io::stdout().lock();
+            clap_complete::generate(shell, &mut Cli::command(), "gdid", &mut out);
+            out.flush()?;
+            Ok(())
+        }
+        Command::Reference => {
+            let mut out = io::stdout().lock();
+            out.write_all(reference::markdown(Cli::command()).as_bytes())?;
+            out.flush()?;
+            Ok(())
         }
         Command::Serve(args) => {
             let cores = std::thread::available_parallelism().map_or(2, usize::from);
@@ -368,11 +453,15 @@ fn run(cli: Cli) -> Result<(), Failure> {
             let threads = args.threads().map_err(Failure::BadArguments)?;
             runtime(threads)?.block_on(bench(args))
         }
-        Command::Inspect { from, json, value } => {
+        Command::Inspect {
+            from,
+            format,
+            value,
+        } => {
             let id = form::read(from, &value)?;
             let inspection = Inspection::of(id);
             let mut out = io::stdout().lock();
-            if json {
+            if format == Format::Json {
                 inspection.write_json(&mut out)?;
             } else {
                 inspection.write_table(&mut out)?;

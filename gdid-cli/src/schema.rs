@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use gdid::StoreKind;
 use gdid::sql::SqlStore;
 
-use crate::store::{DEFAULT_STORE, StoreUrl};
+use crate::store::OneStore;
 
 /// `gdid schema …`.
 #[derive(Debug, clap::Subcommand)]
@@ -22,9 +22,16 @@ pub(crate) enum SchemaCommand {
 /// The store of a `gdid schema` command.
 #[derive(Debug, clap::Args)]
 pub(crate) struct SchemaArgs {
-    /// The store: sqlite:PATH, mysql://…, postgres://…?schema=NAME.
-    #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE, value_parser = StoreUrl)]
-    store: String,
+    #[command(flatten)]
+    pub store: OneStore,
+}
+
+impl SchemaCommand {
+    /// The store of the command.
+    pub(crate) fn store_mut(&mut self) -> &mut OneStore {
+        let (SchemaCommand::Print(args) | SchemaCommand::Apply(args)) = self;
+        &mut args.store
+    }
 }
 
 /// Why `gdid schema` failed.
@@ -59,7 +66,7 @@ impl SchemaFailure {
 /// Runs `command`, printing to `out`.
 pub(crate) async fn run(command: SchemaCommand, out: &mut impl Write) -> Result<(), SchemaFailure> {
     let (SchemaCommand::Print(args) | SchemaCommand::Apply(args)) = &command;
-    let url = &args.store;
+    let url = args.store.url();
     let label = crate::store::label(url);
     if !matches!(
         StoreKind::of(url),
@@ -67,7 +74,11 @@ pub(crate) async fn run(command: SchemaCommand, out: &mut impl Write) -> Result<
     ) {
         return Err(SchemaFailure::NoDdl(label));
     }
-    let store = SqlStore::connect(url).await?;
+    // print creates nothing (no SQLite file); apply makes the file and the tables.
+    let store = match command {
+        SchemaCommand::Print(_) => SqlStore::connect_existing(url).await?,
+        SchemaCommand::Apply(_) => SqlStore::connect(url).await?,
+    };
     match command {
         SchemaCommand::Print(_) => {
             writeln!(out, "-- the gdid tables of {label}")?;

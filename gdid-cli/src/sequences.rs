@@ -13,7 +13,8 @@ use gdid::engine::sequences::Sequence;
 use gdid::{FenceScope, Store, StoreError};
 use serde_json::json;
 
-use crate::store::{DEFAULT_STORE, StoreUrl};
+use crate::form::Format;
+use crate::store::OneStore;
 
 /// `gdid sequences …`.
 #[derive(Debug, Subcommand)]
@@ -22,29 +23,34 @@ pub(crate) enum SequencesCommand {
     /// used, the last allocation's time, the recent rate and the runway.
     List {
         #[command(flatten)]
-        store: StoreArg,
-        /// Print one JSON array instead of a table.
-        #[arg(long)]
-        json: bool,
+        store: OneStore,
+        /// text: a table; json: one JSON array, an object per record.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
     },
     /// The counter records of one sequence (of every authority number, and its one-at-a-time
     /// counter).
     Show {
         #[command(flatten)]
-        store: StoreArg,
+        store: OneStore,
         #[command(flatten)]
         name: NameArgs,
-        /// Print one JSON array instead of a table.
-        #[arg(long)]
-        json: bool,
+        /// text: a table; json: one JSON array, an object per record.
+        #[arg(long, value_enum, default_value_t)]
+        format: Format,
     },
     /// Raise the floor of a sequence: its ids from now on have counter N or more (in ERA), even
-    /// while generators run. Never lowers it.
+    /// while generators run. Never lowers it, and cannot be undone: --scope and --sequence are
+    /// required.
     SetFloor {
         #[command(flatten)]
-        store: StoreArg,
-        #[command(flatten)]
-        name: NameArgs,
+        store: OneStore,
+        /// The scope (think: a database).
+        #[arg(long)]
+        scope: String,
+        /// The sequence (think: a table).
+        #[arg(long)]
+        sequence: String,
         /// The next counter to issue: one past the largest already used.
         #[arg(long, value_name = "N")]
         at: u64,
@@ -63,7 +69,7 @@ pub(crate) enum SequencesCommand {
     /// One-at-a-time counters have no era: raise their floors (set-floor --counter).
     Fence {
         #[command(flatten)]
-        store: StoreArg,
+        store: OneStore,
         /// Every GDID record of the store.
         #[arg(long, conflicts_with_all = ["scope", "sequence"], required_unless_present_any = ["scope", "sequence"])]
         all: bool,
@@ -80,7 +86,7 @@ pub(crate) enum SequencesCommand {
     /// issued since the copy's last update. Safe while generators run.
     SkipRanges {
         #[command(flatten)]
-        store: StoreArg,
+        store: OneStore,
         /// The sequence of the ranges.
         #[arg(long)]
         sequence: String,
@@ -110,12 +116,19 @@ pub(crate) enum SequencesCommand {
     },
 }
 
-/// `--store URL`.
-#[derive(Debug, clap::Args)]
-pub(crate) struct StoreArg {
-    /// The store (`sqlite:PATH`, `mysql://…`, `postgres://…`, `mongodb://…`).
-    #[arg(long = "store", value_name = "URL", default_value = DEFAULT_STORE, value_parser = StoreUrl)]
-    url: String,
+impl SequencesCommand {
+    /// The store of the command.
+    pub(crate) fn store_mut(&mut self) -> &mut OneStore {
+        match self {
+            SequencesCommand::List { store, .. }
+            | SequencesCommand::Show { store, .. }
+            | SequencesCommand::SetFloor { store, .. }
+            | SequencesCommand::Fence { store, .. }
+            | SequencesCommand::SkipRanges { store, .. } => store,
+            SequencesCommand::SkipWindows { windows, .. }
+            | SequencesCommand::PruneWindows { windows, .. } => &mut windows.store,
+        }
+    }
 }
 
 /// `--scope S --sequence Q`.
@@ -133,7 +146,7 @@ pub(crate) struct NameArgs {
 #[derive(Debug, clap::Args)]
 pub(crate) struct WindowsArgs {
     #[command(flatten)]
-    store: StoreArg,
+    store: OneStore,
     /// The sequence of the windows.
     #[arg(long)]
     sequence: String,
@@ -173,10 +186,16 @@ impl SequencesFailure {
     }
 }
 
-/// The store of `url`, its authority number neither read nor recorded: reading sequences and
-/// moving counters, ranges and windows need none, and a store only read stays as it was.
+/// The store of `url`, its authority number neither read nor recorded: moving counters, ranges
+/// and windows need none.
 async fn unnumbered(url: &str) -> Result<Store, gdid::StoreError> {
     Store::options().unnumbered().open(url).await
+}
+
+/// The store of `url` to read it: nothing is created (no SQLite file, no table) and no
+/// authority number is read or recorded, so a store only read stays as it was.
+async fn to_read(url: &str) -> Result<Store, gdid::StoreError> {
+    Store::options().create_nothing().open(url).await
 }
 
 /// Runs `command`, printing to `out`.
@@ -185,12 +204,16 @@ pub(crate) async fn run(
     out: &mut impl Write,
 ) -> Result<(), SequencesFailure> {
     match command {
-        SequencesCommand::List { store, json } => {
-            let store = unnumbered(&store.url).await?;
-            print(&store.sequences().await?, json, out)
+        SequencesCommand::List { store, format } => {
+            let store = to_read(store.url()).await?;
+            print(&store.sequences().await?, format, out)
         }
-        SequencesCommand::Show { store, name, json } => {
-            let store = unnumbered(&store.url).await?;
+        SequencesCommand::Show {
+            store,
+            name,
+            format,
+        } => {
+            let store = to_read(store.url()).await?;
             let found: Vec<Sequence> = store
                 .sequences()
                 .await?
@@ -204,10 +227,10 @@ pub(crate) async fn run(
                     sequence: name.sequence,
                 });
             }
-            print(&found, json, out)
+            print(&found, format, out)
         }
         SequencesCommand::PruneWindows { windows, keep } => {
-            let store = unnumbered(&windows.store.url).await?;
+            let store = unnumbered(windows.store.url()).await?;
             let pruned = store.prune_windows(&windows.sequence, keep).await?;
             let done = format!("{pruned} used-up window(s) deleted");
             say(out, &store, &windows.sequence, &done)
@@ -218,7 +241,7 @@ pub(crate) async fn run(
             scope,
             sequence,
         } => {
-            let store = unnumbered(&store.url).await?;
+            let store = unnumbered(store.url()).await?;
             let which = match (&scope, &sequence) {
                 (Some(scope), Some(sequence)) => FenceScope::Sequence { scope, sequence },
                 _ => FenceScope::All,
@@ -254,7 +277,7 @@ pub(crate) async fn run(
             Ok(())
         }
         SequencesCommand::SkipWindows { windows, by } => {
-            let store = unnumbered(&windows.store.url).await?;
+            let store = unnumbered(windows.store.url()).await?;
             let closed = store.skip_windows(&windows.sequence, by).await?;
             let done = format!(
                 "{closed} open window(s) closed, {by} values skipped above the high-water mark"
@@ -266,26 +289,27 @@ pub(crate) async fn run(
             sequence,
             by,
         } => {
-            let store = unnumbered(&store.url).await?;
+            let store = unnumbered(store.url()).await?;
             let moved = store.skip_ranges(&sequence, by).await?;
             let done = format!("{moved} range(s) moved forward by {by} values");
             say(out, &store, &sequence, &done)
         }
         SequencesCommand::SetFloor {
             store,
-            name,
+            scope,
+            sequence,
             at,
             era,
             counter,
         } => {
-            let (scope, sequence) = (&name.scope, &name.sequence);
+            let (scope, sequence) = (&scope, &sequence);
             let (store, moved, whose) = if counter {
-                let store = unnumbered(&store.url).await?;
+                let store = unnumbered(store.url()).await?;
                 let moved = store.raise_counter_floor(scope, sequence, at).await?;
                 (store, moved, "one-at-a-time counter".to_owned())
             } else {
                 // A GDID record is the authority's: the store's number is settled first.
-                let store = Store::open(&store.url).await?;
+                let store = Store::open(store.url()).await?;
                 let floor = CounterState { era, next: at };
                 let moved = store.raise_floor(scope, sequence, floor).await?;
                 // Opened numbered, so the store has its number; never a made-up 0.
@@ -318,8 +342,12 @@ fn say(
 }
 
 /// Prints `sequences` as a table or as JSON.
-fn print(sequences: &[Sequence], json: bool, out: &mut impl Write) -> Result<(), SequencesFailure> {
-    if json {
+fn print(
+    sequences: &[Sequence],
+    format: Format,
+    out: &mut impl Write,
+) -> Result<(), SequencesFailure> {
+    if format == Format::Json {
         let rows: Vec<_> = sequences.iter().map(to_json).collect();
         writeln!(out, "{}", serde_json::Value::Array(rows))?;
         return Ok(());

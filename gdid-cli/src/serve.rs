@@ -12,11 +12,36 @@ use metrics_util::MetricKindMask;
 
 use crate::store::{DEFAULT_STORE, StoreUrl};
 
+impl ServeArgs {
+    /// Settles the store: --store's, --store-file's, GDID_STORE's, or the default.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::store::one`].
+    pub(crate) fn resolve_store(&mut self) -> Result<(), String> {
+        self.store = Some(crate::store::one(
+            self.store.as_ref(),
+            self.store_file.as_deref(),
+        )?);
+        Ok(())
+    }
+
+    fn url(&self) -> &str {
+        self.store.as_deref().unwrap_or(DEFAULT_STORE)
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub(crate) struct ServeArgs {
-    /// The store whose authority is served: a database (its authority number is recorded in it).
-    #[arg(long, default_value = DEFAULT_STORE, value_parser = StoreUrl)]
-    store: String,
+    /// The store whose authority is served: a database (its authority number is recorded in
+    /// it). Without --store: the URL of --store-file, else of the GDID_STORE environment
+    /// variable, else sqlite:gdid.sqlite.
+    #[arg(long, value_name = "URL", value_parser = StoreUrl)]
+    store: Option<String>,
+    /// A file that holds the store URL (`#` starts a comment), instead of --store: no password
+    /// in the command line.
+    #[arg(long, value_name = "FILE", conflicts_with = "store")]
+    store_file: Option<PathBuf>,
     /// The authority number to record in a store that has none yet (else the store's own).
     #[arg(long)]
     authority: Option<u8>,
@@ -24,9 +49,10 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1:7070")]
     listen: SocketAddr,
     /// The tokens file: `TOKEN SCOPE[,SCOPE…]` a line (`*`: every scope; `sha256:HEX` for a
-    /// token's digest, as `gdid token` prints it; `SCOPE:give-back` lets the token give unused
-    /// ids back, for clients trusted as your own code: one that gives back ids it handed out
-    /// would have them issued again).
+    /// token's digest, as `gdid token` prints it; `SCOPE:metrics` lets the token read that
+    /// scope's series at /v1/metrics; `SCOPE:give-back` lets it give unused ids back, for
+    /// clients trusted as your own code: one that gives back ids it handed out would have them
+    /// issued again).
     #[arg(long)]
     tokens: PathBuf,
     /// A PEM certificate chain: serve HTTPS (with --tls-key).
@@ -83,8 +109,13 @@ pub(crate) struct ServeArgs {
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct TokenArgs {
-    /// The scopes the token may use, comma-separated; `*` for every scope.
-    #[arg(long)]
+    /// The scopes the token may use, comma-separated (`shop,billing`); `*` for every scope.
+    /// A scope may be followed by permissions beyond issuing ids: `SCOPE:metrics` lets the
+    /// token read that scope's series at GET /v1/metrics; `SCOPE:give-back` lets it give unused
+    /// ids back (POST /v1/blocks/give-back; only for clients trusted as your own code: one that
+    /// gives back ids it handed out would have them issued again); both: `shop:give-back:metrics`;
+    /// `*:metrics` for every scope's.
+    #[arg(long, value_name = "SCOPES")]
     scopes: String,
 }
 
@@ -196,12 +227,12 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
         }
         _ => None,
     };
-    match StoreKind::of(&args.store)? {
+    match StoreKind::of(args.url())? {
         StoreKind::Memory | StoreKind::Http => {
             return Err(ServeFailure::BadInput(format!(
                 "--store {}: an authority served to other processes keeps its counters in a \
                  database (sqlite:, mysql://, postgres:// or mongodb://)",
-                crate::store::label(&args.store)
+                crate::store::label(args.url())
             )));
         }
         _ => {}
@@ -221,7 +252,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     if let Some(number) = args.authority {
         options = options.authority(number);
     }
-    let store = options.open(&args.store).await?;
+    let store = options.open(args.url()).await?;
     let (Some(authority), Some(number)) = (store.authority(), store.authority_number()) else {
         unreachable!("a store opened with its number is an authority");
     };

@@ -395,7 +395,8 @@ fn bench_json_is_one_object_on_two_threads() {
         "2",
         "--seconds",
         "0.5",
-        "--json",
+        "--format",
+        "json",
     ]);
     let text = succeeded(&out);
     assert_eq!(text.lines().count(), 1, "{text}");

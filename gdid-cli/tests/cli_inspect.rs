@@ -14,8 +14,7 @@ fn prints_a_table_of_every_field_and_form() {
          authority  3\n\
          counter    57\n\
          text       1293:3:57\n\
-         hex        0000050d3000000000000039\n\
-         bytes      00 00 05 0d 30 00 00 00 00 00 00 39 (12 bytes)\n\
+         hex        0000050d3000000000000039 (12 bytes)\n\
          leb        8d 0a b9 80 80 80 80 80 80 80 30 (11 bytes)\n\
          compact    8d 0a 93 07 (4 bytes)\n\
          elink      AKCUGO-AQASEW (seed 0)\n"
@@ -26,30 +25,43 @@ fn prints_a_table_of_every_field_and_form() {
 fn json_is_exactly_one_object_with_the_documented_fields() {
     let expected = concat!(
         r#"{"era":0,"authority":1,"counter":75,"text":"0:1:75","hex":"00000000100000000000004b","#,
-        r#""bytes":"00000000100000000000004b","leb":"00cb8080808080808010","compact":"00b109","#,
+        r#""leb":"00cb8080808080808010","compact":"00b109","#,
         r#""elink":"ACACIG-GP"}"#,
         "\n"
     );
     // The arguments after `inspect`.
     for args in [
-        &["--json", "0:1:75"][..],
-        &["--json", "0x00000000100000000000004B"],
-        &["--from", "bytes", "--json", "00000000100000000000004b"],
-        &["--from", "leb", "--json", "00cb8080808080808010"],
-        &["--from", "compact", "--json", "00b109"],
-        &["--from", "elink", "--json", "ACACIG-GP"],
-        &["--from", "elink", "--json", "acac ig gp"],
+        &["--format", "json", "0:1:75"][..],
+        &["--format", "json", "0x00000000100000000000004B"],
+        &[
+            "--from",
+            "hex",
+            "--format",
+            "json",
+            "00000000100000000000004b",
+        ],
+        &[
+            "--from",
+            "hex",
+            "--format",
+            "json",
+            "0x00000000100000000000004B",
+        ],
+        &["--from", "leb", "--format", "json", "00cb8080808080808010"],
+        &["--from", "compact", "--format", "json", "00b109"],
+        &["--from", "elink", "--format", "json", "ACACIG-GP"],
+        &["--from", "elink", "--format", "json", "acac ig gp"],
         // Another seed spells the same id: the output is still spelled with seed 0.
-        &["--from", "elink", "--json", "CUCKKN-IV"],
-        &["--from", "auto", "--json", "ACACIG-GP"],
-        &["--from", "auto", "--json", "0:1:75"],
+        &["--from", "elink", "--format", "json", "CUCKKN-IV"],
+        &["--from", "auto", "--format", "json", "ACACIG-GP"],
+        &["--from", "auto", "--format", "json", "0:1:75"],
     ] {
         let args = [&["inspect"], args].concat();
         let out = gdid(&args);
         assert!(out.status.success(), "{args:?}: {}", stderr(&out));
         assert_eq!(stdout(&out), expected, "{args:?}");
         let value: serde_json::Value = serde_json::from_str(stdout(&out)).unwrap();
-        assert_eq!(value.as_object().unwrap().len(), 9);
+        assert_eq!(value.as_object().unwrap().len(), 8);
     }
 }
 
@@ -61,12 +73,12 @@ fn invalid_input_exits_2_with_one_line_naming_input_and_reason() {
             "gdid: invalid text value \"1:18:3\": the authority segment at byte 2 is out of range: the maximum is 15\n",
         ),
         (
-            &["inspect", "--json", "--from", "leb", "05fb00"],
+            &["inspect", "--format", "json", "--from", "leb", "05fb00"],
             "gdid: invalid leb value \"05fb00\": the id64 at byte 1 is not in canonical (shortest) LEB128 form\n",
         ),
         (
-            &["inspect", "--from", "bytes", "0102"],
-            "gdid: invalid bytes value \"0102\": expected 12 bytes, found 2\n",
+            &["inspect", "--from", "hex", "0102"],
+            "gdid: invalid hex value \"0102\": expected 12 bytes, found 2\n",
         ),
         (
             &["inspect", "--from", "elink", "PYYEOP-XXYOIWUFOBSHAMNE-GOOX"],
@@ -87,7 +99,15 @@ fn invalid_input_exits_2_with_one_line_naming_input_and_reason() {
 
 #[test]
 fn a_bad_flag_is_bad_input_too() {
-    let out = gdid(&["inspect", "--from", "base64", "x"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(stdout(&out), "");
+    for args in [
+        &["inspect", "--from", "base64", "x"][..],
+        // Gone: `bytes` was `hex`, `--json` is `--format json`.
+        &["inspect", "--from", "bytes", "0000050d3000000000000039"],
+        &["inspect", "--json", "1293:3:57"],
+        &["inspect", "--format", "hex", "1293:3:57"],
+    ] {
+        let out = gdid(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(stdout(&out), "", "{args:?}");
+    }
 }

@@ -229,10 +229,32 @@ fn formats_print_what_they_say() {
     let first: serde_json::Value = serde_json::from_str(&json[0]).unwrap();
     assert_eq!(first["text"], "0:1:1");
     assert_eq!(first["compact"], "0011");
-    let hex = lines(&gdid(&["next", "--store", "memory", "--format", "hex"]));
-    assert_eq!(hex, ["000000001000000000000001"]);
-    let compact = lines(&gdid(&["next", "--store", "memory", "--format", "compact"]));
-    assert_eq!(compact, ["0011"]);
+    for (form, id) in [
+        ("text", "0:1:1"),
+        ("hex", "000000001000000000000001"),
+        ("leb", "00818080808080808010"),
+        ("compact", "0011"),
+        ("elink", "ACACBE-AC"),
+    ] {
+        let printed = lines(&gdid(&["next", "--store", "memory", "--form", form]));
+        assert_eq!(printed, [id], "--form {form}");
+        // Every form written is read back.
+        let read = lines(&gdid(&["convert", "--from", form, "--to", "text", id]));
+        assert_eq!(read, ["0:1:1"], "--from {form}");
+    }
+    // hex is every strategy's.
+    let number = lines(&gdid(&[
+        "next",
+        "--store",
+        "memory",
+        "--strategy",
+        "one-at-a-time",
+        "--form",
+        "hex",
+    ]));
+    assert_eq!(number, ["0000000000000001"]);
+    let uuid = lines(&gdid(&["next", "--strategy", "uuid-v7", "--form", "hex"]));
+    assert_eq!(uuid[0].len(), 32);
 }
 
 #[test]
@@ -252,7 +274,22 @@ fn bad_input_is_one_line_and_exit_status_2() {
             "3",
         ],
         &["next", "--store", "memory", "--sequence", "bad name"],
-        &["next", "--strategy", "uuid-v7", "--format", "compact"],
+        &["next", "--strategy", "uuid-v7", "--form", "compact"],
+        &["next", "--strategy", "uuid-v7", "--form", "leb"],
+        &[
+            "next",
+            "--store",
+            "memory",
+            "--strategy",
+            "one-at-a-time",
+            "--form",
+            "elink",
+        ],
+        &["next", "--store", "memory", "--format", "compact"],
+        &[
+            "next", "--store", "memory", "--form", "hex", "--format", "json",
+        ],
+        &["next", "--store", "memory", "--json"],
         &["next", "--strategy", "sharded", "--store", "memory"],
         &["next", "--count", "many"],
     ] {

@@ -43,6 +43,8 @@ fn an_exhausted_sequence_exits_2_at_once() {
         "set-floor",
         "--store",
         &url,
+        "--scope",
+        "default",
         "--sequence",
         "s",
         "--era",

@@ -46,7 +46,8 @@ fn show(store: &str, scope: &str, sequence: &str) -> serde_json::Value {
         scope,
         "--sequence",
         sequence,
-        "--json",
+        "--format",
+        "json",
     ]);
     serde_json::from_str(&stdout(&shown)).unwrap()
 }
@@ -129,6 +130,34 @@ fn list_show_and_set_floor_on_every_store() {
         }
         let none = run(&["sequences", "show"], &["--sequence", "none"]);
         assert_eq!(none.status.code(), Some(2), "{store}");
+        // set-floor cannot be undone: no default scope or sequence.
+        for missing in [
+            &[
+                "sequences",
+                "set-floor",
+                "--store",
+                &store,
+                "--sequence",
+                "q",
+                "--at",
+                "5",
+            ][..],
+            &[
+                "sequences",
+                "set-floor",
+                "--store",
+                &store,
+                "--scope",
+                &scope,
+                "--at",
+                "5",
+            ],
+        ] {
+            let refused = gdid(missing);
+            let stderr = String::from_utf8_lossy(&refused.stderr);
+            assert_eq!(refused.status.code(), Some(2), "{store}: {stderr}");
+            assert!(stderr.contains("required"), "{store}: {stderr}");
+        }
 
         // The one-at-a-time counter's floor is its next id.
         let counter_floor = run(
@@ -468,4 +497,55 @@ fn skip_ranges_and_skip_windows_move_a_restored_sqlite_file_past_what_it_issued(
         Some(2),
         "a skip of 0 is the caller's mistake"
     );
+}
+
+/// The read-only commands create nothing: a SQLite file that does not exist is refused (exit 2,
+/// naming it) and not made; a file without gdid tables lists no records and gets none.
+#[test]
+fn reading_a_store_creates_nothing() {
+    let dir = std::env::temp_dir().join(fresh("cli_seq_read"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("typo.sqlite");
+    let url = format!("sqlite:{}", file.display());
+    for command in [
+        &["sequences", "list"][..],
+        &["sequences", "show", "--scope", "s", "--sequence", "q"],
+        &["check"],
+        &["schema", "print"],
+    ] {
+        let refused = gdid(&[command, &["--store", &url]].concat());
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{command:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("no SQLite file at {}", file.display())),
+            "{command:?}: {stderr}"
+        );
+        assert!(refused.stdout.is_empty(), "{command:?}");
+        assert!(!file.exists(), "{command:?} made {}", file.display());
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+
+    // A SQLite file without gdid tables (an empty file is an empty database): no records, and
+    // the file is left as it was.
+    let other = dir.join("other.sqlite");
+    std::fs::write(&other, b"").unwrap();
+    let url = format!("sqlite:{}", other.display());
+    let listed = stdout(&gdid(&["sequences", "list", "--store", &url]));
+    assert!(listed.contains("(no counter records)"), "{listed}");
+    let json = stdout(&gdid(&[
+        "sequences",
+        "list",
+        "--store",
+        &url,
+        "--format",
+        "json",
+    ]));
+    assert_eq!(json.trim(), "[]");
+    gdid(&["check", "--store", &url]);
+    assert_eq!(
+        std::fs::metadata(&other).unwrap().len(),
+        0,
+        "the file was written"
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -83,7 +83,11 @@ async fn ensure_table(store: &SqlStore, table: &Table) -> Result<(), sqlx::Error
 
 /// Whether `table` answers a `SELECT` of `columns` (no row read). `Ok(false)` when it does not
 /// exist or lacks a column; a missing privilege is the error.
-async fn probe(store: &SqlStore, table: &str, columns: &[&str]) -> Result<bool, sqlx::Error> {
+pub(crate) async fn probe(
+    store: &SqlStore,
+    table: &str,
+    columns: &[&str],
+) -> Result<bool, sqlx::Error> {
     let probe = format!("SELECT {} FROM {table} WHERE 1 = 0", columns.join(", "));
     let probed = with_live_pool!(store, pool => {
         sqlx::query(AssertSqlSafe(probe)).fetch_all(pool).await.map(drop)

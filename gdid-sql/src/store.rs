@@ -79,6 +79,45 @@ impl SqlStore {
         url: &str,
         max_connections: Option<u32>,
     ) -> Result<SqlStore, Error> {
+        Self::connect_with(scheme, url, max_connections, true).await
+    }
+
+    /// As [`connect`](Self::connect), but creates nothing: a SQLite file that does not exist is
+    /// [`Error::Connect`] naming its path (a configuration error: no retry helps), and an
+    /// existing one is left in its journal mode. No statement is run but the connection's own
+    /// set-up: for a caller that only reads (`gdid check`, `gdid sequences list`, `gdid schema
+    /// print`).
+    ///
+    /// # Errors
+    ///
+    /// As [`connect`](Self::connect).
+    pub async fn connect_existing(url: &str) -> Result<SqlStore, Error> {
+        Self::connect_with(Driver::scheme(url)?, url, None, false).await
+    }
+
+    /// As [`connect_existing`](Self::connect_existing), for a URL whose scheme the caller read
+    /// already ([`Scheme::of`]), with a pool of at most `max_connections`.
+    ///
+    /// # Errors
+    ///
+    /// As [`connect_existing`](Self::connect_existing).
+    pub async fn connect_existing_as(
+        scheme: Scheme,
+        url: &str,
+        max_connections: Option<u32>,
+    ) -> Result<SqlStore, Error> {
+        Self::connect_with(scheme, url, max_connections, false).await
+    }
+
+    /// Connects; `create`: a missing SQLite file is created, and a file is put in WAL mode.
+    async fn connect_with(
+        scheme: Scheme,
+        url: &str,
+        max_connections: Option<u32>,
+        create: bool,
+    ) -> Result<SqlStore, Error> {
+        #[cfg(not(feature = "sqlite"))]
+        let _ = create; // only a SQLite file is created by connecting
         #[cfg(not(any(feature = "mysql", feature = "postgres")))]
         let _ = max_connections; // a SQLite file's pool is sized for its one writer
         let store = match Driver::of(scheme, url)? {
@@ -103,11 +142,32 @@ impl SqlStore {
             #[cfg(feature = "sqlite")]
             Driver::Sqlite => {
                 let options = sqlite_options(url).map_err(connect_error(url))?;
-                let pool = sqlite_pool(TIMEOUT).connect_with(options).await;
-                pool.map(SqlStore::Sqlite)
+                if create {
+                    let pool = sqlite_pool(TIMEOUT).connect_with(options).await;
+                    pool.map(SqlStore::Sqlite)
+                } else {
+                    let options = existing_file(options).map_err(connect_error(url))?;
+                    let pool = SqlitePoolOptions::new()
+                        .acquire_timeout(TIMEOUT)
+                        .connect_with(options)
+                        .await;
+                    pool.map(SqlStore::Sqlite)
+                }
             }
         };
         store.map_err(connect_error(url))
+    }
+
+    /// Whether the store holds the gdid counter table (`gdid_counters`): `false` for a database
+    /// (or PostgreSQL schema) where no store was ever opened, for a caller that creates nothing
+    /// and reads what is there.
+    ///
+    /// # Errors
+    ///
+    /// The driver's error when the database cannot be asked, or the table cannot be read (a
+    /// missing privilege).
+    pub async fn has_counters(&self) -> Result<bool, sqlx::Error> {
+        crate::schema::probe(self, crate::tables::COUNTERS.name, &["scope_name"]).await
     }
 
     /// A store for `url` that connects on first use: it can be set up while the database is
@@ -238,6 +298,24 @@ fn sqlite_options(url: &str) -> Result<SqliteConnectOptions, sqlx::Error> {
     Ok(SqliteConnectOptions::from_str(url)?
         .create_if_missing(true)
         .busy_timeout(SQLITE_BUSY_TIMEOUT))
+}
+
+#[cfg(feature = "sqlite")]
+/// `options` for a file that must exist already: a missing one is refused, naming its path.
+fn existing_file(options: SqliteConnectOptions) -> Result<SqliteConnectOptions, sqlx::Error> {
+    let file = options.get_filename();
+    // sqlx names a database in memory `file:sqlx-in-memory-N`: no file to look for.
+    let in_memory = file.to_str().is_some_and(|name| name.starts_with("file:"));
+    if !in_memory && !file.exists() {
+        return Err(sqlx::Error::Configuration(
+            format!(
+                "no SQLite file at {} (a store opened to be read is not created)",
+                file.display()
+            )
+            .into(),
+        ));
+    }
+    Ok(options.create_if_missing(false))
 }
 
 #[cfg(feature = "sqlite")]

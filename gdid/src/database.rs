@@ -55,6 +55,13 @@ pub(crate) trait Driver: Send + Sync + fmt::Debug + 'static {
 
     /// Whether `error` is this kind of store's duplicate key (its driver's error).
     fn is_duplicate_key(error: &(dyn std::error::Error + 'static)) -> bool;
+
+    /// Whether the store holds its counter records' table or collection: `false` only for a
+    /// store opened creating nothing where none was ever made (a collection that does not exist
+    /// reads as empty: MongoDB keeps the default).
+    fn has_counters(&self) -> BoxFuture<'_, Result<bool, AuthorityError>> {
+        Box::pin(std::future::ready(Ok(true)))
+    }
 }
 
 /// A database store as a [`Backend`], with its authority of each number asked for: one
@@ -139,7 +146,13 @@ impl<S: Driver> Backend for Database<S> {
     }
 
     fn sequences(&self) -> BoxFuture<'_, Result<Vec<Sequence>, AuthorityError>> {
-        Box::pin(async move { sequences::list(&authority_of(&self.store, COUNTER_KEY)).await })
+        Box::pin(async move {
+            // A store opened creating nothing, without its table, has no records.
+            if !self.store.has_counters().await? {
+                return Ok(Vec::new());
+            }
+            sequences::list(&authority_of(&self.store, COUNTER_KEY)).await
+        })
     }
 
     fn durability(&self) -> BoxFuture<'_, Result<Durability, Sorted>> {

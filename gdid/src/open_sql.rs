@@ -4,7 +4,7 @@
 use gdid_engine::backend::numbering::NumberRecord;
 use gdid_engine::durability::Durability;
 use gdid_engine::plumbing::scheme::Scheme;
-use gdid_engine::{Pick, RangeLayout, backend::BoxFuture};
+use gdid_engine::{AuthorityError, Pick, RangeLayout, backend::BoxFuture};
 use gdid_sql::{Error, SqlAuthority, SqlNumberRecord, SqlShardedCounter, SqlStore};
 
 use crate::database::Driver;
@@ -16,17 +16,21 @@ pub(crate) struct SqlBackend {
     store: SqlStore,
     record: SqlNumberRecord,
     label: String,
+    /// Whether it was opened creating nothing: its tables may be missing.
+    created_nothing: bool,
 }
 
 impl SqlBackend {
     /// Connects to `url`, a URL of `scheme` (read once, by the caller), and creates the schema; `lazy`: a store that connects on first use,
     /// whose schema is created when it can be (a failover store that may be down now);
+    /// `create`: unless set, nothing is created (no SQLite file, no table; an eager store);
     /// `max_connections`: the pool's bound (an eager store's).
     pub(crate) async fn open(
         scheme: Scheme,
         url: &str,
         label: &str,
         lazy: bool,
+        create: bool,
         max_connections: Option<u32>,
     ) -> Result<Self, StoreError> {
         let connect = |error: Error| StoreError::Connect {
@@ -39,6 +43,16 @@ impl SqlBackend {
         };
         let store = if lazy {
             SqlStore::connect_lazy_as(scheme, url).map_err(connect)?
+        } else if !create {
+            let store = SqlStore::connect_existing_as(scheme, url, max_connections)
+                .await
+                .map_err(connect)?;
+            return Ok(SqlBackend {
+                record: SqlNumberRecord::new(store.clone(), label),
+                store,
+                label: label.to_owned(),
+                created_nothing: true,
+            });
         } else {
             SqlStore::connect_as(scheme, url, max_connections)
                 .await
@@ -57,6 +71,7 @@ impl SqlBackend {
             store,
             record,
             label: label.to_owned(),
+            created_nothing: false,
         })
     }
 }
@@ -90,6 +105,19 @@ impl Driver for SqlBackend {
 
     fn durability(&self) -> BoxFuture<'_, Result<Durability, Sorted>> {
         Box::pin(async move { Ok(self.store.durability().await?) })
+    }
+
+    /// A store opened creating nothing may lack its tables; any other made them.
+    fn has_counters(&self) -> BoxFuture<'_, Result<bool, AuthorityError>> {
+        Box::pin(async move {
+            if !self.created_nothing {
+                return Ok(true);
+            }
+            self.store
+                .has_counters()
+                .await
+                .map_err(|e| AuthorityError::from_driver(gdid_sql::driver_kind(&e), e))
+        })
     }
 
     fn shard(&self) -> (String, SqlStore) {

@@ -92,6 +92,7 @@ pub struct OpenOptions {
     authority: Option<u8>,
     authorities: Option<Vec<u8>>,
     unnumbered: bool,
+    create_nothing: bool,
     max_connections: Option<u32>,
     http: HttpClient,
 }
@@ -116,6 +117,7 @@ impl std::fmt::Debug for OpenOptions {
             .field("authority", &self.authority)
             .field("authorities", &self.authorities)
             .field("unnumbered", &self.unnumbered)
+            .field("create_nothing", &self.create_nothing)
             .field("max_connections", &self.max_connections)
             .field("http_token", &self.http.token.as_ref().map(|_| "…"))
             .field("http_roots", &self.http.roots.len())
@@ -214,6 +216,28 @@ impl OpenOptions {
         self
     }
 
+    /// Opens stores to read them, creating nothing: no SQLite file (a missing one is
+    /// [`StoreError::Connect`] naming its path, a configuration error), no schema, table or index,
+    /// and no authority number is read or recorded (as [`unnumbered`](Self::unnumbered)). A store
+    /// without its gdid tables then has no [`sequences`](Store::sequences); whatever needs the
+    /// tables (issuing ids) fails on them. For tools that only look (`gdid sequences list`).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let missing = std::env::temp_dir().join("gdid-doc-no-such-dir/none.sqlite");
+    /// let url = format!("sqlite:{}", missing.display());
+    /// assert!(gdid::Store::options().create_nothing().open(&url).await.is_err());
+    /// assert!(!missing.exists());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn create_nothing(mut self) -> Self {
+        self.create_nothing = true;
+        self.unnumbered = true;
+        self
+    }
+
     /// At most `n` connections to the server of a MySQL/MariaDB or PostgreSQL store (10
     /// unless set): 1 for a process that reserves blocks rarely and must hold little. The
     /// other stores ignore it.
@@ -282,7 +306,7 @@ impl OpenOptions {
         let asked = self.authority;
         check_number(url, asked)?;
         self.check_unnumbered(url)?;
-        let (label, backend) = self.connect(url, false).await?;
+        let (label, backend) = self.connect(url, false, !self.create_nothing).await?;
         if self.unnumbered {
             return Ok(Store::unnumbered(label, backend));
         }
@@ -297,9 +321,10 @@ impl OpenOptions {
     }
 
     /// Reads and judges the settings of `url`'s server, as [`Store::check`] does, but without
-    /// reading or recording an authority number, and without needing the schema (it is created
-    /// where it can be; a standby, which takes no writes, is checked too): what `gdid check
-    /// --store URL` runs.
+    /// reading or recording an authority number, and without needing the schema: nothing is
+    /// created, as [`create_nothing`](Self::create_nothing) says (a missing SQLite file is an
+    /// error; a standby, which takes no writes, is checked too): what `gdid check --store URL`
+    /// runs.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -315,12 +340,9 @@ impl OpenOptions {
     /// As [`open`](Self::open) for the URL, but no [`StoreError::Authority`];
     /// [`StoreError::Check`] when the server cannot be asked.
     pub async fn check(&self, url: &str) -> Result<Durability, StoreError> {
-        // A server that refuses the schema (a read-only standby) is still asked, through a
-        // store that creates none; one that cannot be reached is refused at once.
-        let (label, backend) = match self.connect(url, false).await {
-            Err(StoreError::Schema { .. }) => self.connect(url, true).await?,
-            connected => connected?,
-        };
+        // Nothing is created: a read-only standby is asked as any server; one that cannot be
+        // reached is refused at once.
+        let (label, backend) = self.connect(url, false, false).await?;
         let report = backend.durability().await;
         report.map_err(|failed| StoreError::Check {
             url: label,
@@ -408,7 +430,7 @@ impl OpenOptions {
         }
         let mut opened = Vec::with_capacity(urls.len());
         for url in urls {
-            opened.push(self.connect(url.as_ref(), true).await?);
+            opened.push(self.connect(url.as_ref(), true, true).await?);
         }
         // The stores are numbered in the order of their labels, not the order given: two
         // processes listing the same fresh stores in other orders at once then give them the
@@ -453,14 +475,18 @@ impl OpenOptions {
         }
     }
 
-    /// The store of `url` (its label and backend), connected and its schema created; `lazy`:
-    /// set up to connect on first use when it cannot be reached now. The one place that asks
-    /// which kind of store a URL names.
+    /// The store of `url` (its label and backend), connected and (with `create`) its schema
+    /// created; `lazy`: set up to connect on first use when it cannot be reached now; without
+    /// `create`, nothing is created (no SQLite file, no table). The one place that asks which
+    /// kind of store a URL names.
     async fn connect(
         &self,
         url: &str,
         lazy: bool,
+        create: bool,
     ) -> Result<(String, Arc<dyn Backend>), StoreError> {
+        #[cfg(not(any(feature = "sqlite", feature = "mysql", feature = "postgres")))]
+        let _ = create; // only a SQL store creates anything on opening
         let url = url.trim();
         let label = redact(url);
         let (scheme, rest) = crate::url::scheme_of(url)?;
@@ -473,6 +499,7 @@ impl OpenOptions {
                     url,
                     &label,
                     lazy,
+                    create,
                     self.max_connections,
                 )
                 .await?;

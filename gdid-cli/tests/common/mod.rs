@@ -16,6 +16,7 @@ pub(crate) fn gdid(args: &[&str]) -> Output {
 pub(crate) fn gdid_in(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gdid"))
         .args(args)
+        .env_remove("GDID_STORE")
         .current_dir(dir)
         .output()
         .expect("the gdid binary runs")
@@ -25,6 +26,7 @@ pub(crate) fn gdid_in(dir: &Path, args: &[&str]) -> Output {
 pub(crate) fn gdid_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gdid"))
         .args(args)
+        .env_remove("GDID_STORE")
         .envs(env.iter().copied())
         .current_dir(std::env::temp_dir())
         .output()
@@ -35,6 +37,7 @@ pub(crate) fn gdid_with_env(args: &[&str], env: &[(&str, &str)]) -> Output {
 pub(crate) fn gdid_with_stdin(args: &[&str], stdin: &str) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_gdid"))
         .args(args)
+        .env_remove("GDID_STORE")
         .current_dir(std::env::temp_dir())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
