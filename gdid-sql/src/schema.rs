@@ -83,11 +83,7 @@ async fn ensure_table(store: &SqlStore, table: &Table) -> Result<(), sqlx::Error
 
 /// Whether `table` answers a `SELECT` of `columns` (no row read). `Ok(false)` when it does not
 /// exist or lacks a column; a missing privilege is the error.
-pub(crate) async fn probe(
-    store: &SqlStore,
-    table: &str,
-    columns: &[&str],
-) -> Result<bool, sqlx::Error> {
+async fn probe(store: &SqlStore, table: &str, columns: &[&str]) -> Result<bool, sqlx::Error> {
     let probe = format!("SELECT {} FROM {table} WHERE 1 = 0", columns.join(", "));
     let probed = with_live_pool!(store, pool => {
         sqlx::query(AssertSqlSafe(probe)).fetch_all(pool).await.map(drop)
@@ -189,3 +185,17 @@ pub struct SchemaRefused {
 /// The privileges an application role needs on the gdid tables, as the message says them.
 const GRANTS: &str = "SELECT, INSERT, UPDATE (and DELETE on gdid_windows, \
                       for pruning hi-lo windows)";
+
+impl SqlStore {
+    /// Whether the store holds the gdid counter table (`gdid_counters`): `false` for a database
+    /// (or PostgreSQL schema) where no store was ever opened, for a caller that creates nothing
+    /// and reads what is there.
+    ///
+    /// # Errors
+    ///
+    /// The driver's error when the database cannot be asked, or the table cannot be read (a
+    /// missing privilege).
+    pub async fn has_counters(&self) -> Result<bool, sqlx::Error> {
+        probe(self, crate::tables::COUNTERS.name, &["scope_name"]).await
+    }
+}

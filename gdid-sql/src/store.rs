@@ -158,18 +158,6 @@ impl SqlStore {
         store.map_err(connect_error(url))
     }
 
-    /// Whether the store holds the gdid counter table (`gdid_counters`): `false` for a database
-    /// (or PostgreSQL schema) where no store was ever opened, for a caller that creates nothing
-    /// and reads what is there.
-    ///
-    /// # Errors
-    ///
-    /// The driver's error when the database cannot be asked, or the table cannot be read (a
-    /// missing privilege).
-    pub async fn has_counters(&self) -> Result<bool, sqlx::Error> {
-        crate::schema::probe(self, crate::tables::COUNTERS.name, &["scope_name"]).await
-    }
-
     /// A store for `url` that connects on first use: it can be set up while the database is
     /// down (an agent's shard list, say).
     ///
