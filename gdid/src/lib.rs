@@ -5,22 +5,49 @@
 //! ranges, hi-lo windows, random, UUID) behind the same [`IdGenerator`] trait. This is the crate
 //! to add: it opens any store from its URL ([`Store`]) and re-exports the rest.
 //!
+//! The README's first example: an id from a SQLite store, printed and inserted into a table of
+//! yours with sqlx (with the `sqlite` feature a [`Gdid`] binds as a `BLOB`).
+//!
 //! ```rust,standalone_crate
 //! use gdid::Gdid;
+//! use sqlx::SqlitePool;
 //!
-//! # #[cfg(feature = "sqlite")]
-//! # #[tokio::main]
-//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! # #[cfg(feature = "sqlite")] // the example is SQLite's: a build without it runs none of it
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! # let folder = std::env::temp_dir().join(format!("gdid-doc-{}", std::process::id()));
 //! # std::fs::create_dir_all(&folder)?;
 //! # std::env::set_current_dir(&folder)?;
-//! let store = gdid::Store::open("sqlite:ids.sqlite").await?; // or mysql://, postgres://, mongodb://
-//! let orders = store.block_generator("shop", "orders").build()?; // this store's authority, recorded in it
-//! let id: Gdid = orders.next_id().await?;
-//! # assert_eq!(Some(id.authority()), store.authority_number());
-//! # Ok(())
-//! # }
-//! # #[cfg(not(feature = "sqlite"))] // a build without SQLite runs none of it
+//!     // gdid's counters, in ./gdid.sqlite (created on first use; the `gdid` command's default).
+//!     let store = gdid::Store::open("sqlite:gdid.sqlite").await?;
+//!     let orders = store.block_generator("shop", "orders").build()?;
+//!     let id: Gdid = orders.next_id().await?;
+//!     println!("new id: {id}");
+//! # assert_eq!(id.to_string(), "0:1:1"); // what the README shows
+//!
+//!     // Your own table, here in the same file: the id is a 12-byte BLOB.
+//!     let db = SqlitePool::connect("sqlite:gdid.sqlite").await?;
+//!     sqlx::query("CREATE TABLE IF NOT EXISTS orders (id BLOB PRIMARY KEY, item TEXT NOT NULL)")
+//!         .execute(&db)
+//!         .await?;
+//!     sqlx::query("INSERT INTO orders (id, item) VALUES (?, ?)")
+//!         .bind(id)
+//!         .bind("book")
+//!         .execute(&db)
+//!         .await?;
+//!     let rows: Vec<(Gdid, String)> = sqlx::query_as("SELECT id, item FROM orders ORDER BY id")
+//!         .fetch_all(&db)
+//!         .await?;
+//!     for (id, item) in rows {
+//!         println!("row: {id} {item}");
+//!     }
+//!
+//!     // Gives the ids reserved and not used back to the store: the next run goes on from here.
+//!     orders.close().await?;
+//! # std::fs::remove_dir_all(&folder)?;
+//!     Ok(())
+//! }
+//! # #[cfg(not(feature = "sqlite"))]
 //! # fn main() {}
 //! ```
 //!
