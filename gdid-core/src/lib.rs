@@ -79,8 +79,9 @@ pub use external::bson_support as bson;
 #[cfg(feature = "proptest")]
 pub use external::proptest_support as proptest;
 
-/// The examples of the README and of docs/interoperability.md, run as doc tests (with
-/// `--all-features`, as `scripts/test` runs them: the ORM sections need theirs).
+/// The examples of docs/interoperability.md, run as doc tests (with `--all-features`, as
+/// `scripts/test` runs them: the ORM sections need theirs). The README's example uses the `gdid`
+/// crate: its doc tests and `scripts/newcomer` run it.
 #[cfg(all(
     doctest,
     feature = "bson",
@@ -91,6 +92,5 @@ pub use external::proptest_support as proptest;
     feature = "proptest",
     feature = "arbitrary"
 ))]
-#[doc = include_str!("../../README.md")]
 #[doc = include_str!("../../docs/interoperability.md")]
 pub struct DocumentationDoctests;
