@@ -1,6 +1,6 @@
 //! What the workspace's examples share: where their ids come from, read from the environment,
 //! with a SQLite file as the default so that they run with no server at all; and, for the web
-//! examples' self-checks, a plain HTTP/1.1 client ([`http_call`]).
+//! examples' tests, a plain HTTP/1.1 client ([`http_call`]).
 //!
 //! - `GDID_ID_STORE`: the store whose counters issue the GDIDs, `sqlite:PATH`, `mysql://…`,
 //!   `mariadb://…`, `postgres://…` or `mongodb://…`; when unset, [`default_id_store`], a SQLite
@@ -153,8 +153,8 @@ pub fn exit_status(example: &str, result: Result<(), Box<dyn Error>>) -> ExitCod
 
 /// One HTTP/1.1 request to the server at `addr`, `body` sent as JSON: the reply's status and its
 /// body, parsed as JSON (`null` when empty). Printed as it goes, one line a request. The web
-/// examples' self-checks call themselves with it: a plain client on a TCP socket, so that they
-/// need no HTTP client crate.
+/// examples' tests call their servers with it: a plain client on a TCP socket, so that they need
+/// no HTTP client crate.
 ///
 /// # Errors
 ///
@@ -193,7 +193,7 @@ pub async fn http_call(
     Ok((status, json))
 }
 
-/// `Ok` when `ok`; else the error "self-check failed: `what`".
+/// `Ok` when `ok`; else the error "check failed: `what`".
 ///
 /// # Errors
 ///
@@ -202,11 +202,11 @@ pub fn expect(what: &str, ok: bool) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!("self-check failed: {what}"))
+        Err(format!("check failed: {what}"))
     }
 }
 
-/// The web examples' self-check (`web_axum`, `web_actix`): both answer the same API the same
+/// The web examples' test (`web_axum`, `web_actix`): both answer the same API the same
 /// way. Orders are created with `customer_id` in the colon text and in hex, read back by either
 /// form in the path; a bad id in the body or the path is a 400 whose message says what is wrong
 /// with it; an unknown id is a 404.
@@ -214,7 +214,7 @@ pub fn expect(what: &str, ok: bool) -> Result<(), String> {
 /// # Errors
 ///
 /// The first answer that is not the expected one.
-pub async fn web_self_check(addr: SocketAddr) -> Result<(), Box<dyn Error>> {
+pub async fn web_api_check(addr: SocketAddr) -> Result<(), Box<dyn Error>> {
     let id_of = |order: &Value, field: &str| -> Result<gdid::Gdid, Box<dyn Error>> {
         Ok(order[field].as_str().ok_or("no id")?.parse()?)
     };
@@ -253,6 +253,5 @@ pub async fn web_self_check(addr: SocketAddr) -> Result<(), Box<dyn Error>> {
     )?;
     let (status, _) = http_call(addr, "GET", "/orders/0:1:999999999", None).await?;
     expect("an unknown id is 404", status == 404)?;
-    println!("self-check passed");
     Ok(())
 }

@@ -9,9 +9,9 @@
 //!     http://127.0.0.1:3000/orders
 //! curl http://127.0.0.1:3000/orders/0:1:1
 //!
-//! # Serves on a free port, calls itself, stops, starts again on the same file, and exits 1
-//! # unless every answer is what the tutorial says (scripts/test runs it).
-//! cargo run -p gdid-examples --example tutorial_orders -- --self-check
+//!
+//! # The tutorial's steps, checked: a server on a free port, its answers, a restart.
+//! cargo test -p gdid-examples --example tutorial_orders
 //! ```
 
 use std::error::Error;
@@ -178,9 +178,6 @@ impl IntoResponse for ApiError {
 async fn main() -> Result<(), Box<dyn Error>> {
     let database_url =
         std::env::var("DATABASE_URL").unwrap_or_else(|_| "sqlite:orders.sqlite".to_owned());
-    if std::env::args().nth(1).as_deref() == Some("--self-check") {
-        return self_check::run().await;
-    }
     let app = App::start(&database_url).await?;
     let listener = TcpListener::bind("127.0.0.1:3000").await?;
     println!("orders service on http://{}", listener.local_addr()?);
@@ -205,8 +202,10 @@ async fn ctrl_c() {
     tokio::signal::ctrl_c().await.ok();
 }
 
-/// `--self-check`: the tutorial's steps, checked. Not part of the tutorial.
-mod self_check {
+/// The tutorial's steps, checked (`cargo test -p gdid-examples --example tutorial_orders`). Not
+/// part of the tutorial.
+#[cfg(test)]
+mod tests {
     use std::error::Error;
     use std::net::SocketAddr;
 
@@ -253,8 +252,9 @@ mod self_check {
         Ok(order["id"].as_str().ok_or("an order without id")?.parse()?)
     }
 
-    /// Runs the steps on a SQLite file of its own, removed afterwards.
-    pub(super) async fn run() -> Result<(), Box<dyn Error>> {
+    /// The steps on a SQLite file of their own, removed afterwards.
+    #[tokio::test]
+    async fn the_tutorial_steps() -> Result<(), Box<dyn Error>> {
         let file =
             gdid_examples::data_dir()?.join(format!("tutorial-{}.sqlite", std::process::id()));
         let database_url = format!("sqlite:{}", file.display());
@@ -308,7 +308,6 @@ mod self_check {
             third_id.counter() == second_id.counter() + 1,
         )?;
         server.stop().await?;
-        println!("self-check passed");
         Ok(())
     }
 }

@@ -4,8 +4,8 @@
 //! memory; the ids come from the store `GDID_ID_STORE` names (a SQLite file by default).
 //!
 //! ```sh
-//! cargo run -p gdid-examples --example web_actix                   # serves on 127.0.0.1:3000
-//! cargo run -p gdid-examples --example web_actix -- --self-check   # calls itself, exit 1 on a wrong answer
+//! cargo run -p gdid-examples --example web_actix     # serves on 127.0.0.1:3000
+//! cargo test -p gdid-examples --example web_actix    # its answers checked, on a free port
 //! ```
 
 use std::collections::BTreeMap;
@@ -129,39 +129,47 @@ fn routes(config: &mut web::ServiceConfig) {
 }
 
 #[actix_web::main]
-async fn main() -> std::process::ExitCode {
-    gdid_examples::exit_status("web_actix", run().await)
-}
-
-async fn run() -> Result<(), Box<dyn Error>> {
+async fn main() -> Result<(), Box<dyn Error>> {
     // Built once at start-up; `web::Data` is an `Arc`, shared by every worker.
     let store = Store::open(&gdid_examples::id_store()?).await?;
     let state = web::Data::new(AppState {
         ids: store.block_generator("shop", "orders").build()?,
         orders: Mutex::default(),
     });
-    let self_check = std::env::args().nth(1).as_deref() == Some("--self-check");
     let app_state = state.clone();
     let server = HttpServer::new(move || App::new().app_data(app_state.clone()).configure(routes))
-        .workers(2)
-        .bind(if self_check {
-            "127.0.0.1:0"
-        } else {
-            "127.0.0.1:3000"
-        })?;
-    let addr = *server.addrs().first().ok_or("bound to no address")?;
-    let server = server.run();
-    let handle = server.handle();
-    let running = actix_web::rt::spawn(server);
-    if self_check {
-        let checked = gdid_examples::web_self_check(addr).await;
+        .bind("127.0.0.1:3000")?;
+    println!("serving on http://127.0.0.1:3000");
+    server.run().await?; // until Ctrl-C
+    // The ids reserved and not issued go back to the store.
+    let returned = state.ids.close().await?;
+    println!("stopped; {returned} unused ids given back");
+    Ok(())
+}
+
+/// The checks every web example passes (`gdid_examples::web_api_check`), on a free port:
+/// `cargo test -p gdid-examples --example web_actix`.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[actix_web::test]
+    async fn the_api_answers_as_documented() -> Result<(), Box<dyn Error>> {
+        let store = Store::open("memory:").await?;
+        let state = web::Data::new(AppState {
+            ids: store.block_generator("shop", "orders").build()?,
+            orders: Mutex::default(),
+        });
+        let server = HttpServer::new(move || App::new().app_data(state.clone()).configure(routes))
+            .workers(2)
+            .bind("127.0.0.1:0")?;
+        let addr = *server.addrs().first().ok_or("bound to no address")?;
+        let server = server.run();
+        let handle = server.handle();
+        let running = actix_web::rt::spawn(server);
+        let checked = gdid_examples::web_api_check(addr).await;
         handle.stop(true).await;
         running.await??;
-        state.ids.close().await?;
-        return checked;
+        checked
     }
-    println!("serving on http://{addr}");
-    running.await??; // until Ctrl-C: actix-web stops on it by itself
-    state.ids.close().await?; // the ids reserved and not issued go back to the store
-    Ok(())
 }

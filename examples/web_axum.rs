@@ -5,8 +5,8 @@
 //! by default).
 //!
 //! ```sh
-//! cargo run -p gdid-examples --example web_axum                    # serves on 127.0.0.1:3000
-//! cargo run -p gdid-examples --example web_axum -- --self-check    # calls itself, exit 1 on a wrong answer
+//! cargo run -p gdid-examples --example web_axum     # serves on 127.0.0.1:3000
+//! cargo test -p gdid-examples --example web_axum    # its answers checked, on a free port
 //! ```
 
 use std::collections::BTreeMap;
@@ -57,7 +57,7 @@ async fn get_order(
     Ok(Json(order.clone()))
 }
 
-/// `POST /orders`: a bad `customer_id` is a 400 naming the field.
+/// `POST /orders`: a bad `customer_id` is a 400 that names the field.
 async fn create_order(
     State(state): State<AppState>,
     body: Result<Json<NewOrder>, JsonRejection>,
@@ -82,14 +82,16 @@ enum ApiError {
 
 impl From<PathRejection> for ApiError {
     fn from(rejection: PathRejection) -> ApiError {
-        // "Invalid URL: expected 3 colon-separated segments (era:authority:counter), found 1"
+        // "Invalid URL: Cannot parse `id` with value `1:99:5`: GDID parsing failed: the authority
+        // segment at byte 2 is out of range: the maximum is 15"
         ApiError::BadRequest(rejection.body_text())
     }
 }
 
 impl From<JsonRejection> for ApiError {
     fn from(rejection: JsonRejection) -> ApiError {
-        // "Failed to deserialize the JSON body into the target type: customer_id: …"
+        // "Failed to deserialize the JSON body into the target type: customer_id: GDID parsing
+        // failed: …": the field is named
         ApiError::BadRequest(rejection.body_text())
     }
 }
@@ -112,10 +114,7 @@ impl IntoResponse for ApiError {
             ApiError::NotFound(id) => (StatusCode::NOT_FOUND, format!("no order {id}")),
             ApiError::Unavailable(e) => {
                 eprintln!("no order id: {e}"); // the cause is for the log, not the client
-                (
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "no id: try again".to_owned(),
-                )
+                (StatusCode::SERVICE_UNAVAILABLE, "no id: try again".into())
             }
         };
         (status, Json(ErrorBody { error })).into_response()
@@ -130,35 +129,44 @@ fn routes(state: AppState) -> Router {
 }
 
 #[tokio::main]
-async fn main() -> std::process::ExitCode {
-    gdid_examples::exit_status("web_axum", run().await)
-}
-
-async fn run() -> Result<(), Box<dyn Error>> {
+async fn main() -> Result<(), Box<dyn Error>> {
     // Built once at start-up; every request shares it (a clone is a pointer).
     let store = Store::open(&gdid_examples::id_store()?).await?;
     let state = AppState {
         ids: store.block_generator("shop", "orders").build()?,
         orders: Arc::default(),
     };
-    let self_check = std::env::args().nth(1).as_deref() == Some("--self-check");
-    let listener = TcpListener::bind(if self_check {
-        "127.0.0.1:0"
-    } else {
-        "127.0.0.1:3000"
-    })
-    .await?;
-    let addr = listener.local_addr()?;
-    let server = tokio::spawn(axum::serve(listener, routes(state.clone())).into_future());
-    if self_check {
-        let checked = gdid_examples::web_self_check(addr).await;
-        server.abort();
-        state.ids.close().await?;
-        return checked;
-    }
-    println!("serving on http://{addr}");
-    tokio::signal::ctrl_c().await?;
-    server.abort();
-    state.ids.close().await?; // the ids reserved and not issued go back to the store
+    let listener = TcpListener::bind("127.0.0.1:3000").await?;
+    println!("serving on http://{}", listener.local_addr()?);
+    axum::serve(listener, routes(state.clone()))
+        .with_graceful_shutdown(async {
+            tokio::signal::ctrl_c().await.ok();
+        })
+        .await?;
+    // The ids reserved and not issued go back to the store.
+    let returned = state.ids.close().await?;
+    println!("stopped; {returned} unused ids given back");
     Ok(())
+}
+
+/// The checks every web example passes (`gdid_examples::web_api_check`), on a free port:
+/// `cargo test -p gdid-examples --example web_axum`.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_api_answers_as_documented() -> Result<(), Box<dyn Error>> {
+        let store = Store::open("memory:").await?;
+        let state = AppState {
+            ids: store.block_generator("shop", "orders").build()?,
+            orders: Arc::default(),
+        };
+        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let server = tokio::spawn(axum::serve(listener, routes(state)).into_future());
+        let checked = gdid_examples::web_api_check(addr).await;
+        server.abort();
+        checked
+    }
 }
