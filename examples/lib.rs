@@ -1,5 +1,6 @@
-//! What the workspace's two examples share: where their ids come from, read from the
-//! environment, with a SQLite file as the default so that they run with no server at all.
+//! What the workspace's examples share: where their ids come from, read from the environment,
+//! with a SQLite file as the default so that they run with no server at all; and, for the web
+//! examples' tests, a plain HTTP/1.1 client ([`http_call`]).
 //!
 //! - `GDID_ID_STORE`: the store whose counters issue the GDIDs, `sqlite:PATH`, `mysql://…`,
 //!   `mariadb://…`, `postgres://…` or `mongodb://…`; when unset, [`default_id_store`], a SQLite
@@ -14,6 +15,7 @@
 //! ```
 
 use std::error::Error;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -22,6 +24,9 @@ use bson::doc;
 use gdid::{Store, StoreError};
 use mongodb::options::ClientOptions;
 use mongodb::{Client, Database};
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 /// `url` without its password, fit to be printed.
 pub use gdid::redact;
@@ -144,4 +149,109 @@ pub fn exit_status(example: &str, result: Result<(), Box<dyn Error>>) -> ExitCod
             ExitCode::FAILURE
         }
     }
+}
+
+/// One HTTP/1.1 request to the server at `addr`, `body` sent as JSON: the reply's status and its
+/// body, parsed as JSON (`null` when empty). Printed as it goes, one line a request. The web
+/// examples' tests call their servers with it: a plain client on a TCP socket, so that they need
+/// no HTTP client crate.
+///
+/// # Errors
+///
+/// When the server cannot be reached, or its reply is not HTTP with a JSON body.
+pub async fn http_call(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&str>,
+) -> Result<(u16, Value), Box<dyn Error>> {
+    let body = body.unwrap_or_default();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = TcpStream::connect(addr).await?;
+    stream.write_all(request.as_bytes()).await?;
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).await?;
+    let (head, text) = reply
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| format!("{method} {path}: a reply without a head: {reply:?}"))?;
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| format!("{method} {path}: a reply without a status: {head:?}"))?;
+    let json = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(text)
+            .map_err(|e| format!("{method} {path} -> {status}: {e}: body {text:?}"))?
+    };
+    println!("{method} {path} -> {status} {json}");
+    Ok((status, json))
+}
+
+/// `Ok` when `ok`; else the error "check failed: `what`".
+///
+/// # Errors
+///
+/// When `ok` is false.
+pub fn expect(what: &str, ok: bool) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("check failed: {what}"))
+    }
+}
+
+/// The web examples' test (`web_axum`, `web_actix`): both answer the same API the same
+/// way. Orders are created with `customer_id` in the colon text and in hex, read back by either
+/// form in the path; a bad id in the body or the path is a 400 whose message says what is wrong
+/// with it; an unknown id is a 404.
+///
+/// # Errors
+///
+/// The first answer that is not the expected one.
+pub async fn web_api_check(addr: SocketAddr) -> Result<(), Box<dyn Error>> {
+    let id_of = |order: &Value, field: &str| -> Result<gdid::Gdid, Box<dyn Error>> {
+        Ok(order[field].as_str().ok_or("no id")?.parse()?)
+    };
+    let body = r#"{"customer_id":"0:1:5","total_cents":1999}"#;
+    let (status, first) = http_call(addr, "POST", "/orders", Some(body)).await?;
+    expect("POST /orders is 201", status == 201)?;
+    expect(
+        "customer_id comes back as the colon text",
+        first["customer_id"] == "0:1:5",
+    )?;
+    let body = r#"{"customer_id":"000000001000000000000005","total_cents":450}"#;
+    let (status, second) = http_call(addr, "POST", "/orders", Some(body)).await?;
+    expect(
+        "a customer_id in hex is read, and written back as text",
+        status == 201 && second["customer_id"] == "0:1:5",
+    )?;
+    let (first_id, second_id) = (id_of(&first, "id")?, id_of(&second, "id")?);
+    expect("two orders, two ids", first_id != second_id)?;
+
+    let (status, found) = http_call(addr, "GET", &format!("/orders/{first_id}"), None).await?;
+    expect("GET by colon text", status == 200 && found == first)?;
+    let (status, found) = http_call(addr, "GET", &format!("/orders/{second_id:x}"), None).await?;
+    expect("GET by hex", status == 200 && found == second)?;
+
+    let message = |reply: &Value| reply["error"].as_str().unwrap_or_default().to_owned();
+    let (status, reply) = http_call(addr, "GET", "/orders/1:99:5", None).await?;
+    expect(
+        "a bad id in the path is 400 saying what is wrong",
+        status == 400 && message(&reply).contains("authority segment"),
+    )?;
+    let body = r#"{"customer_id":"0:99:5","total_cents":1}"#;
+    let (status, reply) = http_call(addr, "POST", "/orders", Some(body)).await?;
+    expect(
+        "a bad id in the body is 400 saying what is wrong",
+        status == 400 && message(&reply).contains("authority segment"),
+    )?;
+    let (status, _) = http_call(addr, "GET", "/orders/0:1:999999999", None).await?;
+    expect("an unknown id is 404", status == 404)?;
+    Ok(())
 }
