@@ -426,8 +426,12 @@ fn run(mut cli: Cli) -> Result<(), Failure> {
             Ok(runtime(2)?.block_on(schema::run(command, &mut out))?)
         }
         Command::Completions { shell } => {
+            // Into memory first: clap_complete panics on a write error, and a reader that went
+            // away (`gdid completions bash | head`) is not one.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "gdid", &mut script);
             let mut out = io::stdout().lock();
-            clap_complete::generate(shell, &mut Cli::command(), "gdid", &mut out);
+            out.write_all(&script)?;
             out.flush()?;
             Ok(())
         }

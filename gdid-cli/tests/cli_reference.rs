@@ -60,3 +60,19 @@ fn completions_name_the_commands() {
     let unknown = gdid(&["completions", "tcsh"]);
     assert_eq!(unknown.status.code(), Some(2));
 }
+
+#[test]
+fn completions_to_a_reader_that_went_away_are_no_failure() {
+    // The pipe's reading end is closed before the script is written (`gdid completions bash |
+    // head -0`): the write fails, and that is no panic and no failure.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gdid"))
+        .args(["completions", "bash"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let done = child.wait_with_output().unwrap();
+    assert!(done.status.success(), "{}", stderr(&done));
+    assert!(!stderr(&done).contains("panicked"), "{}", stderr(&done));
+}
