@@ -33,6 +33,9 @@
 //! | serde (feature `serde`) | readable: colon text; binary: 12 bytes; `serde` module helpers (`Option<Gdid>`: `::option`) | |
 //! | BSON (feature `bson`) | `Binary` subtype `0x80` by every path, plain fields included; `bson::binary` | 12 bytes |
 //! | SQL (features `sqlx-mysql`, `sqlx-postgres`, `sqlx-sqlite`) | sqlx `Type`/`Encode`/`Decode` | `BINARY(12)`/`BYTEA`/`BLOB` |
+//! | JSON Schema, OpenAPI, GraphQL (features `schemars`, `utoipa`, `async-graphql`) | `JsonSchema`, `ToSchema`/`PartialSchema`: a string with the colon text's pattern; a GraphQL scalar `Gdid` | colon text |
+//! | rusqlite (feature `rusqlite`) | `ToSql`/`FromSql` | `BLOB` (12 bytes) |
+//! | zero-copy (feature `zerocopy`) | `zerocopy::view` of bytes as `&[Gdid]`, `view_or_copy`, `bytes_of`; zerocopy's traits | 12 bytes each |
 //! | property tests and fuzzing (features `proptest`, `arbitrary`) | `proptest` module strategies (`any_gdid`, `gdid_of_era`, `gdid_of_authority`, `increasing`); `arbitrary::Arbitrary` from 12 bytes | |
 //! | ORMs and drivers (features `diesel`, `sea-orm`, `postgres-types`) | diesel `ToSql`/`FromSql`/`AsExpression`, sea-orm column type (primary keys too), postgres-types `ToSql`/`FromSql` | `BINARY(12)`/`BYTEA`/`BLOB` |
 //!
@@ -43,8 +46,9 @@
 //! With default features off the crate pulls no async runtime and no database driver, and needs
 //! no standard library: it is `no_std` (with `alloc`) unless the default feature `std` is on, and
 //! the value type with every codec (text, hex, bytes, LEB128, compact, ELink, and serde with
-//! `--features serde`) works without it. Every other feature (`bson`, the SQL and ORM ones,
-//! `proptest`, `arbitrary`) turns `std` on. The engine that issues ids is the `gdid-engine` crate.
+//! `--features serde`), and the `schemars` and `zerocopy` features, work without it. Every other
+//! feature (`bson`, the SQL and ORM ones, `rusqlite`, `utoipa`, `async-graphql`, `proptest`,
+//! `arbitrary`) turns `std` on. The engine that issues ids is the `gdid-engine` crate.
 #![deny(missing_docs, missing_debug_implementations)]
 #![doc(test(attr(deny(warnings))))]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -79,6 +83,9 @@ pub use external::bson_support as bson;
 #[cfg(feature = "proptest")]
 pub use external::proptest_support as proptest;
 
+#[cfg(feature = "zerocopy")]
+pub use external::zerocopy_support as zerocopy;
+
 /// The examples of docs/interoperability.md, run as doc tests (with `--all-features`, as
 /// `scripts/test` runs them: the ORM sections need theirs). The README's example uses the `gdid`
 /// crate: its doc tests and `scripts/newcomer` run it.
@@ -90,7 +97,12 @@ pub use external::proptest_support as proptest;
     feature = "sea-orm",
     feature = "postgres-types",
     feature = "proptest",
-    feature = "arbitrary"
+    feature = "arbitrary",
+    feature = "rusqlite",
+    feature = "schemars",
+    feature = "utoipa",
+    feature = "async-graphql",
+    feature = "zerocopy"
 ))]
 #[doc = include_str!("../../docs/interoperability.md")]
 pub struct DocumentationDoctests;

@@ -69,6 +69,13 @@
 //! | `diesel`   | diesel 2.3 columns for [`Gdid`] (MySQL, PostgreSQL, SQLite)        |
 //! | `sea-orm`  | sea-orm 2.0 column and primary-key type for [`Gdid`]                |
 //! | `postgres-types` | `ToSql`/`FromSql` for [`Gdid`] (tokio-postgres, postgres)    |
+//! | `rusqlite` | rusqlite `ToSql`/`FromSql` for [`Gdid`]: a 12-byte `BLOB`, as sqlx writes it |
+//! | `schemars` | schemars 1 `JsonSchema` for [`Gdid`]: a string with the colon text's pattern |
+//! | `utoipa`   | utoipa 5 `ToSchema`/`PartialSchema`: the same schema in an OpenAPI document |
+//! | `async-graphql` | async-graphql 7 scalar `Gdid` (colon text; Rust 1.89)          |
+//! | `proptest` | strategies of ids for property tests (`gdid::proptest`)            |
+//! | `arbitrary`| `arbitrary::Arbitrary` for [`Gdid`] (fuzzers)                      |
+//! | `zerocopy` | zerocopy 0.8 traits; `gdid::zerocopy`: bytes of ids viewed as `&[Gdid]` |
 //! | `engine`   | generators and stores (gdid-engine); every store feature turns it on |
 //!
 //! With `default-features = false` and none of the store features, the crate is the value type
@@ -166,6 +173,10 @@ pub use gdid_core::gdid;
 /// proptest strategies of ids (feature `proptest`; gdid-core's `proptest`).
 #[cfg(feature = "proptest")]
 pub use gdid_core::proptest;
+
+/// Bytes of ids viewed as `&[Gdid]` in place (feature `zerocopy`; gdid-core's `zerocopy`).
+#[cfg(feature = "zerocopy")]
+pub use gdid_core::zerocopy;
 
 /// The engine (gdid-engine) as an application uses it: generators, their configuration and
 /// errors, and the modules `durability`, `sizing`, `windows`, `sequences` and `plumbing`. A

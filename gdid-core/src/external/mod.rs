@@ -30,3 +30,21 @@ mod arbitrary_support;
 
 #[cfg(feature = "proptest")]
 pub mod proptest_support;
+
+#[cfg(any(feature = "schemars", feature = "utoipa"))]
+mod text_schema;
+
+#[cfg(feature = "schemars")]
+mod schemars_support;
+
+#[cfg(feature = "utoipa")]
+mod utoipa_support;
+
+#[cfg(feature = "async-graphql")]
+mod async_graphql_support;
+
+#[cfg(feature = "rusqlite")]
+mod rusqlite_support;
+
+#[cfg(feature = "zerocopy")]
+pub mod zerocopy_support;
