@@ -38,14 +38,21 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// The block size for a rate, per the rule in the module docs.
-pub(crate) fn block_size(
-    rate: f64,
-    cover: Duration,
-    low_water_mark: f64,
-    min: u64,
-    max: u64,
-) -> u64 {
+/// The block size for a rate, per the rule in the module docs: `rate` ids per second covered for
+/// `cover`, over the fraction `low_water_mark` of a block (`0.0`: no prefetch, the whole block),
+/// within `min ..= max`. PostgreSQL's `gdid_next` sizes its sessions' blocks by it too, with a
+/// cover of one second and no prefetch.
+///
+/// ```
+/// use std::time::Duration;
+/// use gdid_engine::sizing::block_size;
+///
+/// let minute = Duration::from_secs(60);
+/// assert_eq!(block_size(1_000.0, minute, 0.5, 16, 1 << 31), 120_000);
+/// assert_eq!(block_size(1_000.0, Duration::from_secs(1), 0.0, 100, 1_000_000), 1_000);
+/// assert_eq!(block_size(0.1, minute, 0.5, 16, 1 << 31), 16); // never below `min`
+/// ```
+pub fn block_size(rate: f64, cover: Duration, low_water_mark: f64, min: u64, max: u64) -> u64 {
     let fraction = if low_water_mark > 0.0 {
         low_water_mark
     } else {
@@ -66,8 +73,21 @@ pub(crate) fn block_size(
 }
 
 /// Consumption rate between allocations: rises at once, falls by halves.
+///
+/// ```
+/// use std::time::Duration;
+/// use gdid_engine::sizing::RateEstimator;
+/// use tokio::time::Instant;
+///
+/// let mut rate = RateEstimator::default();
+/// let start = Instant::now();
+/// assert_eq!(rate.observe(start, 0), None); // the first observation starts the clock
+/// let second = start + Duration::from_secs(1);
+/// assert_eq!(rate.observe(second, 1_000), Some(1_000.0)); // a rise is taken at once
+/// assert_eq!(rate.observe(second + Duration::from_secs(1), 1_200), Some(600.0)); // a fall by half
+/// ```
 #[derive(Debug, Default)]
-pub(crate) struct RateEstimator {
+pub struct RateEstimator {
     rate: Option<f64>,
     last: Option<(Instant, u64)>,
     /// How long the interval of the latest estimate was.
@@ -86,7 +106,7 @@ const MIN_INTERVAL: Duration = Duration::from_millis(1);
 
 impl RateEstimator {
     /// Records that `consumed` ids in all had been taken at `now`; returns the rate estimate.
-    pub(crate) fn observe(&mut self, now: Instant, consumed: u64) -> Option<f64> {
+    pub fn observe(&mut self, now: Instant, consumed: u64) -> Option<f64> {
         if let Some((then, before)) = self.last {
             let elapsed = now.saturating_duration_since(then).max(MIN_INTERVAL);
             self.interval = Some(elapsed);
@@ -103,14 +123,14 @@ impl RateEstimator {
     /// Starts the next interval at `now`, when `consumed` ids in all had been taken: a new block
     /// was installed, so the time callers spent waiting for it (when nothing could be taken) is
     /// not counted as time without demand.
-    pub(crate) fn restart(&mut self, now: Instant, consumed: u64) {
+    pub fn restart(&mut self, now: Instant, consumed: u64) {
         if self.last.is_some() {
             self.last = Some((now, consumed));
         }
     }
 
     /// The latest estimate, ids per second.
-    pub(crate) fn rate(&self) -> Option<f64> {
+    pub fn rate(&self) -> Option<f64> {
         self.rate
     }
 

@@ -87,13 +87,16 @@ async fn connect(url: &str) -> PgConnection {
         .unwrap_or_else(|e| panic!("connecting to {url}: {e}"))
 }
 
-/// Sets the session's `gdid.cache`: the counters it reserves at a time.
+/// Sets the session's blocks to `cache` counters each, whatever its rate: `gdid.cache` (the
+/// smallest block) and `gdid.cache_max` (the largest) both.
 async fn set_cache(session: &mut PgConnection, cache: u32) {
-    sqlx::query("SELECT set_config('gdid.cache', $1, false)")
-        .bind(cache.to_string())
-        .execute(session)
-        .await
-        .unwrap();
+    sqlx::query(
+        "SELECT set_config('gdid.cache', $1, false), set_config('gdid.cache_max', $1, false)",
+    )
+    .bind(cache.to_string())
+    .execute(session)
+    .await
+    .unwrap();
 }
 
 /// Inserts `rows` rows into `table` in one session, each with its id from the column default,
@@ -572,6 +575,88 @@ fn a_store_that_refuses_or_never_answers_ends_the_statement_with_an_error() {
 
 /// A session keeps blocks of at most 1,000 sequences: after 1,001, the block reserved first was
 /// dropped (its next id starts a new block: a gap, never a repeat) and the last is still served.
+/// With the default settings (`gdid.cache` 100, `gdid.cache_max` 1,000,000) a session's blocks
+/// grow with its rate: 100,000 ids in one statement take a handful of reservations (counted by a
+/// trigger on the counters' table), where blocks of 100 took a thousand. When the session ends,
+/// the unused end of its block goes back: the next session goes on from the last id issued, no
+/// gap, and no id twice.
+#[test]
+fn blocks_grow_with_the_rate_and_their_unused_end_goes_back_when_the_session_ends() {
+    let Some(server) = server(0) else { return };
+    let url = server.url(0);
+    let counter = |server: &PostgresReplicas| -> String {
+        server
+            .query(
+                0,
+                "SELECT next_counter FROM public.gdid_counters \
+                 WHERE scope_name = 'grow' AND sequence_name = 'g'",
+            )
+            .unwrap()
+            .trim()
+            .to_owned()
+    };
+    runtime().block_on(async {
+        let mut session = connect(&url).await;
+        // The first id makes the tables; then every reservation after it is counted.
+        let first: String = sqlx::query_scalar("SELECT gdid_next('grow', 'g')::text")
+            .fetch_one(&mut session)
+            .await
+            .unwrap();
+        assert_eq!(first, "0:1:1");
+        server
+            .query(
+                0,
+                "CREATE TABLE reservations (at timestamptz DEFAULT now()); \
+                 CREATE FUNCTION count_reservation() RETURNS trigger SECURITY DEFINER \
+                   LANGUAGE plpgsql AS $$ BEGIN INSERT INTO public.reservations DEFAULT VALUES; \
+                   RETURN NEW; END $$; \
+                 CREATE TRIGGER counted AFTER INSERT OR UPDATE ON public.gdid_counters \
+                   FOR EACH ROW EXECUTE FUNCTION count_reservation()",
+            )
+            .unwrap();
+        let count: i64 = sqlx::query_scalar(
+            "SELECT count(gdid_next('grow', 'g')) FROM generate_series(1, 100000)",
+        )
+        .fetch_one(&mut session)
+        .await
+        .unwrap();
+        assert_eq!(count, 100_000);
+        let reservations = server
+            .query(0, "SELECT count(*) FROM reservations")
+            .unwrap();
+        let reservations: u32 = reservations.trim().parse().unwrap();
+        assert!(
+            (1..=5).contains(&reservations),
+            "100,000 ids took {reservations} reservations"
+        );
+        // A trigger on the gdid tables is refused when a store opens (code that would run with
+        // its privileges): gone before the next session opens one.
+        server
+            .query(0, "DROP TRIGGER counted ON public.gdid_counters")
+            .unwrap();
+        let reserved: u64 = counter(&server).parse().unwrap();
+        assert!(reserved > 100_002, "the session reserved ahead: {reserved}");
+        session.close().await.unwrap();
+
+        // The session's end gives back the unused end of its block (the backend exits after
+        // the client has gone: waited for, up to 5 s).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while counter(&server) != "100002" && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(counter(&server), "100002", "the unused end was given back");
+        let mut next = connect(&url).await;
+        let after: String = sqlx::query_scalar("SELECT gdid_next('grow', 'g')::text")
+            .fetch_one(&mut next)
+            .await
+            .unwrap();
+        assert_eq!(
+            after, "0:1:100002",
+            "the next session goes on without a gap"
+        );
+    });
+}
+
 /// However many sequences it reserves, a session holds one connection to the store. The code
 /// before fails it twice over (not run: it kept every block, so `s0` went on with its own, and
 /// its connection had no `application_name`).

@@ -16,14 +16,24 @@
 //! docs/architecture.md, "The extension's connection", for why.
 //!
 //! Settings ([`register_settings`]):
-//! - `gdid.cache` (any user; 1 to 1,000,000, 100 by default): the counters a session reserves at
-//!   a time. The ids of a block the session does not use are never issued (gaps).
+//! - `gdid.cache` (any user; 1 to 1,000,000, 100 by default): the smallest block a session
+//!   reserves, and its first.
+//! - `gdid.cache_max` (any user; 1 to 1,000,000,000, 1,000,000 by default): the largest. Between
+//!   the two, each block is sized as a Rust generator sizes its own (`gdid::engine::sizing`): for
+//!   one second at the rate the session took ids of that sequence since its last block, a rise
+//!   followed at once, a fall by halves. A bulk insert reserves a handful of blocks, a trickle
+//!   blocks of `gdid.cache`. Set both to one number for blocks of that fixed size.
 //! - `gdid.role` (postgresql.conf; `gdid_issuer` by default): the role the connection logs in as.
 //! - `gdid.schema` (postgresql.conf; `public` by default): the schema of the gdid tables.
 //! - `gdid.authority` (postgresql.conf; -1, unset, by default, else 0 to 15): the authority
 //!   number the store is opened as.
 //! - `gdid.store_url` (postgresql.conf, superusers only): a URL that replaces the connection
 //!   above, credentials and all.
+//!
+//! The ids of a block the session does not use are never issued (gaps), but at its end a
+//! session gives the unused end of each block back ([`give_back_at_exit`]): by the store's
+//! conditional write, so only while nothing was reserved after it, and within
+//! [`GIVE_BACK_TIME`].
 //!
 //! A session holds at most one connection (opened on its first reservation, closed on a failure
 //! and opened again no sooner than a back-off of 1 s doubling to 30 s) and blocks of at most
@@ -36,8 +46,8 @@ use std::ffi::{CStr, CString};
 use std::time::{Duration, Instant};
 
 use gdid::StoreError;
-use gdid::engine::NameKind;
-use gdid::engine::validate_name;
+use gdid::engine::sizing::{RateEstimator, block_size};
+use gdid::engine::{Block, NameKind, validate_name};
 use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::prelude::*;
@@ -45,8 +55,18 @@ use pgrx::prelude::*;
 use crate::error::raise;
 use crate::value::Gdid;
 
-/// `gdid.cache`: how many counters a session reserves at a time.
+/// `gdid.cache`: the smallest block a session reserves (and its first).
 static CACHE: GucSetting<i32> = GucSetting::<i32>::new(100);
+
+/// `gdid.cache_max`: the largest block a session reserves.
+static CACHE_MAX: GucSetting<i32> = GucSetting::<i32>::new(1_000_000);
+
+/// How long a block should last at the rate a session takes ids: a reservation (a durable
+/// commit, about 1 ms) then costs at most a few thousandths of the time spent issuing.
+const BLOCK_LASTS: Duration = Duration::from_secs(1);
+
+/// The longest a session's end waits for its blocks to be given back.
+const GIVE_BACK_TIME: Duration = Duration::from_millis(500);
 
 /// `gdid.role`: the role the extension's connection logs in as.
 static ROLE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(Some(c"gdid_issuer"));
@@ -79,11 +99,22 @@ const SETUP: &str = "docs/interoperability.md, \"Setting up gdid_next\"";
 pub(crate) fn register_settings() {
     GucRegistry::define_int_guc(
         c"gdid.cache",
-        c"How many GDID counters a session reserves at a time for gdid_next.",
-        c"The counters of a block a session does not use are never issued (gaps).",
+        c"The smallest block of GDID counters a session reserves for gdid_next (and its first).",
+        c"Blocks grow from it with the rate the session takes ids, up to gdid.cache_max.",
         &CACHE,
         1,
         1_000_000,
+        GucContext::Userset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"gdid.cache_max",
+        c"The largest block of GDID counters a session reserves for gdid_next.",
+        c"A block lasts about one second at the session's rate, within gdid.cache and this; the \
+          unused end of each is given back when the session ends.",
+        &CACHE_MAX,
+        1,
+        1_000_000_000,
         GucContext::Userset,
         GucFlags::default(),
     );
@@ -169,7 +200,8 @@ struct Session {
     clock: u64,
 }
 
-/// The ids left of a block: counters `next..end` of `era`, `authority`.
+/// The ids left of a block: counters `next..end` of `era`, `authority`; and how fast the
+/// session takes ids of its sequence.
 #[derive(Debug)]
 struct Remaining {
     era: u32,
@@ -178,6 +210,9 @@ struct Remaining {
     end: u64,
     /// When it was reserved ([`Session::clock`]): the oldest is dropped first.
     used: u64,
+    /// The ids of the sequence this session has taken, and the rate it takes them at.
+    taken: u64,
+    rate: RateEstimator,
 }
 
 /// The store a session reserves through, the settings it was opened with, and the last failure.
@@ -276,6 +311,9 @@ impl Session {
                     None,
                 )
             });
+        // SAFETY: registers a callback of the right signature, once per backend (the session is
+        // made once), in its one thread.
+        unsafe { pg_sys::on_proc_exit(Some(give_back_at_exit), pg_sys::Datum::from(0)) };
         Session {
             runtime,
             connection: Connection::default(),
@@ -286,19 +324,35 @@ impl Session {
     }
 
     fn next(&mut self, scope: &str, sequence: &str) -> Gdid {
-        if let Some(remaining) = self
+        let known = self
             .blocks
             .get_mut(scope)
-            .and_then(|sequences| sequences.get_mut(sequence))
-            && let Some(id) = remaining.take()
-        {
-            return id;
+            .and_then(|sequences| sequences.get_mut(sequence));
+        if let Some(remaining) = known {
+            if let Some(id) = remaining.take() {
+                return id;
+            }
+        } else {
+            check_name(NameKind::Scope, scope);
+            check_name(NameKind::Sequence, sequence);
         }
-        check_name(NameKind::Scope, scope);
-        check_name(NameKind::Sequence, sequence);
+        // The sequence's history (the ids taken, their rate), kept across its blocks.
+        let (taken, mut rate) = self
+            .blocks
+            .get_mut(scope)
+            .and_then(|sequences| sequences.remove(sequence))
+            .map_or((0, RateEstimator::default()), |used_up| {
+                self.sequences -= 1;
+                (used_up.taken, used_up.rate)
+            });
+        let size = block_size_for(rate.observe(tokio::time::Instant::now(), taken));
         self.clock += 1;
-        let mut remaining = self.reserve(scope, sequence);
+        let mut remaining = self.reserve(scope, sequence, size);
+        // The wait for the store is not time without demand.
+        rate.restart(tokio::time::Instant::now(), taken);
         remaining.used = self.clock;
+        remaining.taken = taken;
+        remaining.rate = rate;
         let id = remaining.take().unwrap_or_else(|| {
             raise(
                 PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
@@ -355,9 +409,8 @@ impl Session {
         }
     }
 
-    /// A new block of `gdid.cache` counters, committed in the store before it is returned.
-    fn reserve(&mut self, scope: &str, sequence: &str) -> Remaining {
-        let size = u64::try_from(CACHE.get()).unwrap_or(1).max(1);
+    /// A new block of `size` counters, committed in the store before it is returned.
+    fn reserve(&mut self, scope: &str, sequence: &str, size: u64) -> Remaining {
         let settings = Settings::current();
         // A store dropped here (a failure, new settings, an interrupt unwinding) hands its
         // connection back inside the runtime's context, as its pool needs.
@@ -414,6 +467,8 @@ impl Session {
                     next: block.start(),
                     end: block.start() + block.len(),
                     used: 0,
+                    taken: 0,
+                    rate: RateEstimator::default(),
                 }
             }
             Err(message) => {
@@ -524,13 +579,78 @@ fn check_name(kind: NameKind, name: &str) {
     }
 }
 
+/// The size of a session's next block of a sequence it takes `rate` ids per second of (`None`:
+/// its first), by the engine's rule: enough for [`BLOCK_LASTS`], within `gdid.cache` and
+/// `gdid.cache_max`.
+fn block_size_for(rate: Option<f64>) -> u64 {
+    let min = u64::try_from(CACHE.get()).unwrap_or(1).max(1);
+    let max = u64::try_from(CACHE_MAX.get()).unwrap_or(1).max(min);
+    block_size(rate.unwrap_or(0.0), BLOCK_LASTS, 0.0, min, max)
+}
+
+/// Gives back the unused end of each block the session holds, when the backend exits: those
+/// ids are then issued later instead of lost, if nothing was reserved after them (the store's
+/// conditional write decides). Best effort, within [`GIVE_BACK_TIME`] in all: a store that
+/// does not answer in time, or refuses, leaves gaps, never a repeat. Registered with
+/// `on_proc_exit` at the session's first `gdid_next`; never raises (the backend is exiting).
+unsafe extern "C-unwind" fn give_back_at_exit(_code: std::ffi::c_int, _arg: pg_sys::Datum) {
+    let _ = std::panic::catch_unwind(|| {
+        let _ = SESSION.try_with(|session| {
+            if let Ok(mut session) = session.try_borrow_mut()
+                && let Some(session) = session.as_mut()
+            {
+                session.give_back();
+            }
+        });
+    });
+}
+
+impl Session {
+    /// Gives back the unused end of every block (see [`give_back_at_exit`]).
+    fn give_back(&mut self) {
+        let Some(store) = self.connection.store.take() else {
+            return;
+        };
+        let Some(authority) = store.authority() else {
+            return;
+        };
+        let tails: Vec<(String, String, Block)> = self
+            .blocks
+            .drain()
+            .flat_map(|(scope, sequences)| {
+                sequences
+                    .into_iter()
+                    .filter_map(move |(sequence, remaining)| {
+                        let tail = remaining.tail()?;
+                        Some((scope.clone(), sequence, tail))
+                    })
+            })
+            .collect();
+        let _entered = self.runtime.enter();
+        let _ = self
+            .runtime
+            .block_on(tokio::time::timeout(GIVE_BACK_TIME, async {
+                for (scope, sequence, tail) in &tails {
+                    let _ = authority.give_back_boxed(scope, sequence, *tail).await;
+                }
+            }));
+        drop(store);
+    }
+}
+
 impl Remaining {
+    /// The ids not taken, as a block; `None` when none is left.
+    fn tail(&self) -> Option<Block> {
+        Block::new(self.era, self.authority, self.next, self.end - self.next).ok()
+    }
+
     fn take(&mut self) -> Option<Gdid> {
         if self.next >= self.end {
             return None;
         }
         let counter = self.next;
         self.next += 1;
+        self.taken += 1;
         let id = gdid::Gdid::from_parts(self.era, self.authority, counter).unwrap_or_else(|e| {
             raise(
                 PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
