@@ -573,8 +573,6 @@ fn a_store_that_refuses_or_never_answers_ends_the_statement_with_an_error() {
     drop(silent);
 }
 
-/// A session keeps blocks of at most 1,000 sequences: after 1,001, the block reserved first was
-/// dropped (its next id starts a new block: a gap, never a repeat) and the last is still served.
 /// With the default settings (`gdid.cache` 100, `gdid.cache_max` 1,000,000) a session's blocks
 /// grow with its rate: 100,000 ids in one statement take a handful of reservations (counted by a
 /// trigger on the counters' table), where blocks of 100 took a thousand. When the session ends,
@@ -657,6 +655,8 @@ fn blocks_grow_with_the_rate_and_their_unused_end_goes_back_when_the_session_end
     });
 }
 
+/// A session keeps blocks of at most 1,000 sequences: after 1,001, the block reserved first was
+/// dropped (its next id starts a new block: a gap, never a repeat) and the last is still served.
 /// However many sequences it reserves, a session holds one connection to the store. The code
 /// before fails it twice over (not run: it kept every block, so `s0` went on with its own, and
 /// its connection had no `application_name`).
