@@ -23,7 +23,7 @@ use super::authority::{Block, DynAuthority};
 use super::config::{GeneratorConfig, IdOrder};
 use super::generator_error::{Error, FailureCause};
 use super::id_generator::{IdBatch, IdGenerator};
-use super::per_thread::{Current, PerThread};
+use super::per_thread::{Current, Key, PerThread};
 use super::segment::{Segment, Slot};
 use super::sizing::RateEstimator;
 use super::sync::{Mutex, MutexGuard};
@@ -66,6 +66,10 @@ pub use stats::{AuthorityStats, Stats};
 #[derive(Clone)]
 pub struct BlockGenerator {
     inner: Arc<Inner>,
+    /// `inner.slots.key()`, carried here so that the fast path finds this thread's slot without
+    /// reading `inner`: a thread serving thousands of generators in turn touches its own slots,
+    /// not their lines.
+    key: Key,
 }
 
 struct Inner {
@@ -157,14 +161,16 @@ impl BlockGenerator {
         let min_block = builder.config.min_block;
         let numbers: Vec<u8> = builder.authorities.iter().map(|a| a.number()).collect();
         let runway = runway::Runway::new(&builder.scope, &builder.sequence, &numbers);
+        let slots = PerThread::new();
         BlockGenerator {
+            key: slots.key(),
             inner: Arc::new(Inner {
                 scope: builder.scope,
                 sequence: builder.sequence,
                 authorities: builder.authorities,
                 config: builder.config,
                 current: Current::new(Segment::empty()),
-                slots: PerThread::new(),
+                slots,
                 state: Mutex::new(State {
                     pending: None,
                     in_flight: false,
@@ -215,7 +221,7 @@ impl BlockGenerator {
     #[inline]
     pub fn next_id(&self) -> impl std::future::Future<Output = Result<Gdid, Error>> + Send + '_ {
         // A future of its own (handoff.rs): small enough to inline into the caller.
-        handoff::NextId::new(&self.inner)
+        handoff::NextId::new(&self.inner, self.key)
     }
 
     /// One new id from what is in hand, synchronously: `None` when none is (the current block
@@ -240,7 +246,7 @@ impl BlockGenerator {
     /// ```
     #[inline]
     pub fn try_next_id(&self) -> Option<Gdid> {
-        self.inner.try_next_id()
+        self.inner.try_next_id_keyed(self.key)
     }
 
     /// `n` new ids, as runs of consecutive ids (several runs when the ids span blocks).

@@ -69,6 +69,8 @@ mod block_generator;
 mod coalesce;
 mod config;
 mod counter;
+#[cfg(not(gdid_loom))]
+mod dense_index;
 pub mod durability;
 mod error;
 #[cfg(any(test, feature = "testing"))]
@@ -89,8 +91,6 @@ mod sync;
 #[cfg(any(test, feature = "testing"))]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
-#[cfg(not(gdid_loom))]
-mod thread_index;
 pub mod windows;
 
 pub use authority::{Authority, BLOCK_SIZE_MAX, Block, CounterState, DynAuthority, validate_name};

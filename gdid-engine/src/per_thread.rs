@@ -3,29 +3,28 @@
 //! (`gdid-engine/tests/loom_block_handoff.rs`).
 //!
 //! What the model does not cover: under loom, [`PerThread`] is a map keyed by loom's thread ids,
-//! not the std lookup (the one-entry thread-local cache, the slots by dense thread index, the
-//! thread-local destructor that hands a thread's index, and with it its slots, on). The model
-//! checks the hand-off given that each live thread finds a slot no other live thread writes;
-//! that the std lookup gives exactly that, with threads starting and exiting while others serve,
-//! is the stress test `gdid-engine/tests/test_threads_slots.rs`.
+//! not the std lookup (the one-entry thread-local cache, the thread's row of slots by generator
+//! number, the thread-local destructor that hands a thread's index, and with it its row, on).
+//! The model checks the hand-off given that each live thread finds a slot no other live thread
+//! writes; that the std lookup gives exactly that, with threads starting and exiting while others
+//! serve, is the stress test `gdid-engine/tests/test_threads_slots.rs`.
 
 #[cfg(not(gdid_loom))]
-pub(crate) use self::std_impl::{Current, PerThread};
+pub(crate) use self::std_impl::{Current, Key, PerThread};
 
 #[cfg(gdid_loom)]
-pub(crate) use self::loom_impl::{Current, PerThread};
+pub(crate) use self::loom_impl::{Current, Key, PerThread};
 
 #[cfg(not(gdid_loom))]
 mod std_impl {
     use std::cell::Cell;
     use std::marker::PhantomData;
-    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
     use arc_swap::ArcSwap;
 
+    use crate::dense_index::DenseIndices;
     use crate::segment::Slot;
-    use crate::thread_index;
 
     /// A value read without a lock and replaced whole: [`ArcSwap`].
     pub(crate) struct Current<T>(ArcSwap<T>);
@@ -49,56 +48,107 @@ mod std_impl {
         }
     }
 
-    /// Buckets of slots: bucket `b` holds the slots of thread indices `2^b - 1 .. 2^(b+1) - 1`,
-    /// so 2^16 - 1 threads alive at once have a slot each; a thread of a higher index has none
-    /// (its ids come from the shared block).
-    const BUCKETS: usize = 16;
+    /// Slots per chunk of a row: the unit in which a row grows.
+    const CHUNK: usize = 64;
 
-    /// One [`Slot`] per thread and generator.
+    /// `CHUNK` slots of one thread, for generators of consecutive numbers. Aligned to 128 bytes
+    /// (two cache lines, as crossbeam's `CachePadded` on x86-64) so that two threads' rows never
+    /// share a cache line: false sharing halved the 2-thread throughput in the engine benchmark.
+    /// Within a row, neighbours are slots of the same thread.
+    #[repr(align(128))]
+    struct Chunk([Slot; CHUNK]);
+
+    /// Buckets of chunks in a row: bucket `b` holds chunks `2^b - 1 .. 2^(b+1) - 1`, so
+    /// generators numbered below `CHUNK * (2^26 - 1)` (about 4 billion alive at once) have a
+    /// slot on every thread; one of a higher number has none (its ids come from the shared
+    /// block).
+    const CHUNK_BUCKETS: usize = 26;
+
+    /// The slots of one thread index, by generator number. Written only by the thread holding
+    /// the index (and by a generator's drop, which empties its slots once nobody serves it).
+    struct Row {
+        chunks: [OnceLock<&'static [Chunk]>; CHUNK_BUCKETS],
+    }
+
+    impl Row {
+        /// The slot of generator `number`, if this row has its chunk.
+        #[inline]
+        fn slot(&self, number: usize) -> Option<&'static Slot> {
+            let (bucket, at) = bucket_of(number / CHUNK);
+            let chunk = self.chunks.get(bucket)?.get()?.get(at)?;
+            Some(&chunk.0[number % CHUNK])
+        }
+
+        /// The slot of generator `number`, its chunk made by `make` if this row has none yet.
+        fn slot_or(&self, number: usize, make: impl Fn() -> Slot) -> Option<&'static Slot> {
+            let (bucket, at) = bucket_of(number / CHUNK);
+            let chunks = self.chunks.get(bucket)?.get_or_init(|| {
+                Box::leak(
+                    (0..1usize << bucket)
+                        .map(|_| Chunk(std::array::from_fn(|_| make())))
+                        .collect(),
+                )
+            });
+            Some(&chunks.get(at)?.0[number % CHUNK])
+        }
+    }
+
+    /// The bucket of `index` and the position in it.
+    #[inline]
+    fn bucket_of(index: usize) -> (usize, usize) {
+        let n = index + 1;
+        let bucket = n.ilog2() as usize;
+        (bucket, n - (1 << bucket))
+    }
+
+    /// One [`Slot`] per thread and generator: a table of a row per thread index and a column
+    /// per generator number, both numbers dense ([`DenseIndices`]).
     ///
     /// - **Fast path**: [`HOT`], a `const`-initialized thread-local without destructor, holds the
-    ///   key of the last generator this thread served (never reused) and its slot: one
-    ///   thread-local read and a compare, no thread id lookup, no lock, no atomic.
-    /// - **Another generator was served since**: the thread's dense index ([`INDEX`], taken from
-    ///   [`thread_index`] the first time the thread needs a slot) picks its slot in the
-    ///   generator's buckets: a thread-local read and two loads, whether the thread serves ten
-    ///   generators or ten thousand. A bucket is allocated the first time a thread of its range
-    ///   needs a slot.
-    /// - **Threads exit**: [`HOLDER`]'s destructor first clears [`HOT`] and [`INDEX`], then gives
-    ///   the index back. The next thread that takes it gets that index's slot of every generator,
-    ///   with the slice left in it, and serves that slice first. From then on (in thread-local
-    ///   destructors run after it) the exiting thread finds no slot and is given none, so one
-    ///   slot never has two writers.
-    /// - Slots are never freed: once their generator is dropped, its buckets go to a
-    ///   process-wide pool that later generators take from. Memory is bounded by the most slots
-    ///   ever in use at once, and the `&'static Slot` in [`HOT`] is always valid (a stale one is
-    ///   never used: its key is that of a dropped generator).
-    ///
-    /// The key and the first buckets share one cache line (`repr`): a thread that serves many
-    /// generators in turn reads that line and its slot of each.
-    #[repr(C, align(64))]
+    ///   number of the last generator this thread served and its slot: one thread-local read
+    ///   and a compare against the number the caller's handle carries ([`Key`]): no line of the
+    ///   generator read, no lock, no atomic.
+    /// - **Another generator was served since**: the thread's row ([`ROW`], made the first time
+    ///   the thread needs a slot) holds its slot of every generator by number: a thread-local
+    ///   read, a bucket of the row and the slot, 32 bytes in memory only this thread writes, so
+    ///   a thread serving 10,000 generators in turn keeps 320 KiB of slots, not the generators'
+    ///   lines.
+    /// - **Threads exit**: [`HOLDER`]'s destructor first clears [`HOT`] and [`ROW`], then gives
+    ///   the thread's index back. The next thread that takes it gets that row, with the slices
+    ///   left in it, and serves them first. From then on (in thread-local destructors run after
+    ///   it) the exiting thread finds no slot and is given none, so one slot never has two
+    ///   writers.
+    /// - **Generators are dropped**: their slots are emptied in every row, then their number
+    ///   goes to the next generator built, which finds them empty (a thread whose [`HOT`] still
+    ///   names the number holds that very slot). Rows are never freed: memory is bounded by the
+    ///   most threads and generators alive at once, and every `&'static Slot` stays valid.
     pub(crate) struct PerThread<T: 'static> {
-        /// This generator's key in [`HOT`].
-        key: u64,
-        buckets: [OnceLock<&'static [Slot]>; BUCKETS],
+        number: usize,
         of: PhantomData<&'static T>,
     }
+
+    /// What a handle carries to find its generator's slots: the generator's number.
+    #[derive(Clone, Copy, Debug)]
+    pub(crate) struct Key(usize);
 
     /// What [`PerThread`] gives for one thread: derefs to the value.
     pub(crate) type Local<'a, T> = &'a T;
 
-    /// The generators' keys: 0 is none.
-    static NEXT_KEY: AtomicU64 = AtomicU64::new(1);
+    /// Numbers of live generators.
+    static NUMBERS: DenseIndices = DenseIndices::new();
+    /// Indices of live threads.
+    static THREADS: DenseIndices = DenseIndices::new();
+    /// The rows, by thread index: taken when a thread takes its index, read whole by statistics
+    /// and by a generator's drop.
+    static ROWS: Mutex<Vec<&'static Row>> = Mutex::new(Vec::new());
 
-    /// The buckets of dropped generators, emptied, to be used again: `POOL[b]` holds buckets
-    /// of `2^b` slots.
-    static POOL: Mutex<[Vec<&'static [Slot]>; BUCKETS]> =
-        Mutex::new([const { Vec::new() }; BUCKETS]);
-
-    /// An empty slot never filled: in [`HOT`] before a generator is served (under key 0, never a
-    /// generator's), and what [`PerThread::get_or`] gives a thread whose index was given back
-    /// (`take_many` finds nothing in it).
+    /// An empty slot never filled: in [`HOT`] before a generator is served (under no
+    /// generator's number), and what [`PerThread::get_or`] gives a thread whose index was given
+    /// back (`take_many` finds nothing in it).
     static NO_SLOT: Slot = Slot::new();
+
+    /// In [`HOT`]: no generator (numbers never reach it).
+    const NONE: usize = usize::MAX;
 
     /// [`INDEX`] before this thread needed one.
     const UNASSIGNED: usize = usize::MAX;
@@ -106,9 +156,12 @@ mod std_impl {
     const GIVEN_BACK: usize = usize::MAX - 1;
 
     thread_local! {
-        /// The key of the generator this thread served last, and this thread's slot of it.
-        static HOT: Cell<(u64, &'static Slot)> = const { Cell::new((0, &NO_SLOT)) };
-        /// This thread's dense index: no destructor, so it is readable until the thread is gone.
+        /// The number of the generator this thread served last, and this thread's slot of it.
+        static HOT: Cell<(usize, &'static Slot)> = const { Cell::new((NONE, &NO_SLOT)) };
+        /// This thread's row; `None` before the thread needed one and once it gave its index
+        /// back. No destructor, so it is readable until the thread is gone.
+        static ROW: Cell<Option<&'static Row>> = const { Cell::new(None) };
+        /// This thread's index, [`UNASSIGNED`] or [`GIVEN_BACK`]; no destructor.
         static INDEX: Cell<usize> = const { Cell::new(UNASSIGNED) };
         /// Gives this thread's index back when the thread exits.
         static HOLDER: Holder = const { Holder(Cell::new(UNASSIGNED)) };
@@ -121,122 +174,124 @@ mod std_impl {
         fn drop(&mut self) {
             // First: from now on this thread finds no slot, so it never writes one again once
             // another thread may have taken its index.
-            HOT.set((0, &NO_SLOT));
+            HOT.set((NONE, &NO_SLOT));
+            ROW.set(None);
             INDEX.set(GIVEN_BACK);
             let index = self.0.get();
             if index != UNASSIGNED {
-                thread_index::give_back(index);
+                THREADS.give_back(index);
             }
         }
     }
 
-    /// This thread's index, taken the first time; `None` once it was given back.
-    fn index() -> Option<usize> {
-        match INDEX.get() {
-            GIVEN_BACK => None,
-            UNASSIGNED => HOLDER
-                .try_with(|holder| {
-                    let index = thread_index::take();
-                    holder.0.set(index);
-                    INDEX.set(index);
-                    index
-                })
-                .ok(),
-            index => Some(index),
+    /// This thread's row, its index taken the first time; `None` once it was given back.
+    fn row() -> Option<&'static Row> {
+        if let Some(row) = ROW.get() {
+            return Some(row);
         }
+        if INDEX.get() != UNASSIGNED {
+            return None;
+        }
+        HOLDER
+            .try_with(|holder| {
+                let index = THREADS.take();
+                holder.0.set(index);
+                INDEX.set(index);
+                let mut rows = lock(&ROWS);
+                while rows.len() <= index {
+                    rows.push(Box::leak(Box::new(Row {
+                        chunks: [const { OnceLock::new() }; CHUNK_BUCKETS],
+                    })));
+                }
+                let row = rows[index];
+                ROW.set(Some(row));
+                row
+            })
+            .ok()
     }
 
-    /// The bucket of thread `index` and the position in it.
-    #[inline]
-    fn bucket_of(index: usize) -> (usize, usize) {
-        let n = index + 1;
-        let bucket = n.ilog2() as usize;
-        (bucket, n - (1 << bucket))
+    /// Every row made so far.
+    fn rows() -> Vec<&'static Row> {
+        lock(&ROWS).clone()
     }
 
     impl<T> Drop for PerThread<T> {
         fn drop(&mut self) {
-            // Nobody uses these slots any more: their generator is gone, and the threads that
-            // cache one do so under its key, never asked for again.
-            let mut pool = lock(&POOL);
-            for (bucket, slots) in self.buckets.iter_mut().enumerate() {
-                if let Some(slots) = slots.take() {
-                    slots.iter().for_each(Slot::reset);
-                    pool[bucket].push(slots);
+            // Nobody serves this generator any more: its slots are emptied before its number
+            // goes to a generator to come.
+            for row in rows() {
+                if let Some(slot) = row.slot(self.number) {
+                    slot.reset();
                 }
             }
+            NUMBERS.give_back(self.number);
         }
     }
 
     impl PerThread<Slot> {
         pub(crate) fn new() -> Self {
             PerThread {
-                key: NEXT_KEY.fetch_add(1, Relaxed),
-                buckets: [const { OnceLock::new() }; BUCKETS],
+                number: NUMBERS.take(),
                 of: PhantomData,
             }
         }
 
-        /// This thread's slot if it served this generator last: the fast path.
+        /// What a handle carries to find this generator's slots without reading it.
+        pub(crate) fn key(&self) -> Key {
+            Key(self.number)
+        }
+
+        /// This thread's slot if it served this generator last: the fast path. Reads only the
+        /// key, not `self`.
         #[inline]
-        pub(crate) fn hot(&self) -> Option<Local<'_, Slot>> {
-            let (key, slot) = HOT.get();
-            (key == self.key).then_some(slot)
+        pub(crate) fn hot(&self, key: Key) -> Option<Local<'_, Slot>> {
+            let (number, slot) = HOT.get();
+            (number == key.0).then_some(slot)
         }
 
         /// This thread's slot, if it has one.
         #[inline]
         pub(crate) fn get(&self) -> Option<Local<'_, Slot>> {
-            self.hot().or_else(|| self.find())
+            let key = self.key();
+            self.hot(key).or_else(|| self.find(key))
         }
 
-        /// This thread's slot, found by its index (another generator was served since): not
-        /// the cache, where [`hot`](Self::hot) looks.
+        /// This thread's slot, found in its row (another generator was served since): not the
+        /// cache, where [`hot`](Self::hot) looks. Reads only the key, not `self`.
         #[inline]
-        pub(crate) fn find(&self) -> Option<&'static Slot> {
-            let index = INDEX.get();
-            if index >= GIVEN_BACK {
-                return None;
-            }
-            let (bucket, at) = bucket_of(index);
-            let slot = self.buckets.get(bucket)?.get()?.get(at)?;
-            HOT.set((self.key, slot));
+        pub(crate) fn find(&self, key: Key) -> Option<&'static Slot> {
+            let slot = ROW.get()?.slot(key.0)?;
+            HOT.set((key.0, slot));
             Some(slot)
         }
 
-        /// This thread's slot, made by `make` the first time a thread of its bucket needs one
+        /// This thread's slot, made by `make` the first time this thread's row needs its chunk
         /// (or the one an exited thread left); `None` once this thread's index was given back.
         pub(crate) fn try_get_or(&self, make: impl Fn() -> Slot) -> Option<Local<'_, Slot>> {
             self.get().or_else(|| self.adopt(make))
         }
 
-        /// This thread's slot, made by `make` the first time a thread of its bucket needs one
+        /// This thread's slot, made by `make` the first time this thread's row needs its chunk
         /// (or the one an exited thread left); an empty slot, never to be filled, once this
         /// thread's index was given back.
         pub(crate) fn get_or(&self, make: impl Fn() -> Slot) -> Local<'_, Slot> {
             self.try_get_or(make).unwrap_or(&NO_SLOT)
         }
 
-        /// Gives this thread its slot: takes an index if it has none, and the bucket of its
-        /// index from the pool (or a new one) if no thread of the bucket needed one before.
+        /// Gives this thread its slot: takes an index (and its row) if it has none, and the
+        /// chunk of this generator's number if the row has none yet.
         #[cold]
         fn adopt(&self, make: impl Fn() -> Slot) -> Option<&'static Slot> {
-            let (bucket, at) = bucket_of(index()?);
-            let slots = self.buckets.get(bucket)?.get_or_init(|| {
-                let pooled = lock(&POOL)[bucket].pop();
-                pooled.unwrap_or_else(|| Box::leak((0..1usize << bucket).map(|_| make()).collect()))
-            });
-            let slot = slots.get(at)?;
-            HOT.set((self.key, slot));
+            let slot = row()?.slot_or(self.number, make)?;
+            HOT.set((self.number, slot));
             Some(slot)
         }
 
-        /// Every thread's value, those of indices no thread used included (they are empty).
+        /// Every thread's value, those of rows whose thread never served this generator
+        /// included (they are empty).
         pub(crate) fn iter(&self) -> impl Iterator<Item = Local<'_, Slot>> {
-            self.buckets
-                .iter()
-                .filter_map(OnceLock::get)
-                .flat_map(|slots| slots.iter())
+            let number = self.number;
+            rows().into_iter().filter_map(move |row| row.slot(number))
         }
     }
 
@@ -280,18 +335,27 @@ mod loom_impl {
     /// What [`PerThread`] gives for one thread: derefs to the value.
     pub(crate) type Local<'a, T> = Arc<T>;
 
+    /// What a handle carries to find its generator's slots: nothing in the model, which finds
+    /// them in the generator.
+    #[derive(Clone, Copy, Debug)]
+    pub(crate) struct Key;
+
     impl<T> PerThread<T> {
         pub(crate) fn new() -> Self {
             PerThread(Mutex::new(Vec::new()))
         }
 
+        pub(crate) fn key(&self) -> Key {
+            Key
+        }
+
         /// As [`get`](Self::get): the model has no one-entry cache.
-        pub(crate) fn hot(&self) -> Option<Local<'_, T>> {
+        pub(crate) fn hot(&self, _: Key) -> Option<Local<'_, T>> {
             self.get()
         }
 
         /// As [`get`](Self::get): the model has no one-entry cache.
-        pub(crate) fn find(&self) -> Option<Local<'_, T>> {
+        pub(crate) fn find(&self, _: Key) -> Option<Local<'_, T>> {
             self.get()
         }
 

@@ -100,10 +100,11 @@ fn threads_with_runtimes_of_their_own() {
 }
 
 /// Threads serving many generators in turn, as a service with a generator per table does: each
-/// thread finds its slot of each generator by its index (its one-entry cache holds another
-/// generator's), and the generators are replaced between rounds, so that new ones get the
-/// emptied slots of dropped ones while the threads' caches still name the dropped ones: no id
-/// served twice, each thread's ids of each generator increase, none lost.
+/// thread finds its slot of each generator in its row, by the generator's number (its one-entry
+/// cache holds another generator's), and the generators are replaced between rounds, so that new
+/// ones take the numbers, and with them the emptied slots, of dropped ones while the threads'
+/// caches still name those numbers: no id served twice, each thread's ids of each generator
+/// increase, none lost.
 #[test]
 fn threads_serving_many_generators_in_turn() {
     const GENERATORS: usize = 40;
@@ -147,7 +148,7 @@ fn threads_serving_many_generators_in_turn() {
             served[g].extend(runs.iter().map(|by_g| by_g[g].clone()));
             check(ids, &served[g]);
         }
-        // Half of them replaced: the new ones take the dropped ones' slots from the pool.
+        // Half of them replaced: the new ones take the dropped ones' numbers and slots.
         for g in (round % 2..GENERATORS).step_by(2) {
             generators[g] = generator(generators[g].config().order);
             served[g].clear();

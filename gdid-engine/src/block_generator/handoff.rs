@@ -30,6 +30,7 @@ use tracing::debug;
 use super::super::authority::Block;
 use super::super::config::IdOrder;
 use super::super::generator_error::Error;
+use super::super::per_thread::Key;
 use super::super::segment::{Segment, Slot, Taken, id_of};
 use super::{Inner, State};
 use gdid_core::Gdid;
@@ -41,6 +42,7 @@ use gdid_core::Gdid;
 /// for every id.
 pub(super) struct NextId<'a> {
     inner: &'a Arc<Inner>,
+    key: Key,
     slow: Option<SlowNextId<'a>>,
 }
 
@@ -48,8 +50,12 @@ type SlowNextId<'a> = Pin<Box<dyn Future<Output = Result<Gdid, Error>> + Send + 
 
 impl<'a> NextId<'a> {
     #[inline]
-    pub(super) fn new(inner: &'a Arc<Inner>) -> Self {
-        NextId { inner, slow: None }
+    pub(super) fn new(inner: &'a Arc<Inner>, key: Key) -> Self {
+        NextId {
+            inner,
+            key,
+            slow: None,
+        }
     }
 }
 
@@ -64,7 +70,7 @@ impl Future for NextId<'_> {
             // Built where it goes, as the 4 and 8 bytes in which a `Result<Gdid, Error>` is
             // copied (`id_of` in segment.rs): an id built as 8 and 4, then read as 4 and 8,
             // stalls the load of its last 8 bytes (measured: 8.5 against 4.4 ns per id).
-            None => match this.inner.try_next_raw() {
+            None => match this.inner.try_next_raw(this.key) {
                 Some((era, id64)) => return Poll::Ready(Ok(Gdid::from_raw(era, id64))),
                 None => this.slow.insert(slow_next_id(this.inner)),
             },
@@ -86,43 +92,57 @@ impl Inner {
     ///
     /// The fast path is this thread's slot, found in the one-entry thread-local cache (a strict
     /// generator has no slots: it never finds one there).
-    #[inline]
     pub(super) fn try_next_id(self: &Arc<Self>) -> Option<Gdid> {
-        self.try_next_raw().map(|(era, id64)| id_of(era, id64))
+        self.try_next_id_keyed(self.slots.key())
+    }
+
+    /// [`try_next_id`](Self::try_next_id) with the slots' key the handle carries: the fast
+    /// path reads no line of `self` (see `PerThread`).
+    #[inline]
+    pub(super) fn try_next_id_keyed(self: &Arc<Self>, key: Key) -> Option<Gdid> {
+        self.try_next_raw(key).map(|(era, id64)| id_of(era, id64))
     }
 
     /// [`try_next_id`](Self::try_next_id), as the id's era and `id64`, for the caller to build
     /// the id where it puts it (`id_of` for an `Option<Gdid>`, `Gdid::from_raw` in a
     /// [`NextId`]'s `Result<Gdid, Error>`: see `id_of`).
     #[inline]
-    fn try_next_raw(self: &Arc<Self>) -> Option<(u32, u64)> {
-        match self.slots.hot().and_then(|slot| slot.take_raw()) {
+    fn try_next_raw(self: &Arc<Self>, key: Key) -> Option<(u32, u64)> {
+        match self.slots.hot(key).and_then(|slot| slot.take_raw()) {
             Some(raw) => Some(raw),
-            None => self.try_next_raw_cold(),
+            None => self.try_next_raw_cold(key),
         }
     }
 
     /// [`try_next_raw`](Self::try_next_raw) when this thread's slot is not in the cache or is
     /// used up.
     ///
-    /// The slot is looked up by the thread's index (the cache held another generator's, or
-    /// this one's, used up), before the order is read: a strict generator has none, its
-    /// buckets stay empty. So a thread serving many generators in turn reads one line of each
-    /// besides its slot.
+    /// The slot is looked up in the thread's row (the cache held another generator's, or this
+    /// one's, used up), before the order is read: a strict generator has no slots, it never
+    /// finds one there. So a thread serving many generators in turn reads its slot of each
+    /// and no line of the generator until the slice is used up.
     #[inline(never)]
-    fn try_next_raw_cold(self: &Arc<Self>) -> Option<(u32, u64)> {
-        if let Some(raw) = self.slots.find().and_then(|slot| slot.take_raw()) {
-            return Some(raw);
+    fn try_next_raw_cold(self: &Arc<Self>, key: Key) -> Option<(u32, u64)> {
+        match self.slots.find(key).and_then(|slot| slot.take_raw()) {
+            Some(raw) => Some(raw),
+            None => self.try_next_raw_refill(),
         }
+    }
+
+    /// [`try_next_raw`](Self::try_next_raw) when this thread's slice is used up (or it has
+    /// none): a new slice, or an id from the shared cursor (strict order).
+    #[cold]
+    #[inline(never)]
+    fn try_next_raw_refill(self: &Arc<Self>) -> Option<(u32, u64)> {
         match self.config.order {
             IdOrder::PerThread => self.refill_slice(),
             IdOrder::Strict => self.take_up_to(1).map(|taken| taken.first_raw()),
         }
     }
 
-    /// Gives this thread a new slice, whose first id it returns (era and `id64`). Called once this thread's slice
-    /// is used up, or when `PerThread::get` found none for it, with no await since: only this
-    /// thread writes its slot.
+    /// Gives this thread a new slice, whose first id it returns (era and `id64`). Called once
+    /// this thread's slice is used up, or when `PerThread::get` found none for it, with no await
+    /// since: only this thread writes its slot.
     ///
     /// A thread that had no slot may be given one with ids left: the slots of a thread that
     /// exited go to the next thread that takes its index. The slice the exited thread left is
