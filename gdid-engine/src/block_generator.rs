@@ -221,7 +221,7 @@ impl BlockGenerator {
     #[inline]
     pub fn next_id(&self) -> impl std::future::Future<Output = Result<Gdid, Error>> + Send + '_ {
         // A future of its own (handoff.rs): small enough to inline into the caller.
-        handoff::NextId::new(&self.inner, self.key)
+        handoff::NextId::new(self)
     }
 
     /// One new id from what is in hand, synchronously: `None` when none is (the current block
