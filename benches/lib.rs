@@ -161,3 +161,17 @@ pub fn sequences(count: usize) -> Vec<BlockGenerator> {
         })
         .collect()
 }
+
+/// `count` new generators as [`sequences`] makes them, but with the default block sizing: each
+/// starts from the minimum block and grows its blocks with its rate (the ramp-up benchmark,
+/// `engine.rs`).
+pub fn fresh_sequences(count: usize) -> Vec<BlockGenerator> {
+    (0..count)
+        .map(|k| {
+            BlockGenerator::builder("bench", &format!("sequence_{k}"))
+                .authority(MemoryAuthority::new(1))
+                .build()
+                .expect("an in-memory generator")
+        })
+        .collect()
+}

@@ -8,7 +8,9 @@
 //! Then `many_sequences`: ids taken round-robin from 1 to 10,000 generators on one thread; and
 //! `many_sequences_2_threads`: the same on two threads at once, each round-robin over all the
 //! generators (as the two worker threads of a service, where any request, for any sequence, may
-//! land on either), ns per id of the whole process.
+//! land on either), ns per id of the whole process. And `ramp_up`: 10,000 new generators with the
+//! default block sizing, round-robin on one thread, their first 1,000 ids each (`fresh`: blocks
+//! growing from the minimum) against the next 1,000 each (`steady`).
 //!
 //! `cargo bench -p gdid-benches --bench engine`
 
@@ -17,7 +19,9 @@ use std::sync::Barrier;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{
+    BenchmarkId, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
+};
 use ferroid::generator::AtomicSnowflakeGenerator;
 use ferroid::id::SnowflakeTwitterId;
 use ferroid::time::MonotonicClock;
@@ -338,5 +342,55 @@ fn many_sequences_2_threads(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(name = engine; config = gdid_benches::criterion(3); targets = per_id, many_sequences, many_sequences_2_threads);
+/// Generators in `ramp_up`.
+const RAMP_GENERATORS: usize = 10_000;
+/// Ids each generator serves in one of `ramp_up`'s windows.
+const RAMP_IDS_PER_GENERATOR: u64 = 1_000;
+
+/// A service that starts, or adds tenants, builds many generators at once, and each starts with
+/// the minimum block: `fresh` times the first 1,000 ids of each of 10,000 new generators (default
+/// sizing; the first block is waited for, the next ones grow with the rate), round-robin on one
+/// thread; `steady` the next 1,000 of each, once every generator has its rate. One iteration is
+/// one such window of 10 million ids (criterion's time is per window; `scripts/bench-report
+/// many` divides it by the ids); the generators are built, warmed (`steady`) and closed outside
+/// the clock.
+fn ramp_up(c: &mut Criterion) {
+    let rt = runtime();
+    let window = RAMP_IDS_PER_GENERATOR * RAMP_GENERATORS as u64;
+    let mut group = c.benchmark_group("ramp_up");
+    group
+        .throughput(Throughput::Elements(window))
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(5));
+    for phase in ["fresh", "steady"] {
+        group.bench_function(BenchmarkId::new("next_id", phase), |b| {
+            b.iter_custom(|windows| {
+                let mut elapsed = Duration::ZERO;
+                for _ in 0..windows {
+                    let generators = gdid_benches::fresh_sequences(RAMP_GENERATORS);
+                    if phase == "steady" {
+                        rt.block_on(round_robin(&generators, 0, window));
+                    }
+                    elapsed += rt.block_on(async {
+                        let started = Instant::now();
+                        round_robin(&generators, 0, window).await;
+                        started.elapsed()
+                    });
+                    rt.block_on(async {
+                        for ids in &generators {
+                            ids.close()
+                                .await
+                                .expect("an in-memory authority takes ids back");
+                        }
+                    });
+                }
+                elapsed
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(name = engine; config = gdid_benches::criterion(3); targets = per_id, many_sequences, many_sequences_2_threads, ramp_up);
 criterion_main!(engine);
