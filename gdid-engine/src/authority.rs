@@ -333,6 +333,32 @@ impl CounterState {
 /// );
 /// ```
 pub fn validate_name(kind: NameKind, name: &str) -> Result<(), InvalidName> {
+    if is_valid_name(name.as_bytes()) {
+        return Ok(());
+    }
+    name_error(kind, name)
+}
+
+/// Whether `name` is a valid name, read as bytes: the check of every block a store reserves.
+/// Valid names are ASCII, so their bytes are their characters; anything else is left to
+/// [`name_error`], which says what is wrong.
+fn is_valid_name(name: &[u8]) -> bool {
+    let inner = |c: u8| matches!(c, b'_' | b'.' | b'-');
+    match (name.first(), name.last()) {
+        (Some(&first), Some(&last)) => {
+            name.len() <= 80
+                && !inner(first)
+                && !inner(last)
+                && name.iter().all(|&c| c.is_ascii_alphanumeric() || inner(c))
+        }
+        _ => false,
+    }
+}
+
+/// The error of a name [`is_valid_name`] refused, read character by character; `Ok` for none
+/// (it agrees with `is_valid_name`: the test `names_are_judged_alike_as_bytes_and_characters`).
+#[cold]
+fn name_error(kind: NameKind, name: &str) -> Result<(), InvalidName> {
     let invalid = |reason: String| {
         Err(InvalidName {
             kind,
@@ -498,6 +524,24 @@ impl<A: Authority> DynAuthority for A {
 
 #[cfg(test)]
 mod tests {
+
+    /// The byte check and the character-by-character one accept exactly the same names.
+    #[test]
+    fn names_are_judged_alike_as_bytes_and_characters() {
+        let long = "a".repeat(80);
+        let too_long = "a".repeat(81);
+        let names = [
+            "", "a", "-", "a-", "-a", "a-b", "a.b_c-d", "A9", "a b", "é", "aé", "a\0", "_a", "a_",
+            ".", "a..b", &long, &too_long, "ab\u{7f}", "café-1", "ok.v2",
+        ];
+        for name in names {
+            assert_eq!(
+                is_valid_name(name.as_bytes()),
+                name_error(NameKind::Scope, name).is_ok(),
+                "{name:?}"
+            );
+        }
+    }
     use super::*;
 
     #[test]
