@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use gdid::engine::{BlockGenerator, MemoryAuthority};
+use gdid::engine::{BlockGenerator, BlockGeneratorBuilder, MemoryAuthority};
 use gdid::{IdGenerator, Store};
 
 /// The SQL servers the store benchmarks run on, each when its URL variable is set
@@ -151,27 +151,27 @@ async fn blocks(store: &Store, scope: &str, length: Duration, fixed: bool) -> Th
 /// of 2^20 so that refills are rare: the many-sequences benchmarks (`engine.rs`,
 /// `instructions.rs`).
 pub fn sequences(count: usize) -> Vec<BlockGenerator> {
-    (0..count)
-        .map(|k| {
-            BlockGenerator::builder("bench", &format!("sequence_{k}"))
-                .authority(MemoryAuthority::new(1))
-                .fixed_block_size(1 << 20)
-                .build()
-                .expect("an in-memory generator")
-        })
-        .collect()
+    generators(count, |builder| builder.fixed_block_size(1 << 20))
 }
 
 /// `count` new generators as [`sequences`] makes them, but with the default block sizing: each
 /// starts from the minimum block and grows its blocks with its rate (the ramp-up benchmark,
 /// `engine.rs`).
 pub fn fresh_sequences(count: usize) -> Vec<BlockGenerator> {
+    generators(count, |builder| builder)
+}
+
+/// `count` generators of sequences `sequence_0`, `sequence_1`, … in scope `bench`, each over an
+/// in-memory authority of its own, built as `configure` sets them up.
+fn generators(
+    count: usize,
+    configure: impl Fn(BlockGeneratorBuilder) -> BlockGeneratorBuilder,
+) -> Vec<BlockGenerator> {
     (0..count)
         .map(|k| {
-            BlockGenerator::builder("bench", &format!("sequence_{k}"))
-                .authority(MemoryAuthority::new(1))
-                .build()
-                .expect("an in-memory generator")
+            let builder = BlockGenerator::builder("bench", &format!("sequence_{k}"))
+                .authority(MemoryAuthority::new(1));
+            configure(builder).build().expect("an in-memory generator")
         })
         .collect()
 }
