@@ -109,7 +109,16 @@ async fn main() {
     println!("|---|---|---|---|---|---|");
     for (name, url) in configured(&SQL_SERVERS) {
         let store = SqlStore::connect(&url).await.unwrap();
-        let table = format!("bench_random_{}", std::process::id());
+        // Named in the store's schema on PostgreSQL: its connections resolve names with
+        // `pg_catalog` first, where no table can be made.
+        let table = match store.schema().await.unwrap() {
+            Some(schema) => format!(
+                "\"{}\".bench_random_{}",
+                schema.replace('"', "\"\""),
+                std::process::id()
+            ),
+            None => format!("bench_random_{}", std::process::id()),
+        };
         execute(
             &store,
             format!("CREATE TABLE {table} (id BIGINT NOT NULL PRIMARY KEY)"),
