@@ -73,8 +73,9 @@ pub struct BlockGenerator {
 }
 
 struct Inner {
-    scope: String,
-    sequence: String,
+    /// Shared with the tasks of requests for blocks (cloned per request, not copied).
+    scope: Arc<str>,
+    sequence: Arc<str>,
     authorities: Vec<Arc<dyn DynAuthority>>,
     config: GeneratorConfig,
     current: Current<Segment>,
@@ -165,8 +166,8 @@ impl BlockGenerator {
         BlockGenerator {
             key: slots.key(),
             inner: Arc::new(Inner {
-                scope: builder.scope,
-                sequence: builder.sequence,
+                scope: builder.scope.into(),
+                sequence: builder.sequence.into(),
                 authorities: builder.authorities,
                 config: builder.config,
                 current: Current::new(Segment::empty()),

@@ -6,8 +6,10 @@
 //! ([`retry`](crate::backend::retry)), and the stored values validated and rolled into a [`Block`]
 //! ([`counter_values`], [`Block::reserved_before`]), a corrupt record named with its field.
 
+use std::fmt::{self, Display};
 use std::future::Future;
 use std::ops::RangeInclusive;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::counter_row::CounterRow;
@@ -230,20 +232,21 @@ impl StoredInt {
     ///
     /// [`FieldError`] naming `field`: missing, of another type, or outside `range`.
     pub fn within(&self, field: &str, range: RangeInclusive<i64>) -> Result<i64, FieldError> {
-        let field = field.to_owned();
         match self {
             StoredInt::Integer(value) if range.contains(value) => Ok(*value),
             StoredInt::Integer(value) => Err(FieldError::OutOfRange {
-                field,
+                field: field.to_owned(),
                 value: *value,
                 min: *range.start(),
                 max: *range.end(),
             }),
             StoredInt::Other(what) => Err(FieldError::NotAnInteger {
-                field,
+                field: field.to_owned(),
                 what: what.clone(),
             }),
-            StoredInt::Missing => Err(FieldError::Missing { field }),
+            StoredInt::Missing => Err(FieldError::Missing {
+                field: field.to_owned(),
+            }),
         }
     }
 }
@@ -267,12 +270,60 @@ impl StoredInt {
 pub fn counter_values(
     record: &str,
     fields: &CounterFields,
-    [era, next]: [StoredInt; 2],
+    values: [StoredInt; 2],
 ) -> Result<(i64, i64), AuthorityError> {
+    counter_fields(fields, values)
+        .map_err(|reason| AuthorityError::Corrupt(format!("{record}: {reason}")))
+}
+
+/// As [`counter_values`], the error without the record's name.
+fn counter_fields(
+    fields: &CounterFields,
+    [era, next]: [StoredInt; 2],
+) -> Result<(i64, i64), FieldError> {
     Ok((
-        era.decode(record, fields.era, STORED_ERA)?,
-        next.decode(record, fields.next, STORED_NEXT)?,
+        era.within(fields.era, STORED_ERA)?,
+        next.within(fields.next, STORED_NEXT)?,
     ))
+}
+
+/// How messages name the record of a key ([`CounterStore::record_name`]), written the first time
+/// a message needs it: a reservation that goes through formats nothing.
+struct RecordName<'a, S> {
+    store: &'a S,
+    key: &'a CounterKey<'a>,
+    name: OnceLock<String>,
+}
+
+impl<'a, S: CounterStore> RecordName<'a, S> {
+    fn new(store: &'a S, key: &'a CounterKey<'a>) -> Self {
+        RecordName {
+            store,
+            key,
+            name: OnceLock::new(),
+        }
+    }
+
+    fn get(&self) -> &str {
+        self.name.get_or_init(|| self.store.record_name(self.key))
+    }
+
+    /// `error` about this record ([`in_record`]).
+    fn error(&self, error: AuthorityError) -> AuthorityError {
+        in_record(self.get(), error)
+    }
+
+    /// The record's stored era and next counter, checked ([`counter_values`]).
+    fn values(&self, values: [StoredInt; 2]) -> Result<(i64, i64), AuthorityError> {
+        counter_fields(&S::FIELDS, values)
+            .map_err(|reason| AuthorityError::Corrupt(format!("{}: {reason}", self.get())))
+    }
+}
+
+impl<S: CounterStore> Display for RecordName<'_, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.get())
+    }
 }
 
 /// `error` with the record it is about, when it reports a corrupt record or a block read from
@@ -474,8 +525,8 @@ pub async fn reserve<S: CounterStore>(
 ) -> Result<Block, AuthorityError> {
     validate_names(key.scope, key.sequence)?;
     let stored_size = stored_size(size)?;
-    let record = store.record_name(&key);
-    let in_record = |error| in_record(&record, error);
+    let record = RecordName::new(store, &key);
+    let in_record = |error| record.error(error);
     retry::run(&record, || async {
         // A record made by this attempt is written at once, not after a back-off: no race was
         // lost (and an authority in memory answers without waiting).
@@ -483,7 +534,7 @@ pub async fn reserve<S: CounterStore>(
         loop {
             let advanced = store.advance(&key, stored_size, Allocations::now());
             if let Some(values) = advanced.await.map_err(in_record)? {
-                let (era, next) = counter_values(&record, &S::FIELDS, values)?;
+                let (era, next) = record.values(values)?;
                 return Block::reserved_before(key.key, era, next, size)
                     .map(Some)
                     .map_err(in_record);
@@ -492,14 +543,14 @@ pub async fn reserve<S: CounterStore>(
             // since.
             match store.read(&key).await.map_err(in_record)? {
                 Some(values) => {
-                    let (era, _) = counter_values(&record, &S::FIELDS, values)?;
+                    let (era, _) = record.values(values)?;
                     if era > *ADVANCED_ERA.end() {
                         return Err(AuthorityError::Exhausted);
                     }
                     let lineage = store.lineage(&key).await.map_err(in_record)?;
                     if let Some(remedy) = switched_remedy(&key, lineage) {
                         return Err(AuthorityError::Switched {
-                            record: record.clone(),
+                            record: record.to_string(),
                             remedy,
                         });
                     }
@@ -664,8 +715,8 @@ pub async fn raise_floor<S: CounterStore>(
 ) -> Result<bool, AuthorityError> {
     validate_names(key.scope, key.sequence)?;
     let (era, next) = stored_floor(floor)?;
-    let record = store.record_name(&key);
-    let in_record = |error| in_record(&record, error);
+    let record = RecordName::new(store, &key);
+    let in_record = |error| record.error(error);
     let created = AtomicBool::new(false);
     retry::run(&record, || async {
         // A record made by this attempt is judged at once, not after a back-off (see
@@ -691,7 +742,7 @@ pub async fn raise_floor<S: CounterStore>(
                 None => return Ok(None),
             }
         };
-        let (stored_era, stored_next) = counter_values(&record, &S::FIELDS, values)?;
+        let (stored_era, stored_next) = record.values(values)?;
         let at = CounterState {
             era: u32::try_from(stored_era).map_err(|_| AuthorityError::Exhausted)?,
             next: stored_next.unsigned_abs(),
@@ -701,7 +752,7 @@ pub async fn raise_floor<S: CounterStore>(
             Ok(Some(_)) => Ok(None),
             Ok(None) => Ok(Some(created.load(Ordering::Relaxed))),
             Err(_) => Err(AuthorityError::FloorBelow {
-                record: record.clone(),
+                record: record.to_string(),
                 era: stored_era,
                 next: stored_next,
                 floor_era: era,
@@ -743,7 +794,7 @@ pub async fn give_back<S: CounterStore>(
         stored(after.next)?,
         stored(back.next)?,
     );
-    let record = store.record_name(&key);
+    let record = RecordName::new(store, &key);
     // A lost race (a deadlock, a certification conflict on Galera) rolled the write back: tried
     // again under the one policy. A write that matched nothing is final: a block was reserved
     // since, and the tail is lost, never repeated.
@@ -752,7 +803,7 @@ pub async fn give_back<S: CounterStore>(
             .lower(&key, era, from, to)
             .await
             .map(Some)
-            .map_err(|error| in_record(&record, error))
+            .map_err(|error| record.error(error))
     })
     .await
 }

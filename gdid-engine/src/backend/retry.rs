@@ -5,6 +5,7 @@
 //! of tries everywhere, and the same kind when they are all lost ([`AuthorityError::Contention`],
 //! which is not corruption: the caller may try again, here or at another authority).
 
+use std::fmt::Display;
 use std::future::Future;
 use std::time::Duration;
 
@@ -32,7 +33,7 @@ pub fn is_lost_race(error: &AuthorityError) -> bool {
 /// Runs `attempt` until it gives a value, at most [`ATTEMPTS`] times: an attempt that returns
 /// `Ok(None)` (it lost a race and changed nothing that matters) or a lost race
 /// ([`is_lost_race`]) is tried again; any other error is returned as it is. `record` names what
-/// the races are about, for the error.
+/// the races are about, for the error (written only then).
 ///
 /// # Errors
 ///
@@ -59,7 +60,10 @@ pub fn is_lost_race(error: &AuthorityError) -> bool {
 /// assert_eq!(err.recourse(), gdid_engine::Recourse::Again);
 /// # }
 /// ```
-pub async fn run<T, F, Fut>(record: &str, mut attempt: F) -> Result<T, AuthorityError>
+pub async fn run<T, F, Fut>(
+    record: &(impl Display + ?Sized),
+    mut attempt: F,
+) -> Result<T, AuthorityError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<Option<T>, AuthorityError>>,
@@ -77,7 +81,7 @@ where
         }
     }
     Err(AuthorityError::Contention {
-        record: record.to_owned(),
+        record: record.to_string(),
         attempts: ATTEMPTS,
         last,
     })

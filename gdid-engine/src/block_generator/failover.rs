@@ -258,8 +258,8 @@ impl Inner {
             }
         }
         ErrorDetail::Unavailable {
-            scope: self.scope.clone(),
-            sequence: self.sequence.clone(),
+            scope: self.scope.to_string(),
+            sequence: self.sequence.to_string(),
             causes,
         }
         .into()
@@ -279,8 +279,8 @@ impl Inner {
             })
             .collect();
         ErrorDetail::Timeout {
-            scope: self.scope.clone(),
-            sequence: self.sequence.clone(),
+            scope: self.scope.to_string(),
+            sequence: self.sequence.to_string(),
             waited,
             causes,
         }

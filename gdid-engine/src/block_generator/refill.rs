@@ -40,8 +40,8 @@ impl Inner {
             }
             if st.closed {
                 return Err(ErrorDetail::Closed {
-                    scope: self.scope.clone(),
-                    sequence: self.sequence.clone(),
+                    scope: self.scope.to_string(),
+                    sequence: self.sequence.to_string(),
                 }
                 .into());
             }
