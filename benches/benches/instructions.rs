@@ -18,6 +18,11 @@
 //! - `many_sequences_<count>`: `next_id().await` round-robin over `count` generators, blocks of
 //!   2^20, as `many_sequences` in `engine.rs` (each generator has its block and this thread its
 //!   slot before the count starts);
+//! - `ramp_up_{built,fresh,steady}`: `ramp_up` in `engine.rs` at `N / 1,000` new generators
+//!   (default sizing): built and closed; with their first 1,000 ids each, round-robin; with their
+//!   first and next 1,000. Per id, `fresh - built` is the first window (each generator's first
+//!   blocks, building left out, as the criterion bench leaves it out) and `steady - fresh` the
+//!   next;
 //! - the codecs: `format_colon_{typical,long}`, `format_hex`, `parse_colon_{typical,long}`,
 //!   `parse_hex`, and `{leb,compact}_{encode,decode}_{small_a0,small_a3,big}` (the `varint`
 //!   group's ids: encode into a stack buffer, decode from the encoded bytes).
@@ -62,6 +67,9 @@ const OPERATIONS: &[&str] = &[
     "compact_decode_small_a0",
     "compact_decode_small_a3",
     "compact_decode_big",
+    "ramp_up_built",
+    "ramp_up_fresh",
+    "ramp_up_steady",
 ];
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -109,8 +117,42 @@ fn many_sequences(count: usize, n: u64) {
     });
 }
 
+/// Ids each generator serves in one window of the ramp-up, as `ramp_up` in `engine.rs`.
+const RAMP_IDS_PER_GENERATOR: u64 = 1_000;
+
+/// `ramp_up` of `engine.rs` at `n` ids: `n / 1,000` new generators (default sizing, each starting
+/// from the minimum block), then `windows` windows of 1,000 ids from each, round-robin, then
+/// every generator closed.
+fn ramp_up(n: u64, windows: u64) {
+    let rt = runtime();
+    let count = usize::try_from(n.div_ceil(RAMP_IDS_PER_GENERATOR)).expect("a count of generators");
+    let generators = gdid_benches::fresh_sequences(count);
+    rt.block_on(async {
+        for _ in 0..windows * RAMP_IDS_PER_GENERATOR {
+            for ids in &generators {
+                black_box(ids.next_id().await.unwrap());
+            }
+        }
+        for ids in &generators {
+            ids.close()
+                .await
+                .expect("an in-memory authority takes ids back");
+        }
+    });
+}
+
 /// Runs `operation` `n` times after its set-up; `false` when there is no such operation.
 fn run(operation: &str, n: u64) -> bool {
+    if let Some(phase) = operation.strip_prefix("ramp_up_") {
+        let windows = match phase {
+            "built" => 0,
+            "fresh" => 1,
+            "steady" => 2,
+            _ => return false,
+        };
+        ramp_up(n, windows);
+        return true;
+    }
     if let Some(count) = operation.strip_prefix("many_sequences_") {
         return match count.parse::<usize>() {
             Ok(count) if count > 0 => {
