@@ -5,7 +5,8 @@
 //!   acknowledge a reservation before it is on disk (or on a synchronous standby), and a crash
 //!   (or a failover) could then issue its ids again. Each connection raises it to `on` for its
 //!   session; a stronger value (`remote_apply`, `remote_write`) is kept. The connections are the
-//!   store's own: no statement of a caller runs on them to lower it again.
+//!   store's own: the store runs nothing on them that lowers it again, and `with_pool!`, which
+//!   lends them to a caller, says not to either.
 //! - **One schema, never guessed.** The schema is the URL's `schema=NAME`; without one it is
 //!   resolved once, on the store's first connection, from that role's `search_path`: the schema
 //!   that holds the gdid tables, or, when none does, the one `CREATE TABLE` would use. Tables

@@ -10,6 +10,19 @@ use crate::dialect::Dialect;
 /// per pool type). With the three drivers only (the default features): a match written in
 /// another crate cannot ask which of this crate's features are on.
 ///
+/// The connections are the store's own, set up for its tables. On PostgreSQL each one resolves
+/// names with `search_path = pg_catalog, "schema", pg_temp` (the store's schema) and commits
+/// with `synchronous_commit` at least `on`. So:
+///
+/// - name tables of your own with their schema (`public.orders`): an unqualified
+///   `CREATE TABLE` would go to `pg_catalog`, where it is refused, and an unqualified name of
+///   another schema is not found;
+/// - leave the session alone: a `SET` stays with its connection when the pool takes it back,
+///   and `synchronous_commit = off` there would let the store's later reservations on that
+///   connection be acknowledged before they are durable.
+///
+/// For statements of your application, a pool of your own is the simpler choice.
+///
 /// ```no_run
 /// use gdid_sql::{SqlStore, with_pool};
 ///
