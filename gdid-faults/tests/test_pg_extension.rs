@@ -250,6 +250,14 @@ fn many_sessions_and_a_rust_generator_share_a_sequence_without_a_duplicate() {
     const SESSIONS: usize = 8;
     const ROWS: usize = 400;
     let writers = runtime().block_on(async {
+        // The extension's role makes the gdid tables before anything races: tables the Rust
+        // side (a superuser here) made first would not be `gdid_issuer`'s to use, and a service
+        // sharing the sequences opens the tables the extension made (docs/interoperability.md,
+        // "Setting up gdid_next"). Which side reached them first once decided this test.
+        sqlx::query("SELECT gdid_next('shop', 'c')")
+            .execute(&mut connect(&url).await)
+            .await
+            .unwrap();
         let mut tasks = Vec::new();
         for i in 0..SESSIONS {
             let url = url.clone();
