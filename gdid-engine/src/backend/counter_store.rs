@@ -313,10 +313,10 @@ impl<'a, S: CounterStore> RecordName<'a, S> {
         in_record(self.get(), error)
     }
 
-    /// The record's stored era and next counter, checked ([`counter_values`]).
+    /// The record's stored era and next counter, checked ([`counter_values`]'s words).
     fn values(&self, values: [StoredInt; 2]) -> Result<(i64, i64), AuthorityError> {
         counter_fields(&S::FIELDS, values)
-            .map_err(|reason| AuthorityError::Corrupt(format!("{}: {reason}", self.get())))
+            .map_err(|reason| self.error(AuthorityError::Corrupt(reason.to_string())))
     }
 }
 
