@@ -1,6 +1,6 @@
 //! The generator's current segment ([`Current`]) and its per-thread slots ([`PerThread`]): std's
 //! thread-locals and arc-swap's in ordinary builds, loom's under `RUSTFLAGS="--cfg gdid_loom"`
-//! (`gdid-engine/tests/loom_block_handoff.rs`).
+//! (`gdid-engine/loom/tests/loom_block_handoff.rs`).
 //!
 //! What the model does not cover: under loom, [`PerThread`] is a map keyed by loom's thread ids,
 //! not the std lookup (the one-entry thread-local cache, the thread's row of slots by generator

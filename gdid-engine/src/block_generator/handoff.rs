@@ -17,7 +17,7 @@
 //! Tasks move between threads at every await and share their thread's slot: whoever comes to a
 //! thread serves from the slice it finds there before taking a new one. So every id taken is
 //! served once or is still in a slot, and [`Stats`](super::Stats) can count them.
-//! `gdid-engine/tests/loom_block_handoff.rs` checks these rules with the model checker.
+//! `gdid-engine/loom/tests/loom_block_handoff.rs` checks these rules with the model checker.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -206,7 +206,7 @@ impl Inner {
 }
 
 /// The synchronous steps of the hand-off, for the model checker only
-/// (`gdid-engine/tests/loom_block_handoff.rs`, built with `RUSTFLAGS="--cfg gdid_loom"`): the async
+/// (`gdid-engine/loom/tests/loom_block_handoff.rs`, built with `RUSTFLAGS="--cfg gdid_loom"`): the async
 /// API around them needs a tokio runtime, which loom cannot run.
 #[cfg(gdid_loom)]
 impl super::BlockGenerator {

@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! RUSTFLAGS="--cfg gdid_loom" CARGO_TARGET_DIR=target/loom \
-//!   cargo test -p gdid-engine --test loom_block_handoff --release
+//!   cargo test -p gdid-engine-loom --release
 //! ```
 
 use std::collections::HashSet;
