@@ -71,14 +71,13 @@ async fn execute(store: &SqlStore, sql: &str) {
 }
 
 async fn sql_store(store: SqlStore, name: &str) {
-    let table = fresh("random_ids");
-    // Named in its schema on PostgreSQL: the store's connections resolve names with
-    // `pg_catalog` first, where a table cannot be made.
-    let schema = match store.dialect() {
-        gdid_sql::Dialect::Postgres => "public.",
-        _ => "",
-    };
-    let create = format!("CREATE TABLE {schema}{table} (id BIGINT NOT NULL PRIMARY KEY)");
+    let mut table = fresh("random_ids");
+    // Named in its schema on PostgreSQL: the store's connections resolve names in `pg_catalog`
+    // alone (`search_path = pg_catalog, pg_temp`).
+    if store.dialect() == gdid_sql::Dialect::Postgres {
+        table = format!("public.{table}");
+    }
+    let create = format!("CREATE TABLE {table} (id BIGINT NOT NULL PRIMARY KEY)");
     let insert_sql = match store.dialect() {
         gdid_sql::Dialect::Postgres => format!("INSERT INTO {table} (id) VALUES ($1)"),
         _ => format!("INSERT INTO {table} (id) VALUES (?)"),

@@ -37,7 +37,6 @@ use gdid_engine::{
         STORED_NEXT, StoredCounter, StoredInt, counter_values,
     },
 };
-use sqlx::AssertSqlSafe;
 
 use crate::error::driver_kind;
 use crate::lineage::LineageSql;
@@ -189,7 +188,7 @@ pub(crate) async fn advance(
     values.extend([at.at, size]);
     let reserved: Result<Option<(i64, i64)>, sqlx::Error> = with_live_pool!(store, pool => {
         let mut connection = pool.acquire().await.map_err(driver_error)?;
-        let mut query = sqlx::query(AssertSqlSafe(update.0.clone()));
+        let mut query = sqlx::query(store.statement(&update.0));
         for value in &values {
             query = query.bind(*value);
         }
@@ -251,7 +250,7 @@ pub(crate) async fn lineage_of(
         ),
     );
     let row: Option<(i32, i32, i64)> = with_live_pool!(store, pool => {
-        let query = sqlx::query_as(AssertSqlSafe(q.0.clone()));
+        let query = sqlx::query_as(store.statement(&q.0));
         bind_key!(query, dialect, key).fetch_optional(pool).await
     })
     .map_err(driver_error)?;
@@ -286,7 +285,7 @@ pub(crate) async fn read(
         ),
     );
     let row: Option<(Option<String>, Option<String>)> = with_live_pool!(store, pool => {
-        let query = sqlx::query_as(AssertSqlSafe(q.0.clone()));
+        let query = sqlx::query_as(store.statement(&q.0));
         bind_key!(query, dialect, key).fetch_optional(pool).await
     })
     .map_err(driver_error)?;
@@ -332,7 +331,7 @@ pub(crate) async fn create_row(
         ),
     );
     with_live_pool!(store, pool => {
-        let query = sqlx::query(AssertSqlSafe(q.0.clone()))
+        let query = sqlx::query(store.statement(&q.0))
             .bind(authority)
             .bind(scope)
             .bind(sequence);
@@ -428,7 +427,7 @@ async fn update_row(
         ),
     );
     let done = with_live_pool!(store, pool => {
-        let mut query = sqlx::query(AssertSqlSafe(update.0.clone()));
+        let mut query = sqlx::query(store.statement(&update.0));
         for value in set.1 {
             query = query.bind(*value);
         }
@@ -466,7 +465,7 @@ pub(crate) async fn records(store: &SqlStore) -> Result<Vec<StoredCounter>, Auth
         Option<String>,
     );
     let rows: Vec<Row> = with_live_pool!(store, pool => {
-        sqlx::query_as(AssertSqlSafe(q.clone())).fetch_all(pool).await
+        sqlx::query_as(store.statement(&q)).fetch_all(pool).await
     })
     .map_err(driver_error)?;
     Ok(rows
@@ -495,7 +494,7 @@ pub(crate) async fn spellings(
          WHERE LOWER(scope_name) = LOWER(?) AND LOWER(sequence_name) = LOWER(?)",
     );
     with_live_pool!(store, pool => {
-        sqlx::query_as(AssertSqlSafe(q.0.clone()))
+        sqlx::query_as(store.statement(&q.0))
             .bind(key.scope)
             .bind(key.sequence)
             .fetch_all(pool)
@@ -523,7 +522,7 @@ async fn check_siblings(store: &SqlStore, key: &CounterKey<'_>) -> Result<(), Au
     );
     let rows: Vec<(Option<String>, Option<String>, Option<String>)> =
         with_live_pool!(store, pool => {
-            sqlx::query_as(AssertSqlSafe(q.0.clone()))
+            sqlx::query_as(store.statement(&q.0))
                 .bind(key.scope)
                 .bind(key.sequence)
                 .bind(i16::from(key.key))

@@ -60,6 +60,8 @@ mod dialect;
 mod durability;
 mod error;
 mod lineage;
+#[cfg(feature = "mysql")]
+mod mysql_session;
 mod numbering;
 #[cfg(feature = "postgres")]
 mod pg_session;
@@ -79,9 +81,11 @@ pub use error::{Error, driver_kind, is_duplicate_key};
 pub use gdid_engine::plumbing::redact;
 pub use gdid_engine::windows::{AgentReport, Window};
 pub use gdid_engine::{LayoutError, Pick, RangeLayout};
+#[cfg(feature = "mysql")]
+pub use mysql_session::SQL_MODE;
 pub use numbering::SqlNumberRecord;
 #[cfg(feature = "postgres")]
-pub use pg_session::{AmbiguousSchema, PgSchema, UnreachedSchema, UntrustedTable};
+pub use pg_session::{AmbiguousSchema, PgSchema, SEARCH_PATH, UnreachedSchema, UntrustedTable};
 pub use schema::SchemaRefused;
 pub use sharded::{SqlRanges, SqlShardedCounter};
 pub use store::{SqlStore, reachable};

@@ -225,7 +225,7 @@ pub(crate) async fn settle(store: &SqlStore, lineage: &LineageSql) -> Result<(),
     let update = sql(store.dialect(), &lineage.settle_statement());
     let settle = || async {
         with_live_pool!(store, pool => {
-            sqlx::query(AssertSqlSafe(update.0.clone()))
+            sqlx::query(store.statement(&update.0))
                 .bind(seconds_now())
                 .execute(pool)
                 .await

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use gdid_engine::AuthorityError;
 use gdid_engine::backend::numbering::{COUNTER_KEY, NumberRecord};
 use gdid_engine::backend::{ADVANCED_ERA, BoxFuture, STORED_AUTHORITY};
-use sqlx::AssertSqlSafe;
 use tokio::sync::OnceCell;
 
 use crate::counters::driver_error;
@@ -65,7 +64,7 @@ impl SqlNumberRecord {
     /// each checked; `place` names the rows in errors.
     async fn numbers(&self, column_query: String, place: &str) -> Result<Vec<u8>, AuthorityError> {
         let values: Vec<Option<String>> = with_live_pool!(&self.store, pool => {
-            sqlx::query_scalar(AssertSqlSafe(column_query.clone())).fetch_all(pool).await
+            sqlx::query_scalar(self.store.statement(&column_query)).fetch_all(pool).await
         })
         .map_err(driver_error)?;
         values
@@ -85,7 +84,7 @@ impl SqlNumberRecord {
             &format!("{insert} INTO gdid_authority (id, authority) VALUES (1, ?){ignore}"),
         );
         with_live_pool!(&self.store, pool => {
-            sqlx::query(q).bind(i16::from(number)).execute(pool).await.map(drop)
+            sqlx::query(self.store.statement(&q.0)).bind(i16::from(number)).execute(pool).await.map(drop)
         })
         .map_err(driver_error)
     }
@@ -119,7 +118,7 @@ impl NumberRecord for SqlNumberRecord {
             };
             let query = format!("SELECT CASE WHEN {} THEN 1 ELSE 0 END", lineage.switched);
             let switched: i32 = with_live_pool!(&self.store, pool => {
-                sqlx::query_scalar(AssertSqlSafe(query)).fetch_one(pool).await
+                sqlx::query_scalar(self.store.statement(&query)).fetch_one(pool).await
             })
             .map_err(driver_error)?;
             Ok(switched == 1)
@@ -133,7 +132,7 @@ impl NumberRecord for SqlNumberRecord {
         Box::pin(async move {
             self.ensure_schema().await.map_err(driver_error)?;
             let value: Option<Option<String>> = with_live_pool!(&self.store, pool => {
-                sqlx::query_scalar(AssertSqlSafe(query.clone())).fetch_optional(pool).await
+                sqlx::query_scalar(self.store.statement(&query)).fetch_optional(pool).await
             })
             .map_err(driver_error)?;
             let Some(Some(value)) = value else {
@@ -151,7 +150,7 @@ impl NumberRecord for SqlNumberRecord {
         Box::pin(async move {
             self.ensure_schema().await.map_err(driver_error)?;
             with_live_pool!(&self.store, pool => {
-                sqlx::query(AssertSqlSafe(q.0.clone())).bind(era).bind(era).execute(pool).await.map(drop)
+                sqlx::query(self.store.statement(&q.0)).bind(era).bind(era).execute(pool).await.map(drop)
             })
             .map_err(driver_error)?;
             Ok(true)

@@ -1,5 +1,6 @@
 //! Every connection of a PostgreSQL store is set up before its first statement: its commits are
-//! durable whatever the role or database says, and its names resolve to the store's one schema.
+//! durable whatever the role or database says, and every name it uses resolves in `pg_catalog`
+//! or names its schema outright.
 //!
 //! - **Durable.** A role or database with `synchronous_commit = off` (or `local`) would
 //!   acknowledge a reservation before it is on disk (or on a synchronous standby), and a crash
@@ -7,29 +8,48 @@
 //!   session; a stronger value (`remote_apply`, `remote_write`) is kept. The connections are the
 //!   store's own: the store runs nothing on them that lowers it again, and `with_pool!`, which
 //!   lends them to a caller, says not to either.
+//! - **No name another role chose.** Every connection starts with `search_path = pg_catalog,
+//!   pg_temp`, given in the startup packet, so that it holds from the first statement, the
+//!   driver's own included, and outranks a role's or a database's `search_path`. PostgreSQL never
+//!   looks for functions or operators in `pg_temp`, so every function and operator a statement
+//!   uses is `pg_catalog`'s: a role with `CREATE` on the store's schema (or on `public`) cannot
+//!   plant one that a gdid statement would call. That matters because operator resolution
+//!   prefers an exact match in any schema of the path over one that needs a cast: with the
+//!   store's schema on the path, an `=(varchar, text)` there would win over `pg_catalog`'s
+//!   `=(text, text)` and run as whoever issues. The gdid tables are named with their schema in
+//!   every statement ([`PgSchema::statement`]).
 //! - **One schema, never guessed.** The schema is the URL's `schema=NAME`; without one it is
-//!   resolved once, on the store's first connection, from that role's `search_path`: the schema
-//!   that holds the gdid tables, or, when none does, the one `CREATE TABLE` would use. Tables
-//!   visible in two schemas of the path are refused, naming both: two roles with schemas of
-//!   their own would otherwise each make tables of their own and issue the same ids; so are
-//!   tables only in schemas the path does not reach, for the same reason (the URL then names the
-//!   schema, to share them or to have a store of its own). Every
-//!   connection's `search_path` is then `pg_catalog, "schema", pg_temp`: built-in functions and
-//!   operators cannot be shadowed, and a temporary table cannot stand in for a gdid table; the
-//!   DDL names the schema outright ([`crate::tables`]).
+//!   resolved once, on a connection of its own that keeps the role's `search_path`: the schema of
+//!   that path that holds the gdid tables, or, when none does, the one `CREATE TABLE` would use.
+//!   Its one query names every operator with its schema (`OPERATOR(pg_catalog.=)`), as the path
+//!   may put another schema before `pg_catalog`. Tables visible in two schemas of the path are
+//!   refused, naming both: two roles with schemas of their own would otherwise each make tables
+//!   of their own and issue the same ids; so are tables only in schemas the path does not reach,
+//!   for the same reason (the URL then names the schema, to share them or to have a store of its
+//!   own).
 //! - **Tables of a trusted owner, running no code.** Before a store uses its tables, it refuses
 //!   one owned by a role that is not a superuser, the database's owner or a role the store's
 //!   role is a member of (whoever holds it could move the counters back), and one carrying a
 //!   trigger, a rule or row security (code the table's owner chose, run with the store's
 //!   privileges at every reservation).
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use sqlx::postgres::{PgConnectOptions, PgConnection, PgPoolOptions};
-use sqlx::{ConnectOptions, Connection};
+use sqlx::{AssertSqlSafe, ConnectOptions, Connection};
 use tokio::sync::OnceCell;
 
-use crate::tables::{quote_identifier, table_names};
+use crate::tables::{qualify_tables, table_names};
+
+/// The `search_path` of every connection of a store: `pg_catalog`'s functions and operators
+/// alone, and no table but a temporary one without its schema.
+pub const SEARCH_PATH: &str = "pg_catalog, pg_temp";
+
+/// The most statement texts a store keeps qualified ([`PgSchema::statement`]): more than the
+/// crate has kinds of statement, so that a text that varies with its values (none does today)
+/// cannot grow the map without bound.
+const KEPT_STATEMENTS: usize = 512;
 
 /// The schema of a PostgreSQL store's gdid tables: asked for in its URL (`schema=NAME`), or
 /// resolved on its first connection ([`SqlStore::connect`](crate::SqlStore::connect) says how).
@@ -38,48 +58,88 @@ use crate::tables::{quote_identifier, table_names};
 pub struct PgSchema {
     asked: Option<String>,
     resolved: Arc<OnceCell<String>>,
+    /// The URL's options as they are, with the role's own `search_path`: the schema is resolved
+    /// on a connection of these.
+    unpinned: Option<Arc<PgConnectOptions>>,
+    /// Each statement text the store ran, with its tables qualified: built once per store.
+    statements: Arc<Mutex<HashMap<String, Arc<str>>>>,
+    /// The role the URL's `owner=ROLE` trusts to own the gdid tables and their schema, besides
+    /// superusers, the database's owner and the store's own role.
+    owner: Option<String>,
 }
 
 impl PgSchema {
-    /// The URL without its `schema` parameter (which the driver does not know), and the schema
-    /// it names, if any.
+    /// The options of the store's connections for `url` (its `search_path` pinned to
+    /// [`SEARCH_PATH`]), and the schema its `schema` parameter names, if any, with the role its
+    /// `owner` parameter trusts (two parameters of gdid's, which the driver does not know).
     ///
     /// # Errors
     ///
-    /// `sqlx::Error::Configuration` for a URL that does not parse, or an empty schema name.
-    pub(crate) fn from_url(url: &str) -> Result<(String, PgSchema), sqlx::Error> {
+    /// `sqlx::Error::Configuration` for a URL that does not parse, or an empty schema or owner.
+    pub(crate) fn from_url(url: &str) -> Result<(PgConnectOptions, PgSchema), sqlx::Error> {
         let mut parsed =
             url::Url::parse(url).map_err(|e| sqlx::Error::Configuration(Box::new(e)))?;
-        let mut asked = None;
+        let (mut asked, mut owner) = (None, None);
         let kept: Vec<(String, String)> = parsed
             .query_pairs()
             .filter_map(|(key, value)| {
-                if key == "schema" {
-                    asked = Some(value.into_owned());
-                    None
-                } else {
-                    Some((key.into_owned(), value.into_owned()))
-                }
+                let ours = match key.as_ref() {
+                    "schema" => &mut asked,
+                    "owner" => &mut owner,
+                    _ => return Some((key.into_owned(), value.into_owned())),
+                };
+                *ours = Some(value.into_owned());
+                None
             })
             .collect();
-        let Some(asked) = asked else {
-            return Ok((url.to_owned(), PgSchema::default()));
-        };
-        if asked.is_empty() {
-            return Err(sqlx::Error::Configuration(
-                "the URL's schema= is empty: name the schema of the gdid tables".into(),
-            ));
+        for (parameter, value) in [("schema", &asked), ("owner", &owner)] {
+            if value.as_deref() == Some("") {
+                return Err(sqlx::Error::Configuration(
+                    format!("the URL's {parameter}= is empty: name a {parameter}, or leave it out")
+                        .into(),
+                ));
+            }
         }
         if kept.is_empty() {
             parsed.set_query(None);
         } else {
             parsed.query_pairs_mut().clear().extend_pairs(&kept);
         }
+        let unpinned: PgConnectOptions = parsed.as_str().parse()?;
+        let pinned = unpinned
+            .clone()
+            .options([("search_path", SEARCH_PATH.replace(' ', ""))]);
         let schema = PgSchema {
-            asked: Some(asked),
-            resolved: Arc::default(),
+            asked,
+            owner,
+            unpinned: Some(Arc::new(unpinned)),
+            ..PgSchema::default()
         };
-        Ok((parsed.into(), schema))
+        Ok((pinned, schema))
+    }
+
+    /// The role the URL's `owner=` trusts, if any.
+    pub(crate) fn owner(&self) -> Option<&str> {
+        self.owner.as_deref()
+    }
+
+    /// `text` as the store runs it: each gdid table it names qualified with the store's schema
+    /// ([`SqlStore::connect`](crate::SqlStore::connect)), built the first time the store runs it
+    /// and kept. Called once the schema is settled (in the body of `with_live_pool!`); before,
+    /// the text is left as it is, and its tables are then not found.
+    pub(crate) fn statement(&self, text: &str) -> AssertSqlSafe<Arc<str>> {
+        let Some(schema) = self.name() else {
+            return AssertSqlSafe(Arc::from(text));
+        };
+        let mut kept = self.statements.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(statement) = kept.get(text) {
+            return AssertSqlSafe(Arc::clone(statement));
+        }
+        let statement: Arc<str> = Arc::from(qualify_tables(text, schema));
+        if kept.len() < KEPT_STATEMENTS {
+            kept.insert(text.to_owned(), Arc::clone(&statement));
+        }
+        AssertSqlSafe(statement)
     }
 
     /// The schema, once asked for or resolved.
@@ -100,27 +160,24 @@ impl PgSchema {
             .cloned()
     }
 
-    /// Opens one connection to `url` and settles the schema on it, when it is not named: a
-    /// server that refuses connections or does not answer, or a schema that cannot be settled
-    /// (tables in two schemas, say), is then the store's error at once, where the pool would try
-    /// its connections again until its timeout and say only that it timed out.
-    pub(crate) async fn settle(
-        &self,
-        url: &str,
-        timeout: std::time::Duration,
-    ) -> Result<(), sqlx::Error> {
-        let options: PgConnectOptions = url.parse()?;
-        self.settle_with(&options, timeout).await
+    /// Opens one connection and settles the schema on it, when it is not named: a server that
+    /// refuses connections or does not answer, or a schema that cannot be settled (tables in two
+    /// schemas, say), is then the store's error at once, where the pool would try its
+    /// connections again until its timeout and say only that it timed out.
+    pub(crate) async fn settle(&self, timeout: std::time::Duration) -> Result<(), sqlx::Error> {
+        let Some(options) = &self.unpinned else {
+            return Ok(());
+        };
+        self.settle_with(options, timeout).await
     }
 
     /// As [`settle`](Self::settle), before the first statement of a store that connects on
-    /// first use: with its pool's options.
+    /// first use: with its pool's timeout.
     pub(crate) async fn settle_pool(&self, pool: &sqlx::PgPool) -> Result<(), sqlx::Error> {
         if self.name().is_some() {
             return Ok(());
         }
-        let timeout = pool.options().get_acquire_timeout();
-        self.settle_with(&pool.connect_options(), timeout).await
+        self.settle(pool.options().get_acquire_timeout()).await
     }
 
     async fn settle_with(
@@ -143,28 +200,24 @@ impl PgSchema {
 
     /// Pool options whose every connection is set up as the module says, each waited for at
     /// most `timeout`.
-    pub(crate) fn pool_options(&self, timeout: std::time::Duration) -> PgPoolOptions {
-        let schema = self.clone();
+    pub(crate) fn pool_options(timeout: std::time::Duration) -> PgPoolOptions {
         PgPoolOptions::new()
             .acquire_timeout(timeout)
-            .after_connect(move |connection, _| {
-                let schema = schema.clone();
-                Box::pin(async move { set_up(connection, &schema).await })
-            })
+            .after_connect(|connection, _| Box::pin(set_up(connection)))
     }
 }
 
-/// Raises `synchronous_commit` and pins `search_path` on a new connection.
-async fn set_up(connection: &mut PgConnection, schema: &PgSchema) -> Result<(), sqlx::Error> {
-    let name = schema.resolve(connection).await?;
-    let path = format!("pg_catalog, {}, pg_temp", quote_identifier(&name));
+/// Raises `synchronous_commit` on a new connection, and sets its `search_path` again (its
+/// startup packet pinned it already).
+async fn set_up(connection: &mut PgConnection) -> Result<(), sqlx::Error> {
     sqlx::query(
         "SELECT pg_catalog.set_config('synchronous_commit', \
-           CASE WHEN pg_catalog.current_setting('synchronous_commit') IN ('off', 'local') \
+           CASE WHEN pg_catalog.current_setting('synchronous_commit') \
+             OPERATOR(pg_catalog.=) ANY ('{off,local}'::pg_catalog.text[]) \
            THEN 'on' ELSE pg_catalog.current_setting('synchronous_commit') END, false), \
          pg_catalog.set_config('search_path', $1, false)",
     )
-    .bind(path)
+    .bind(SEARCH_PATH)
     .execute(&mut *connection)
     .await
     .map(drop)
@@ -176,13 +229,14 @@ async fn set_up(connection: &mut PgConnection, schema: &PgSchema) -> Result<(), 
 async fn resolve(connection: &mut PgConnection) -> Result<String, sqlx::Error> {
     let names: Vec<&str> = table_names().collect();
     let holding: Vec<(String, bool)> = sqlx::query_as(
-        "SELECT n.nspname::text, \
+        "SELECT n.nspname::pg_catalog.text, \
            pg_catalog.array_position(pg_catalog.current_schemas(false), n.nspname) IS NOT NULL \
          FROM pg_catalog.pg_class c \
-         JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
-         WHERE c.relname = ANY($1) AND c.relkind IN ('r', 'p') \
-         AND n.nspname NOT LIKE 'pg\\_temp\\_%' \
-         AND n.nspname NOT LIKE 'pg\\_toast\\_temp\\_%' \
+         JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+         WHERE c.relname OPERATOR(pg_catalog.=) ANY($1::pg_catalog.text[]) \
+         AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p}'::pg_catalog.\"char\"[]) \
+         AND n.nspname OPERATOR(pg_catalog.!~~) 'pg\\_temp\\_%' \
+         AND n.nspname OPERATOR(pg_catalog.!~~) 'pg\\_toast\\_temp\\_%' \
          GROUP BY n.nspname \
          ORDER BY pg_catalog.array_position(pg_catalog.current_schemas(false), n.nspname), 1",
     )
@@ -199,7 +253,7 @@ async fn resolve(connection: &mut PgConnection) -> Result<String, sqlx::Error> {
         )))),
         [] => {
             let current: Option<String> =
-                sqlx::query_scalar("SELECT pg_catalog.current_schema()::text")
+                sqlx::query_scalar("SELECT pg_catalog.current_schema()::pg_catalog.text")
                     .fetch_one(&mut *connection)
                     .await?;
             current.ok_or_else(|| {
@@ -237,46 +291,117 @@ pub struct AmbiguousSchema(pub Vec<String>);
 )]
 pub struct UnreachedSchema(pub Vec<String>);
 
-/// A gdid table the store refuses to use: owned by a role it cannot trust, or running code of
-/// its owner's choosing at every write.
+/// A gdid table, an index of one, or the schema holding them, that the store refuses to use:
+/// owned by a role it cannot trust, of the wrong kind, or running code of its owner's choosing
+/// at every write.
 #[derive(Debug, thiserror::Error)]
-#[error("the gdid table {schema:?}.{table} {why}")]
+#[error("the gdid {what} {schema:?}{name} {why}")]
 pub struct UntrustedTable {
-    /// The table's schema.
+    /// The schema.
     pub schema: String,
-    /// The table.
+    /// The table or index (empty when the schema is refused).
     pub table: String,
+    what: &'static str,
+    name: String,
     why: String,
 }
 
-/// Refuses the gdid tables of `schema` on `pool` that the module's last point says it refuses.
+impl UntrustedTable {
+    fn refused(schema: &str, what: &'static str, table: &str, why: String) -> sqlx::Error {
+        let name = if table.is_empty() {
+            String::new()
+        } else {
+            format!(".{table}")
+        };
+        sqlx::Error::Configuration(Box::new(UntrustedTable {
+            schema: schema.to_owned(),
+            table: table.to_owned(),
+            what,
+            name,
+            why,
+        }))
+    }
+}
+
+/// Whether the owner `o` of a catalog row (an alias of `pg_roles`) is trusted, in SQL: a
+/// superuser, the database's owner (`d`, an alias of `pg_database`; `pg_database_owner`, the owner
+/// of `public` since PostgreSQL 15, stands for it), the store's own role, or the role the URL's
+/// `owner=` names (`$2`). Membership is not enough: a role the store's role was granted for
+/// another reason could otherwise move the counters back.
+const TRUSTED_OWNER: &str = "(o.rolsuper \
+     OR o.oid OPERATOR(pg_catalog.=) d.datdba \
+     OR o.rolname OPERATOR(pg_catalog.=) 'pg_database_owner'::pg_catalog.name \
+     OR o.rolname OPERATOR(pg_catalog.=) pg_catalog.current_user() \
+     OR o.rolname OPERATOR(pg_catalog.=) $2::pg_catalog.name)";
+
+/// Refuses the gdid tables `tables` of `schema` on `pool` (and the schema, and their indexes
+/// `indexes`, each `(index, table)`), as the module's last point says. `owner`: the role the
+/// URL's `owner=` names, trusted besides.
 pub(crate) async fn check_tables(
     pool: &sqlx::PgPool,
     schema: &str,
+    owner: Option<&str>,
     tables: &[&str],
+    indexes: &[(&str, &str)],
 ) -> Result<(), sqlx::Error> {
-    let rows: Vec<(String, String, bool, bool, bool, bool)> = sqlx::query_as(
-        "SELECT c.relname::text, o.rolname::text, \
-           EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t \
-                   WHERE t.tgrelid = c.oid AND NOT t.tgisinternal), \
-           EXISTS (SELECT 1 FROM pg_catalog.pg_rewrite r \
-                   WHERE r.ev_class = c.oid AND r.rulename OPERATOR(pg_catalog.<>) '_RETURN'), \
-           c.relrowsecurity, \
-           (o.rolsuper OR c.relowner OPERATOR(pg_catalog.=) d.datdba \
-            OR pg_catalog.pg_has_role(c.relowner, 'MEMBER')) \
-         FROM pg_catalog.pg_class c \
-         JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
-         JOIN pg_catalog.pg_roles o ON o.oid OPERATOR(pg_catalog.=) c.relowner \
+    let owner = owner.unwrap_or_default();
+    let schema_owner: Option<(String, bool)> = sqlx::query_as(AssertSqlSafe(format!(
+        "SELECT o.rolname::pg_catalog.text, {TRUSTED_OWNER} \
+         FROM pg_catalog.pg_namespace n \
+         JOIN pg_catalog.pg_roles o ON o.oid OPERATOR(pg_catalog.=) n.nspowner \
          JOIN pg_catalog.pg_database d \
            ON d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database() \
-         WHERE n.nspname OPERATOR(pg_catalog.=) $1 AND c.relname OPERATOR(pg_catalog.=) ANY($2)",
-    )
+         WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name"
+    )))
     .bind(schema)
-    .bind(tables)
-    .fetch_all(pool)
+    .bind(owner)
+    .fetch_optional(pool)
     .await?;
-    for (table, owner, trigger, rule, row_security, trusted) in rows {
-        let why = if trigger || rule || row_security {
+    if let Some((role, false)) = schema_owner {
+        return Err(UntrustedTable::refused(
+            schema,
+            "schema",
+            "",
+            format!(
+                "is owned by role {role:?}, which is not a superuser, the database's owner, \
+                 this store's role or the role named by owner= in the store's URL: whoever \
+                 owns it could drop the gdid tables, and the next store to open would make \
+                 empty ones and issue every id again. Have a trusted role own it (ALTER SCHEMA \
+                 … OWNER TO …), or name its owner with owner= in the URL if you trust that role"
+            ),
+        ));
+    }
+    let rows: Vec<(String, String, String, bool, bool, bool, bool)> =
+        sqlx::query_as(AssertSqlSafe(format!(
+            "SELECT c.relname::pg_catalog.text, o.rolname::pg_catalog.text, \
+               c.relkind::pg_catalog.text, \
+               EXISTS (SELECT 1 FROM pg_catalog.pg_trigger t \
+                       WHERE t.tgrelid OPERATOR(pg_catalog.=) c.oid AND NOT t.tgisinternal), \
+               EXISTS (SELECT 1 FROM pg_catalog.pg_rewrite r \
+                       WHERE r.ev_class OPERATOR(pg_catalog.=) c.oid \
+                       AND r.rulename OPERATOR(pg_catalog.<>) '_RETURN'::pg_catalog.name), \
+               c.relrowsecurity, {TRUSTED_OWNER} \
+             FROM pg_catalog.pg_class c \
+             JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+             JOIN pg_catalog.pg_roles o ON o.oid OPERATOR(pg_catalog.=) c.relowner \
+             JOIN pg_catalog.pg_database d \
+               ON d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database() \
+             WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name \
+             AND c.relname OPERATOR(pg_catalog.=) ANY($3::pg_catalog.name[])"
+        )))
+        .bind(schema)
+        .bind(owner)
+        .bind(tables)
+        .fetch_all(pool)
+        .await?;
+    for (table, owner, kind, trigger, rule, row_security, trusted) in rows {
+        let why = if kind != "r" && kind != "p" {
+            format!(
+                "is not a table (pg_class.relkind {kind:?}): a view or another kind of \
+                 relation could run code of its owner's choosing. Drop it, and let the store \
+                 make the table"
+            )
+        } else if trigger || rule || row_security {
             let what = if trigger {
                 "a trigger"
             } else if rule {
@@ -290,19 +415,123 @@ pub(crate) async fn check_tables(
             )
         } else if !trusted {
             format!(
-                "is owned by role {owner:?}, which is not a superuser, the database's owner or \
-                 a role this store's role is a member of: whoever holds it could move the \
-                 counters back and repeat ids. Have a trusted role own it (ALTER TABLE … OWNER \
-                 TO …)"
+                "is owned by role {owner:?}, which is not a superuser, the database's owner, \
+                 this store's role or the role named by owner= in the store's URL: whoever \
+                 holds it could move the counters back and repeat ids. Have a trusted role own \
+                 it (ALTER TABLE … OWNER TO …)"
             )
         } else {
             continue;
         };
-        return Err(sqlx::Error::Configuration(Box::new(UntrustedTable {
-            schema: schema.to_owned(),
-            table,
-            why,
-        })));
+        return Err(UntrustedTable::refused(schema, "table", &table, why));
+    }
+    check_expressions(pool, schema, tables).await?;
+    check_indexes(pool, schema, indexes).await
+}
+
+/// Refuses a gdid table of `schema` (one of `tables`) whose column default, constraint, index or
+/// column type calls a function or operator, or is of a type, outside `pg_catalog`, or that
+/// references another table: such code was chosen by whoever owns it (a role with `CREATE` on
+/// some schema, say), not by the table's trusted owner, and it would run at every reservation,
+/// whatever the `search_path` (a stored expression names its functions by their identity).
+/// The gdid tables have none: what they use is built in, and PostgreSQL records no dependency
+/// on a built-in object, so any dependency recorded of these kinds is another role's.
+async fn check_expressions(
+    pool: &sqlx::PgPool,
+    schema: &str,
+    tables: &[&str],
+) -> Result<(), sqlx::Error> {
+    let found: Option<(String, String, String)> = sqlx::query_as(
+        "WITH t AS ( \
+           SELECT c.oid, c.relname FROM pg_catalog.pg_class c \
+           JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+           WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name \
+           AND c.relname OPERATOR(pg_catalog.=) ANY($2::pg_catalog.name[])), \
+         parts (relname, what, classid, objid) AS ( \
+           SELECT t.relname, 'a column', 'pg_catalog.pg_class'::pg_catalog.regclass, t.oid \
+           FROM t \
+           UNION ALL SELECT t.relname, 'a column default', \
+             'pg_catalog.pg_attrdef'::pg_catalog.regclass, a.oid \
+           FROM t JOIN pg_catalog.pg_attrdef a ON a.adrelid OPERATOR(pg_catalog.=) t.oid \
+           UNION ALL SELECT t.relname, 'a constraint', \
+             'pg_catalog.pg_constraint'::pg_catalog.regclass, k.oid \
+           FROM t JOIN pg_catalog.pg_constraint k ON k.conrelid OPERATOR(pg_catalog.=) t.oid \
+           UNION ALL SELECT t.relname, 'an index', 'pg_catalog.pg_class'::pg_catalog.regclass, \
+             i.indexrelid \
+           FROM t JOIN pg_catalog.pg_index i ON i.indrelid OPERATOR(pg_catalog.=) t.oid) \
+         SELECT parts.relname::pg_catalog.text, parts.what, \
+           pg_catalog.pg_describe_object(d.refclassid, d.refobjid, 0) \
+         FROM parts JOIN pg_catalog.pg_depend d \
+           ON d.classid OPERATOR(pg_catalog.=) parts.classid \
+           AND d.objid OPERATOR(pg_catalog.=) parts.objid \
+         WHERE d.deptype OPERATOR(pg_catalog.=) 'n'::pg_catalog.\"char\" \
+         AND (d.refclassid OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog.pg_proc', \
+               'pg_catalog.pg_operator', 'pg_catalog.pg_type']::pg_catalog.regclass[]) \
+           OR (d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass \
+               AND d.refobjid OPERATOR(pg_catalog.<>) ALL (SELECT t.oid FROM t))) \
+         LIMIT 1",
+    )
+    .bind(schema)
+    .bind(tables)
+    .fetch_optional(pool)
+    .await?;
+    match found {
+        None => Ok(()),
+        Some((table, what, object)) => Err(UntrustedTable::refused(
+            schema,
+            "table",
+            &table,
+            format!(
+                "has {what} that uses {object}, which is not built in: code its owner chose \
+                 would run with this store's privileges at every reservation. The gdid tables \
+                 use nothing of the kind; make the table again with `gdid schema apply` (or \
+                 remove what uses it)"
+            ),
+        )),
+    }
+}
+
+/// Refuses an index of `schema` named as one of `indexes` (`(index, table)`) that is not an
+/// index of that table: `CREATE INDEX IF NOT EXISTS` skips a relation of the index's name, so one
+/// another role made first would stand in for the store's (an index of another table, or a
+/// table, whose expressions could be anything).
+async fn check_indexes(
+    pool: &sqlx::PgPool,
+    schema: &str,
+    indexes: &[(&str, &str)],
+) -> Result<(), sqlx::Error> {
+    let names: Vec<&str> = indexes.iter().map(|(index, _)| *index).collect();
+    let found: Vec<(String, Option<String>)> = sqlx::query_as(
+        "SELECT c.relname::pg_catalog.text, t.relname::pg_catalog.text \
+         FROM pg_catalog.pg_class c \
+         JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+         LEFT JOIN pg_catalog.pg_index i ON i.indexrelid OPERATOR(pg_catalog.=) c.oid \
+         LEFT JOIN pg_catalog.pg_class t ON t.oid OPERATOR(pg_catalog.=) i.indrelid \
+         WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.name \
+         AND c.relname OPERATOR(pg_catalog.=) ANY($2::pg_catalog.name[])",
+    )
+    .bind(schema)
+    .bind(&names)
+    .fetch_all(pool)
+    .await?;
+    for (index, on) in found {
+        let Some((_, table)) = indexes.iter().find(|(name, _)| *name == index) else {
+            continue;
+        };
+        if on.as_deref() != Some(*table) {
+            let what = on.map_or("is not an index".to_owned(), |other| {
+                format!("is an index of {other:?}")
+            });
+            return Err(UntrustedTable::refused(
+                schema,
+                "index",
+                &index,
+                format!(
+                    "{what}, not of the gdid table {table}: another role made it first, and \
+                     the store's own was never made. Drop it, and open the store again"
+                ),
+            ));
+        }
     }
     Ok(())
 }
@@ -312,26 +541,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_schema_parameter_is_taken_out_of_the_url() {
-        let (url, schema) =
-            PgSchema::from_url("postgres://app:pw@db/ids?sslmode=disable&schema=My%20Ids").unwrap();
-        assert_eq!(url, "postgres://app:pw@db/ids?sslmode=disable");
+    fn gdid_parameters_are_taken_out_of_the_url_and_the_path_is_pinned() {
+        let (options, schema) = PgSchema::from_url(
+            "postgres://app:pw@db/ids?sslmode=disable&schema=My%20Ids&owner=ids_admin",
+        )
+        .unwrap();
+        assert_eq!(options.get_database(), Some("ids"));
         assert_eq!(schema.name(), Some("My Ids"));
-        let (url, schema) = PgSchema::from_url("postgres://db/ids?schema=gdid").unwrap();
-        assert_eq!(url, "postgres://db/ids");
+        assert_eq!(schema.owner(), Some("ids_admin"));
+        assert_eq!(
+            options.get_options(),
+            Some("-c search_path=pg_catalog,pg_temp")
+        );
+        let (_, schema) = PgSchema::from_url("postgres://db/ids?schema=gdid").unwrap();
         assert_eq!(schema.name(), Some("gdid"));
+        assert_eq!(schema.owner(), None);
     }
 
     #[test]
-    fn a_url_without_a_schema_is_kept_as_it_is() {
-        let (url, schema) = PgSchema::from_url("postgres://db/ids?sslmode=disable").unwrap();
-        assert_eq!(url, "postgres://db/ids?sslmode=disable");
+    fn a_url_without_a_schema_leaves_it_to_be_resolved() {
+        let (options, schema) = PgSchema::from_url("postgres://db/ids?sslmode=disable").unwrap();
+        assert_eq!(options.get_database(), Some("ids"));
         assert_eq!(schema.name(), None);
     }
 
     #[test]
-    fn an_empty_schema_is_refused() {
+    fn an_empty_schema_or_owner_is_refused() {
         let error = PgSchema::from_url("postgres://db/ids?schema=").unwrap_err();
         assert!(error.to_string().contains("schema= is empty"), "{error}");
+        let error = PgSchema::from_url("postgres://db/ids?owner=").unwrap_err();
+        assert!(error.to_string().contains("owner= is empty"), "{error}");
     }
 }

@@ -49,6 +49,8 @@ impl SqlStore {
 /// The driver's error; a missing privilege is [`SchemaRefused`] (in
 /// `sqlx::Error::Configuration`), naming it and `gdid schema`.
 pub(crate) async fn ensure(store: &SqlStore, tables: &[&Table]) -> Result<(), sqlx::Error> {
+    // Before any DDL: a schema or a table the store does not trust gets nothing of it.
+    check_trust(store, tables).await?;
     for table in tables {
         // On Galera a DDL statement runs on every node at once, and two stores making the
         // tables on two nodes meet as a deadlock (1213): tried again, as any lost race.
@@ -60,13 +62,26 @@ pub(crate) async fn ensure(store: &SqlStore, tables: &[&Table]) -> Result<(), sq
         .await
         .map_err(|error| refused(table, error))?;
     }
+    // After: what another role may have made first under a gdid name meanwhile.
+    check_trust(store, tables).await
+}
+
+/// On PostgreSQL, refuses the schema of `tables`, those of them that exist and their indexes
+/// when the store cannot trust them (`pg_session::check_tables`).
+async fn check_trust(store: &SqlStore, tables: &[&Table]) -> Result<(), sqlx::Error> {
     #[cfg(feature = "postgres")]
-    if let SqlStore::Postgres(pool, _) = store
+    if let SqlStore::Postgres(pool, settings) = store
         && let Some(schema) = store.schema().await?
     {
         let names: Vec<&str> = tables.iter().map(|table| table.name).collect();
-        crate::pg_session::check_tables(pool, &schema, &names).await?;
+        let indexes: Vec<(&str, &str)> = tables
+            .iter()
+            .flat_map(|table| table.indexes.iter().map(|(index, _)| (*index, table.name)))
+            .collect();
+        crate::pg_session::check_tables(pool, &schema, settings.owner(), &names, &indexes).await?;
     }
+    #[cfg(not(feature = "postgres"))]
+    let _ = (store, tables);
     Ok(())
 }
 
@@ -86,7 +101,7 @@ async fn ensure_table(store: &SqlStore, table: &Table) -> Result<(), sqlx::Error
 async fn probe(store: &SqlStore, table: &str, columns: &[&str]) -> Result<bool, sqlx::Error> {
     let probe = format!("SELECT {} FROM {table} WHERE 1 = 0", columns.join(", "));
     let probed = with_live_pool!(store, pool => {
-        sqlx::query(AssertSqlSafe(probe)).fetch_all(pool).await.map(drop)
+        sqlx::query(store.statement(&probe)).fetch_all(pool).await.map(drop)
     });
     match probed {
         Ok(()) => Ok(true),

@@ -60,7 +60,7 @@ async fn insert_row(
     [a, b, c]: [i64; 3],
 ) -> Result<(), sqlx::Error> {
     let q = insert_if_absent(store.dialect(), &format!("{into} VALUES (?, ?, ?, ?)"));
-    with_live_pool!(store, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
+    with_live_pool!(store, pool => sqlx::query(store.statement(&q.0))
         .bind(sequence)
         .bind(a)
         .bind(b)
@@ -93,7 +93,7 @@ pub(crate) async fn insert(
         store.dialect(),
         &format!("{into} VALUES (?, ?, ?, ?, NULL)"),
     );
-    with_live_pool!(store, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
+    with_live_pool!(store, pool => sqlx::query(store.statement(&q.0))
         .bind(sequence)
         .bind(range)
         .bind(first)
@@ -131,7 +131,7 @@ async fn described_rows(
         &format!("SELECT {a}, {b}, {c} FROM {table} WHERE sequence_name = ?{order}"),
     );
     let rows: Vec<(Option<String>, Option<String>, Option<String>)> = with_live_pool!(store, pool => {
-        sqlx::query_as(AssertSqlSafe(q.0.clone())).bind(sequence).fetch_all(pool).await
+        sqlx::query_as(store.statement(&q.0)).bind(sequence).fetch_all(pool).await
     })?;
     Ok(rows.into_iter().map(|(a, b, c)| [a, b, c]).collect())
 }
@@ -173,7 +173,7 @@ pub(crate) async fn take(
     );
     with_live_pool!(store, pool => {
         let mut connection = pool.acquire().await?;
-        let query = sqlx::query(AssertSqlSafe(update.0.clone()))
+        let query = sqlx::query(store.statement(&update.0))
             .bind(n)
             .bind(sequence)
             .bind(range)
@@ -211,7 +211,7 @@ pub(crate) async fn same_lineage(
         ),
     );
     let same: Option<i32> = with_live_pool!(store, pool => {
-        sqlx::query_scalar(AssertSqlSafe(q.0.clone()))
+        sqlx::query_scalar(store.statement(&q.0))
             .bind(sequence)
             .bind(range)
             .fetch_optional(pool)
@@ -242,7 +242,7 @@ pub(crate) async fn skip(
         ),
     );
     with_live_pool!(store, pool => {
-        sqlx::query(AssertSqlSafe(update.0.clone()))
+        sqlx::query(store.statement(&update.0))
             .bind(by)
             .bind(by)
             .bind(sequence)

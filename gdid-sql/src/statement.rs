@@ -11,15 +11,17 @@ use crate::dialect::Dialect;
 /// another crate cannot ask which of this crate's features are on.
 ///
 /// The connections are the store's own, set up for its tables. On PostgreSQL each one resolves
-/// names with `search_path = pg_catalog, "schema", pg_temp` (the store's schema) and commits
-/// with `synchronous_commit` at least `on`. So:
+/// names with `search_path = pg_catalog, pg_temp` (so that no function or operator another role
+/// made can run in it) and commits with `synchronous_commit` at least `on`. So:
 ///
-/// - name tables of your own with their schema (`public.orders`): an unqualified
-///   `CREATE TABLE` would go to `pg_catalog`, where it is refused, and an unqualified name of
-///   another schema is not found;
+/// - name every table with its schema: the gdid tables through
+///   [`SqlStore::qualify`](crate::SqlStore::qualify), tables of your own outright
+///   (`public.orders`): an unqualified name is looked for in `pg_catalog` alone, and an
+///   unqualified `CREATE TABLE` is refused there;
 /// - leave the session alone: a `SET` stays with its connection when the pool takes it back,
 ///   and `synchronous_commit = off` there would let the store's later reservations on that
-///   connection be acknowledged before they are durable.
+///   connection be acknowledged before they are durable, as a `search_path` there would let
+///   names resolve to another role's objects.
 ///
 /// For statements of your application, a pool of your own is the simpler choice.
 ///
@@ -27,8 +29,9 @@ use crate::dialect::Dialect;
 /// use gdid_sql::{SqlStore, with_pool};
 ///
 /// # async fn count(store: &SqlStore) -> Result<i64, sqlx::Error> {
+/// let text = store.qualify("SELECT COUNT(*) FROM gdid_counters");
 /// let rows: i64 = with_pool!(store, pool => {
-///     sqlx::query_scalar("SELECT COUNT(*) FROM gdid_counters").fetch_one(pool).await
+///     sqlx::query_scalar(sqlx::AssertSqlSafe(text)).fetch_one(pool).await
 /// })?;
 /// # Ok(rows)
 /// # }

@@ -17,6 +17,8 @@ use gdid_engine::plumbing::scheme::Scheme;
 
 pub(crate) use crate::dialect::Dialect;
 use crate::error::Error;
+#[cfg(feature = "mysql")]
+use crate::mysql_session;
 #[cfg(feature = "postgres")]
 pub(crate) use crate::pg_session::PgSchema;
 
@@ -124,17 +126,20 @@ impl SqlStore {
             #[cfg(feature = "mysql")]
             Driver::MySql => {
                 let url = mysql_url(url);
-                server_pool(&url, sized(pool_options(TIMEOUT), max_connections))
-                    .await
-                    .map(SqlStore::MySql)
+                server_pool(
+                    &url,
+                    sized(mysql_session::pool_options(TIMEOUT), max_connections),
+                )
+                .await
+                .map(SqlStore::MySql)
             }
             #[cfg(feature = "postgres")]
             Driver::Postgres => {
-                let (url, schema) = PgSchema::from_url(url).map_err(connect_error(url))?;
-                let options = sized(schema.pool_options(TIMEOUT), max_connections);
+                let (options, schema) = PgSchema::from_url(url).map_err(connect_error(url))?;
+                let settings = sized(PgSchema::pool_options(TIMEOUT), max_connections);
                 // The first connection, which settles the schema, shows the server answers.
-                let pool = match schema.settle(&url, TIMEOUT).await {
-                    Ok(()) => options.connect(&url).await,
+                let pool = match schema.settle(TIMEOUT).await {
+                    Ok(()) => settings.connect_with(options).await,
                     Err(e) => Err(e),
                 };
                 pool.map(|pool| SqlStore::Postgres(pool, schema))
@@ -177,14 +182,14 @@ impl SqlStore {
     pub fn connect_lazy_as(scheme: Scheme, url: &str) -> Result<SqlStore, Error> {
         let store = match Driver::of(scheme, url)? {
             #[cfg(feature = "mysql")]
-            Driver::MySql => pool_options(TIMEOUT)
+            Driver::MySql => mysql_session::pool_options(TIMEOUT)
                 .connect_lazy(&mysql_url(url))
                 .map(SqlStore::MySql),
             #[cfg(feature = "postgres")]
             Driver::Postgres => {
-                let (url, schema) = PgSchema::from_url(url).map_err(connect_error(url))?;
-                let pool = schema.pool_options(TIMEOUT).connect_lazy(&url);
-                pool.map(|pool| SqlStore::Postgres(pool, schema))
+                let (options, schema) = PgSchema::from_url(url).map_err(connect_error(url))?;
+                let pool = PgSchema::pool_options(TIMEOUT).connect_lazy_with(options);
+                Ok(SqlStore::Postgres(pool, schema))
             }
             #[cfg(feature = "sqlite")]
             Driver::Sqlite => {
@@ -195,6 +200,41 @@ impl SqlStore {
             }
         };
         store.map_err(connect_error(url))
+    }
+
+    /// `text` as this store runs it: on PostgreSQL, each gdid table it names qualified with the
+    /// store's schema, the text built once per store ([`PgSchema::statement`]); as it is on
+    /// MySQL/MariaDB and SQLite. For the bodies of `with_live_pool!`, where the schema is
+    /// settled.
+    pub(crate) fn statement(&self, text: &str) -> sqlx::AssertSqlSafe<std::sync::Arc<str>> {
+        match self {
+            #[cfg(feature = "postgres")]
+            SqlStore::Postgres(_, schema) => schema.statement(text),
+            #[allow(unreachable_patterns)]
+            _ => sqlx::AssertSqlSafe(std::sync::Arc::from(text)),
+        }
+    }
+
+    /// `text` with each gdid table it names qualified with this store's schema (PostgreSQL), as
+    /// statements run through [`with_pool!`](crate::with_pool) need: those connections resolve
+    /// names with `search_path = pg_catalog, pg_temp`. The text is returned as it is on
+    /// MySQL/MariaDB and SQLite, and on PostgreSQL before the schema is settled (a store from
+    /// [`connect_lazy`](Self::connect_lazy) settles it on its first statement, or on
+    /// [`schema`](Self::schema)).
+    ///
+    /// ```no_run
+    /// use gdid_sql::{SqlStore, with_pool};
+    ///
+    /// # async fn count(store: &SqlStore) -> Result<i64, sqlx::Error> {
+    /// let text = store.qualify("SELECT COUNT(*) FROM gdid_counters");
+    /// let rows: i64 = with_pool!(store, pool => {
+    ///     sqlx::query_scalar(sqlx::AssertSqlSafe(text)).fetch_one(pool).await
+    /// })?;
+    /// # Ok(rows)
+    /// # }
+    /// ```
+    pub fn qualify(&self, text: &str) -> String {
+        self.statement(text).0.to_string()
     }
 
     /// The dialect.
@@ -448,10 +488,4 @@ fn sized<DB: sqlx::Database>(
         Some(max) => options.max_connections(max),
         None => options,
     }
-}
-
-#[cfg(feature = "mysql")]
-/// The options of a pool that waits at most `timeout` for a connection.
-fn pool_options<DB: sqlx::Database>(timeout: Duration) -> sqlx::pool::PoolOptions<DB> {
-    sqlx::pool::PoolOptions::<DB>::new().acquire_timeout(timeout)
 }

@@ -162,6 +162,55 @@ pub(crate) fn qualified(schema: Option<&str>, name: &str) -> String {
     }
 }
 
+/// `text` with every gdid table it names (an identifier of [`ALL`], not already after a `.`)
+/// qualified with `schema`, quoted. String literals and quoted identifiers are left as they are.
+///
+/// A PostgreSQL store's connections resolve names with `search_path = pg_catalog, pg_temp`
+/// ([`crate::pg_session`]): a gdid table named without its schema is not found there.
+#[cfg(feature = "postgres")]
+pub(crate) fn qualify_tables(text: &str, schema: &str) -> String {
+    let schema = quote_identifier(schema);
+    let mut out = String::with_capacity(text.len() + 8 * schema.len());
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let taken = match c {
+            '\'' | '"' => {
+                // A literal or quoted identifier up to its closing quote (a doubled quote is
+                // one quote inside it), or to the end of a text that never closes it.
+                let mut end = rest.len();
+                let mut chars = rest.char_indices().skip(1).peekable();
+                while let Some((i, next)) = chars.next() {
+                    if next == c {
+                        if chars.peek().is_some_and(|&(_, after)| after == c) {
+                            chars.next();
+                        } else {
+                            end = i + 1;
+                            break;
+                        }
+                    }
+                }
+                end
+            }
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '$'))
+                    .unwrap_or(rest.len());
+                let word = &rest[..end];
+                let after_dot = out.trim_end().ends_with('.');
+                if !after_dot && ALL.iter().any(|table| table.name == word) {
+                    out.push_str(&schema);
+                    out.push('.');
+                }
+                end
+            }
+            c => c.len_utf8(),
+        };
+        out.push_str(&rest[..taken]);
+        rest = &rest[taken..];
+    }
+    out
+}
+
 /// `name` as a PostgreSQL identifier: in double quotes, each double quote doubled.
 pub(crate) fn quote_identifier(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
@@ -276,6 +325,22 @@ mod tests {
         assert!(
             ddl.to_string()
                 .contains(", INDEX gdid_windows_end (sequence_name, window_end)) ENGINE=InnoDB;")
+        );
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn tables_are_qualified_outside_literals_and_after_no_dot() {
+        let text = "SELECT 'gdid_windows', w.next_hi FROM gdid_windows w \
+                    JOIN \"gdid_counters\" c ON c.x = 1 WHERE gdid_window_claims.id = ga.id \
+                    AND x IN (SELECT 1 FROM s.gdid_authority, gdid_authority) \
+                    AND gdid_windows_end = 'it''s gdid_counters'";
+        assert_eq!(
+            qualify_tables(text, "my \"ids\""),
+            "SELECT 'gdid_windows', w.next_hi FROM \"my \"\"ids\"\"\".gdid_windows w \
+             JOIN \"gdid_counters\" c ON c.x = 1 WHERE \"my \"\"ids\"\"\".gdid_window_claims.id = ga.id \
+             AND x IN (SELECT 1 FROM s.gdid_authority, \"my \"\"ids\"\"\".gdid_authority) \
+             AND gdid_windows_end = 'it''s gdid_counters'"
         );
     }
 }

@@ -34,7 +34,7 @@ fn as_text(store: &SqlStore, column: &str) -> String {
 
 /// Rows of text of a `SELECT` of 3 columns cast to text, formatted.
 async fn text_rows(store: &SqlStore, select: String) -> String {
-    let select = sqlx::AssertSqlSafe(select);
+    let select = sqlx::AssertSqlSafe(store.qualify(&select));
     let rows: Vec<(Option<String>, Option<String>, Option<String>)> =
         common::with_pool!(store, pool => sqlx::query_as(select).fetch_all(pool).await).unwrap();
     format!("{rows:?}")
@@ -161,7 +161,9 @@ impl Counters for Sql {
     }
 
     async fn counters_of(&self, authority: &SqlAuthority, number: u8) -> u64 {
-        let count = format!("SELECT COUNT(*) FROM gdid_counters WHERE authority = {number}");
+        let count = authority.store().qualify(&format!(
+            "SELECT COUNT(*) FROM gdid_counters WHERE authority = {number}"
+        ));
         let count: i64 = common::with_pool!(authority.store(), pool => {
             sqlx::query_scalar(sqlx::AssertSqlSafe(count)).fetch_one(pool).await
         })
@@ -249,10 +251,10 @@ impl Ranges for Sharded {
             Dialect::MySql => "SIGNED",
             _ => "BIGINT",
         };
-        let select = sqlx::AssertSqlSafe(format!(
+        let select = sqlx::AssertSqlSafe(self.connection.qualify(&format!(
             "SELECT CAST(shard AS {integer}), next_value, max_value FROM gdid_ranges \
              WHERE sequence_name = '{sequence}' ORDER BY shard"
-        ));
+        )));
         common::with_pool!(&self.connection, pool => sqlx::query_as(select).fetch_all(pool).await)
             .unwrap()
     }

@@ -64,21 +64,22 @@ async fn the_window_tables_have_the_high_water_index() {
         store.prepare().await.unwrap();
         store.prepare().await.unwrap(); // idempotent
         let query = match dialect {
-            "mysql" => {
-                "SELECT COUNT(DISTINCT index_name) FROM information_schema.statistics \
+            "mysql" => "SELECT COUNT(DISTINCT index_name) FROM information_schema.statistics \
                         WHERE table_schema = DATABASE() \
                         AND index_name IN ('gdid_windows_end', 'gdid_window_claims_end')"
-            }
-            "postgres" => {
+                .to_owned(),
+            // The store's connections resolve names in `pg_catalog` alone: the schema by name.
+            "postgres" => format!(
                 "SELECT COUNT(*) FROM pg_indexes \
-                           WHERE indexname IN ('gdid_windows_end', 'gdid_window_claims_end') \
-                           AND schemaname = ANY(current_schemas(false))"
-            }
-            _ => {
-                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' \
+                 WHERE indexname IN ('gdid_windows_end', 'gdid_window_claims_end') \
+                 AND schemaname = '{}'",
+                store.schema().await.unwrap().unwrap()
+            ),
+            _ => "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' \
                   AND name IN ('gdid_windows_end', 'gdid_window_claims_end')"
-            }
+                .to_owned(),
         };
+        let query = sqlx::AssertSqlSafe(query);
         let count: i64 = common::with_pool!(&store, pool => {
             sqlx::query_scalar(query).fetch_one(pool).await
         })

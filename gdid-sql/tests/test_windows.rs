@@ -125,8 +125,9 @@ async fn a_text_window_end_in_sqlite_is_an_error_naming_the_row() {
         assert!(err.contains(&expected), "{err}");
         let listed = agent.windows(&sequence).await.unwrap_err().to_string();
         assert!(listed.contains(&expected), "{listed}");
-        let claims =
-            format!("SELECT COUNT(*) FROM gdid_window_claims WHERE sequence_name = '{sequence}'");
+        let claims = store.qualify(&format!(
+            "SELECT COUNT(*) FROM gdid_window_claims WHERE sequence_name = '{sequence}'"
+        ));
         let count: i64 = common::with_pool!(&store, pool => sqlx::query_scalar(sqlx::AssertSqlSafe(claims)).fetch_one(pool).await).unwrap();
         assert_eq!(
             count, 1,

@@ -14,17 +14,16 @@ const IDS: usize = 1_000;
 /// Stores `ids` (in shuffled order, with their index) and returns the indexes and ids as
 /// `ORDER BY id` reads them back.
 async fn store_and_sort(store: &SqlStore, ids: &[Uuid]) -> Vec<(i64, Uuid)> {
-    // Named in its schema on PostgreSQL: the store's connections resolve names with
-    // `pg_catalog` first, where a table cannot be made.
+    // Named in its schema on PostgreSQL: the store's connections resolve names in `pg_catalog`
+    // alone (`search_path = pg_catalog, pg_temp`).
     let (column, insert, schema) = match store.dialect() {
         Dialect::MySql => ("BINARY(16)", "(?, ?)", ""),
         Dialect::Postgres => ("uuid", "($1, $2)", "public."),
         Dialect::Sqlite => ("BLOB", "(?, ?)", ""),
     };
-    let table = fresh("uuids");
-    let create = format!(
-        "CREATE TABLE {schema}{table} (id {column} NOT NULL PRIMARY KEY, made BIGINT NOT NULL)"
-    );
+    let table = format!("{schema}{}", fresh("uuids"));
+    let create =
+        format!("CREATE TABLE {table} (id {column} NOT NULL PRIMARY KEY, made BIGINT NOT NULL)");
     let insert = format!("INSERT INTO {table} (id, made) VALUES {insert}");
     let select = format!("SELECT made, id FROM {table} ORDER BY id");
     with_pool!(store, pool => sqlx::query(AssertSqlSafe(create)).execute(pool).await.map(drop))

@@ -173,9 +173,10 @@ async fn window_case(
     super::window_case(store.clone(), &sequence, corrupt, place).await
 }
 
-/// Runs raw SQL (the values are the cases' own, formatted in).
+/// Runs raw SQL (the values are the cases' own, formatted in), the gdid tables it names
+/// qualified with the store's schema.
 async fn execute(store: &SqlStore, sql: String) -> Result<(), SetupError> {
-    let sql = sqlx::AssertSqlSafe(sql);
+    let sql = sqlx::AssertSqlSafe(store.qualify(&sql));
     gdid_sql::with_pool!(store, pool => sqlx::query(sql).execute(pool).await.map(drop))?;
     Ok(())
 }

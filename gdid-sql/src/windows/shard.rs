@@ -9,7 +9,6 @@
 use gdid_engine::AuthorityError;
 use gdid_engine::backend::{StoredInt, retry};
 use gdid_engine::windows::{VALUE_MAX, Window, WindowShard};
-use sqlx::AssertSqlSafe;
 
 use crate::error::{is_duplicate_key, is_lost_race};
 use crate::lineage::LineageSql;
@@ -109,7 +108,7 @@ async fn first_non_integer(store: &SqlStore, sequence: &str) -> Result<(), sqlx:
         Option<String>,
         Option<String>,
     );
-    let row: Option<Row> = with_live_pool!(store, pool => sqlx::query_as(AssertSqlSafe(q.0.clone()))
+    let row: Option<Row> = with_live_pool!(store, pool => sqlx::query_as(store.statement(&q.0))
         .bind(sequence)
         .bind(sequence)
         .fetch_optional(pool)
@@ -203,7 +202,7 @@ impl WindowShard for SqlStore {
     async fn sequences(&self) -> Result<Vec<String>, sqlx::Error> {
         let text = "SELECT sequence_name FROM gdid_windows \
                     UNION SELECT sequence_name FROM gdid_window_claims";
-        with_live_pool!(self, pool => sqlx::query_scalar(text).fetch_all(pool).await)
+        with_live_pool!(self, pool => sqlx::query_scalar(self.statement(text)).fetch_all(pool).await)
     }
 
     async fn high_water(&self, sequence: &str) -> Result<u64, sqlx::Error> {
@@ -221,7 +220,7 @@ impl WindowShard for SqlStore {
                  WHERE sequence_name = ?) h"
             ),
         );
-        let high: i64 = with_live_pool!(self, pool => sqlx::query_scalar(AssertSqlSafe(q.0.clone()))
+        let high: i64 = with_live_pool!(self, pool => sqlx::query_scalar(self.statement(&q.0))
             .bind(sequence)
             .bind(sequence)
             .fetch_one(pool)
@@ -234,7 +233,7 @@ impl WindowShard for SqlStore {
             self.dialect(),
             "SELECT COUNT(*) FROM gdid_windows WHERE sequence_name = ? AND next_hi < window_end",
         );
-        let count: i64 = with_live_pool!(self, pool => sqlx::query_scalar(AssertSqlSafe(q.0.clone()))
+        let count: i64 = with_live_pool!(self, pool => sqlx::query_scalar(self.statement(&q.0))
             .bind(sequence)
             .fetch_one(pool)
             .await)?;
@@ -248,7 +247,7 @@ impl WindowShard for SqlStore {
             "SELECT window_start, window_end, next_hi FROM gdid_windows \
              WHERE sequence_name = ? ORDER BY window_start",
         );
-        let rows: Vec<(i64, i64, i64)> = with_live_pool!(self, pool => sqlx::query_as(AssertSqlSafe(q.0.clone()))
+        let rows: Vec<(i64, i64, i64)> = with_live_pool!(self, pool => sqlx::query_as(self.statement(&q.0))
             .bind(sequence)
             .fetch_all(pool)
             .await)?;
@@ -307,7 +306,7 @@ impl SqlStore {
             ),
         );
         let keep = to_i64(keep)?;
-        let start: Option<i64> = with_live_pool!(self, pool => sqlx::query_scalar(AssertSqlSafe(cutoff.0.clone()))
+        let start: Option<i64> = with_live_pool!(self, pool => sqlx::query_scalar(self.statement(&cutoff.0))
             .bind(sequence)
             .bind(keep)
             .fetch_optional(pool)
@@ -319,7 +318,7 @@ impl SqlStore {
             dialect,
             &format!("DELETE FROM gdid_windows WHERE {used} AND window_start <= ?"),
         );
-        with_live_pool!(self, pool => sqlx::query(AssertSqlSafe(delete.0.clone()))
+        with_live_pool!(self, pool => sqlx::query(self.statement(&delete.0))
             .bind(sequence)
             .bind(start)
             .execute(pool)
@@ -332,7 +331,7 @@ impl SqlStore {
             self.dialect(),
             "INSERT INTO gdid_window_store (id, identity) VALUES (1, ?)",
         );
-        let inserted = with_live_pool!(self, pool => sqlx::query(AssertSqlSafe(insert.0.clone()))
+        let inserted = with_live_pool!(self, pool => sqlx::query(self.statement(&insert.0))
             .bind(candidate)
             .execute(pool)
             .await
@@ -343,8 +342,7 @@ impl SqlStore {
             Err(e) => return Err(e),
         }
         let select = "SELECT identity FROM gdid_window_store WHERE id = 1";
-        let stored: Result<Option<String>, sqlx::Error> =
-            with_live_pool!(self, pool => sqlx::query_scalar(select).fetch_one(pool).await);
+        let stored: Result<Option<String>, sqlx::Error> = with_live_pool!(self, pool => sqlx::query_scalar(self.statement(select)).fetch_one(pool).await);
         let reason = match stored {
             Ok(Some(identity)) if !identity.is_empty() => return Ok(identity),
             Ok(Some(_)) => "identity is empty".to_owned(),
@@ -365,7 +363,7 @@ impl SqlStore {
              VALUES (?, ?, ?)",
         );
         let (start, end) = (to_i64(start)?, to_i64(end)?);
-        let inserted = with_live_pool!(self, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
+        let inserted = with_live_pool!(self, pool => sqlx::query(self.statement(&q.0))
             .bind(sequence)
             .bind(start)
             .bind(end)
@@ -390,7 +388,7 @@ impl SqlStore {
             ),
         );
         let (start, end) = (to_i64(start)?, to_i64(end)?);
-        with_live_pool!(self, pool => sqlx::query(AssertSqlSafe(q.0.clone()))
+        with_live_pool!(self, pool => sqlx::query(self.statement(&q.0))
             .bind(sequence)
             .bind(start)
             .bind(end)
@@ -438,7 +436,7 @@ async fn first_malformed(
          AND (window_start > window_end OR next_hi < window_start OR next_hi > window_end) \
          ORDER BY window_start LIMIT 1",
     );
-    with_live_pool!(store, pool => sqlx::query_as(AssertSqlSafe(q.0.clone()))
+    with_live_pool!(store, pool => sqlx::query_as(store.statement(&q.0))
         .bind(sequence)
         .fetch_optional(pool)
         .await)
@@ -484,7 +482,7 @@ async fn take(
     );
     with_live_pool!(store, pool => {
         let mut tx = pool.begin_with(begin).await?;
-        let row: Option<(i64, i64, i64)> = sqlx::query_as(AssertSqlSafe(select.0.clone()))
+        let row: Option<(i64, i64, i64)> = sqlx::query_as(store.statement(&select.0))
             .bind(sequence)
             .fetch_optional(&mut *tx)
             .await?;
@@ -502,7 +500,7 @@ async fn take(
         let (start, next) = (row.0, row.2);
         let count = (window.end - window.next_hi).min(n.unsigned_abs());
         let new_next = next + to_i64(count)?;
-        sqlx::query(AssertSqlSafe(update.0.clone()))
+        sqlx::query(store.statement(&update.0))
             .bind(new_next)
             .bind(sequence)
             .bind(start)
@@ -539,7 +537,7 @@ async fn open_elsewhere(
             lineage.same()
         ),
     );
-    with_live_pool!(store, pool => sqlx::query_scalar(AssertSqlSafe(q.0.clone()))
+    with_live_pool!(store, pool => sqlx::query_scalar(store.statement(&q.0))
         .bind(sequence)
         .fetch_one(pool)
         .await)
@@ -563,7 +561,7 @@ async fn skip(
              WHERE sequence_name = ? AND next_hi < window_end"
         ),
     );
-    let closed = with_live_pool!(store, pool => sqlx::query(AssertSqlSafe(close.0.clone()))
+    let closed = with_live_pool!(store, pool => sqlx::query(store.statement(&close.0))
         .bind(sequence)
         .execute(pool)
         .await
