@@ -9,6 +9,7 @@ mod error;
 pub mod load;
 pub mod netns;
 pub mod partition;
+pub mod planted;
 pub mod proxy;
 mod row;
 pub mod scenarios;

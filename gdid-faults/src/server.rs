@@ -53,6 +53,11 @@ impl Server {
         &self.0.daemon.launch.url
     }
 
+    /// Its log: what the process printed, appended across its restarts.
+    pub fn log(&self) -> std::path::PathBuf {
+        self.0.daemon.folder.join("server.log")
+    }
+
     /// Stops the server (its process, with the engine's clean-shutdown signal) and waits until
     /// it is gone.
     ///

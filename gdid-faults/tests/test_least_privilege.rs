@@ -6,11 +6,12 @@
 //! Each database and role is made here, on servers of the suite's own: the machine's servers are
 //! not changed. Build the command first (`cargo build -p gdid-cli`): some tests run `gdid`.
 
+use std::path::Path;
 use std::process::Command;
 
 use gdid::{IdGenerator, Store};
-use gdid_faults::gdid_binary;
 use gdid_faults::server::{Engine, PostgresReplicas, Server};
+use gdid_faults::{gdid_binary, planted};
 use sqlx::{AssertSqlSafe, Connection, Executor};
 
 /// The suite's private server of `engine` ([`gdid_faults::private_server`]).
@@ -75,13 +76,20 @@ fn as_role(url: &str, role: &str, database: &str) -> String {
 
 /// `gdid` with `args`: its stdout, or a panic with its stderr.
 fn gdid(args: &[&str]) -> String {
+    tried_gdid(args).unwrap_or_else(|failed| panic!("{failed}"))
+}
+
+/// `gdid` with `args`: its stdout, or what failed.
+fn tried_gdid(args: &[&str]) -> Result<String, String> {
     let output = Command::new(gdid_binary().unwrap())
         .args(args)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "gdid {args:?}: {stderr}");
-    String::from_utf8(output.stdout).unwrap()
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!("gdid {args:?}: {stderr}"));
+    }
+    Ok(String::from_utf8(output.stdout).unwrap())
 }
 
 /// A PostgreSQL database of the test's own on the private server, and its superuser URL.
@@ -205,6 +213,8 @@ fn tables_in_two_schemas_of_the_path_are_refused_and_schema_picks_one() {
 /// and one-at-a-time counters. A role with no privilege on them is refused with a message that
 /// names `gdid schema`. Before, every open ran `CREATE TABLE IF NOT EXISTS`, which needs
 /// `CREATE` on the schema (PostgreSQL) or the database (MariaDB).
+/// On MariaDB, the same user then finds a store's sessions its own whatever the server's
+/// globals ([`a_mysql_store_keeps_its_session_whatever_the_servers_globals`]).
 #[test]
 fn a_dml_only_role_opens_a_store_whose_tables_are_current() {
     let mut ran = false;
@@ -264,6 +274,7 @@ fn a_dml_only_role_opens_a_store_whose_tables_are_current() {
         ));
         block_on(issues_as(&as_role(&root, "app", "dml_only")));
         block_on(refused_as(&as_role(&root, "nobody", "dml_only")));
+        a_mysql_store_keeps_its_session_whatever_the_servers_globals(&dba);
     }
     assert!(ran || std::env::var("CI").is_err(), "no server ran");
 }
@@ -319,10 +330,11 @@ fn tables_of_an_untrusted_owner_or_with_a_trigger_are_refused() {
     let victim = as_role(&dba, "victim", "planted");
     let refused = block_on(Store::open(&victim)).unwrap_err().to_string();
     assert!(refused.contains("owned by role \"mallory\""), "{refused}");
-    // Owned by the DBA, but with mallory's trigger.
+    // The schema and the tables owned by the DBA, but with mallory's trigger.
     block_on(run_as_dba(
         &dba,
         &[
+            "ALTER SCHEMA shared OWNER TO postgres",
             "ALTER TABLE shared.gdid_authority OWNER TO postgres",
             "ALTER TABLE shared.gdid_counters OWNER TO postgres",
             "CREATE FUNCTION shared.hook() RETURNS trigger LANGUAGE plpgsql \
@@ -383,4 +395,384 @@ fn a_reservation_is_flushed_whatever_the_roles_synchronous_commit() {
             );
         }
     });
+}
+
+/// The `gdid` commands of a conformance run on `store` as a role that may (`ddl`) or may not
+/// make the tables: every strategy that keeps its state in SQL, and the operator's commands, on
+/// sequences named after `tag`. Each command that failed, said how, the run going on.
+fn conformance_run(store: &str, ddl: bool, tag: &str) -> Vec<String> {
+    let failed = std::cell::RefCell::new(Vec::new());
+    // Each command's arguments, split at spaces (no URL of these has one).
+    let run = |command: &str| {
+        let args: Vec<&str> = command.split_whitespace().collect();
+        tried_gdid(&args).unwrap_or_else(|error| {
+            failed.borrow_mut().push(error);
+            String::new()
+        })
+    };
+    if ddl {
+        run(&format!("schema apply --store {store}"));
+    }
+    for (strategy, sequence) in [
+        ("gdid", "orders"),
+        ("one-at-a-time", "invoices"),
+        ("sharded", "tickets"),
+    ] {
+        run(&format!(
+            "next --store {store} --strategy {strategy} --scope shop --sequence {sequence}_{tag} \
+             --count 3"
+        ));
+    }
+    run(&format!(
+        "agent --store {store} --sequence receipts_{tag} --min-open-windows 1 --window-size 100 \
+         --keep-used-windows 1"
+    ));
+    run(&format!(
+        "next --store {store} --strategy window --scope shop --sequence receipts_{tag} --count 3"
+    ));
+    run(&format!("sequences list --store {store}"));
+    let shown = run(&format!(
+        "sequences show --store {store} --scope shop --sequence orders_{tag}"
+    ));
+    // Its era: the fourth column of the row under the header (an earlier run's fence moved it).
+    let era = shown
+        .lines()
+        .nth(1)
+        .and_then(|row| row.split_whitespace().nth(3))
+        .unwrap_or("0");
+    run(&format!(
+        "sequences set-floor --store {store} --scope shop --sequence orders_{tag} --era {era} \
+         --at 1000"
+    ));
+    run(&format!(
+        "sequences set-floor --store {store} --scope shop --sequence invoices_{tag} --counter \
+         --at 1000"
+    ));
+    run(&format!("sequences fence --store {store} --all"));
+    run(&format!("check --store {store}"));
+    failed.into_inner()
+}
+
+/// Every statement text the private server `log` logged since byte `from`.
+fn logged_since(log: &Path, from: u64) -> Vec<String> {
+    let text = std::fs::read(log).unwrap();
+    let from = usize::try_from(from).unwrap().min(text.len());
+    planted::logged_statements(&String::from_utf8_lossy(&text[from..]))
+}
+
+/// `text` with each number literal (digits not part of a name or a `$n` parameter) as `N`.
+fn numbers_blanked(text: &str) -> String {
+    let mut blanked = String::with_capacity(text.len());
+    let (mut in_number, mut previous) = (false, ' ');
+    for c in text.chars() {
+        let after_name = previous.is_ascii_alphanumeric() || previous == '_' || previous == '$';
+        if c.is_ascii_digit() && (in_number || !after_name) {
+            if !in_number {
+                blanked.push('N');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            blanked.push(c);
+        }
+        previous = c;
+    }
+    blanked
+}
+
+fn log_length(log: &Path) -> u64 {
+    std::fs::metadata(log).map_or(0, |m| m.len())
+}
+
+/// The class of "an exact-type operator in `public` beats `pg_catalog`'s": before any gdid
+/// statement runs, a role with `CREATE` on `public` (the store's schema) plants an overload of
+/// every operator and function the gdid statements use, for every combination of the argument
+/// types they can present, each logging its caller and making its planter a superuser when a
+/// superuser calls it. The operators and functions are read off the statements a first run
+/// logged, so a statement added later is covered. The same run then goes again with the plants
+/// in place as a superuser, as the database's owner and as an application role whose own
+/// `search_path` puts `public` before `pg_catalog`: the log shows every statement of the first
+/// run ran again, no planted object was called, and the planter is no superuser.
+#[test]
+fn no_operator_or_function_another_role_planted_runs_in_a_gdid_connection() {
+    let Some(server) = private(Engine::Postgres) else {
+        return;
+    };
+    let root = server.url().to_owned();
+    block_on(run_as_dba(
+        &root,
+        &[
+            "CREATE ROLE planter LOGIN PASSWORD 'pw'",
+            "CREATE ROLE names_dba LOGIN PASSWORD 'pw'",
+            "CREATE ROLE names_app LOGIN PASSWORD 'pw'",
+            "ALTER ROLE names_app SET search_path = public, pg_catalog",
+        ],
+    ));
+    let superuser = |database: &str| as_role(&root, "postgres", database).replace(":pw@", "@");
+    let mut runs = Vec::new();
+    for database in ["names_seen", "names_planted"] {
+        block_on(run_as_dba(
+            &root,
+            &[
+                &format!("CREATE DATABASE {database} OWNER names_dba"),
+                &format!("ALTER DATABASE {database} SET log_statement = 'all'"),
+            ],
+        ));
+        block_on(run_as_dba(
+            &superuser(database),
+            &[
+                "SET log_statement = 'none'",
+                "GRANT CREATE, USAGE ON SCHEMA public TO planter",
+                "CREATE TABLE public.planted_calls (who text, what text)",
+                "GRANT INSERT, SELECT ON public.planted_calls TO PUBLIC",
+            ],
+        ));
+        if database == "names_planted" {
+            let (seen, _): &(Vec<String>, Vec<String>) = &runs[0];
+            let uses = planted::Uses::of(seen.iter().map(String::as_str));
+            assert!(uses.operators.contains("="), "{uses:?}");
+            let mut plant = vec![
+                "SET log_statement = 'none'".to_owned(),
+                "SET ROLE planter".to_owned(),
+            ];
+            plant.extend(uses.plant("public", "planter"));
+            eprintln!(
+                "{} statement texts use {} operators and {} functions: {} statements plant",
+                seen.len(),
+                uses.operators.len(),
+                uses.functions.len(),
+                plant.len() - 2
+            );
+            let plant: Vec<&str> = plant.iter().map(String::as_str).collect();
+            block_on(run_as_dba(&superuser(database), &plant));
+        }
+        let from = log_length(&server.log());
+        // The database's owner makes the tables; a superuser and an application use them.
+        let mut failed = conformance_run(&as_role(&root, "names_dba", database), true, "dba");
+        failed.extend(conformance_run(&superuser(database), true, "superuser"));
+        block_on(run_as_dba(
+            &superuser(database),
+            &[
+                "SET log_statement = 'none'",
+                "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO names_app",
+            ],
+        ));
+        failed.extend(conformance_run(
+            &as_role(&root, "names_app", database),
+            false,
+            "app",
+        ));
+        assert!(
+            database == "names_planted" || failed.is_empty(),
+            "without plants: {failed:#?}"
+        );
+        runs.push((logged_since(&server.log(), from), failed));
+    }
+    let ((seen, _), (planted_run, failed)) = (&runs[0], &runs[1]);
+    // What the plants did first: each is the attack itself.
+    let promoted: bool = block_on(async {
+        let mut connection = postgres_connection(&root).await;
+        sqlx::query_scalar("SELECT rolsuper FROM pg_roles WHERE rolname = 'planter'")
+            .fetch_one(&mut connection)
+            .await
+            .unwrap()
+    });
+    assert!(!promoted, "the planter became a superuser");
+    let calls: Vec<(String, String)> = block_on(async {
+        let mut connection = postgres_connection(&superuser("names_planted")).await;
+        sqlx::query_as("SELECT who, what FROM public.planted_calls")
+            .fetch_all(&mut connection)
+            .await
+            .unwrap()
+    });
+    assert!(calls.is_empty(), "planted objects ran: {calls:#?}");
+    assert!(failed.is_empty(), "with the plants in place: {failed:#?}");
+    assert!(
+        seen.len() > 20,
+        "the first run logged {} statements",
+        seen.len()
+    );
+    // Compared with their number literals blanked: a few texts carry the era they move to.
+    let again: std::collections::HashSet<String> = planted_run
+        .iter()
+        .map(|text| numbers_blanked(text))
+        .collect();
+    let missing: Vec<&String> = seen
+        .iter()
+        .filter(|text| !again.contains(&numbers_blanked(text)))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "not run with the plants in place: {missing:#?}"
+    );
+}
+
+/// On `dba` (a MariaDB user who may set globals), a server whose global `sql_mode` reads
+/// literals and quotes otherwise (`NO_BACKSLASH_ESCAPES`, `ANSI_QUOTES`, no strict mode) and
+/// whose global `autocommit` is 0: a store's sessions set their own (gdid_sql's `SQL_MODE`,
+/// `autocommit = 1`), so its reservations commit and a second process goes on after the first's
+/// ids. Before, the first process's reservations were rolled back when its connections closed,
+/// and the second issued the same ids.
+fn a_mysql_store_keeps_its_session_whatever_the_servers_globals(dba: &str) {
+    block_on(run_as_dba(dba, &["CREATE DATABASE globals"]));
+    let store = dba.replace("/dml_only", "/globals");
+    block_on(run_as_dba(
+        dba,
+        &[
+            "SET GLOBAL sql_mode = 'NO_BACKSLASH_ESCAPES,ANSI_QUOTES'",
+            "SET GLOBAL autocommit = 0",
+        ],
+    ));
+    let issued = std::panic::catch_unwind(|| {
+        let first = gdid(&[
+            "next",
+            "--store",
+            &store,
+            "--sequence",
+            "orders",
+            "--count",
+            "3",
+        ]);
+        let second = gdid(&[
+            "next",
+            "--store",
+            &store,
+            "--sequence",
+            "orders",
+            "--count",
+            "3",
+        ]);
+        let modes: (String, i64) = block_on(async {
+            let store = gdid_sql::SqlStore::connect(&store).await.unwrap();
+            gdid_sql::with_pool!(&store, pool => {
+                sqlx::query_as("SELECT @@SESSION.sql_mode, @@SESSION.autocommit")
+                    .fetch_one(pool)
+                    .await
+            })
+            .unwrap()
+        });
+        (first, second, modes)
+    });
+    block_on(run_as_dba(
+        dba,
+        &["SET GLOBAL sql_mode = DEFAULT", "SET GLOBAL autocommit = 1"],
+    ));
+    let (first, second, (sql_mode, autocommit)) =
+        issued.unwrap_or_else(|e| std::panic::resume_unwind(e));
+    let modes = |list: &str| {
+        let mut modes: Vec<String> = list.split(',').map(str::to_owned).collect();
+        modes.sort();
+        modes
+    };
+    // The server lists the modes in an order of its own.
+    assert_eq!(modes(&sql_mode), modes(gdid_sql::SQL_MODE));
+    assert_eq!(autocommit, 1);
+    let last_of_first = first.lines().last().unwrap();
+    let first_of_second = second.lines().next().unwrap();
+    let parse = |id: &str| id.parse::<gdid::Gdid>().unwrap();
+    assert!(
+        parse(first_of_second) > parse(last_of_first),
+        "the second process issued {first_of_second} after {last_of_first}"
+    );
+}
+
+/// Trust cannot be handed out by a grant: tables owned by a role the store's role is merely a
+/// member of are refused, and so is a schema owned by a role not trusted (its owner could drop
+/// the tables, and the next open would make empty ones and issue every id again). The URL's
+/// `owner=` names a role to trust.
+#[test]
+fn a_member_roles_tables_and_an_untrusted_schema_are_refused() {
+    let Some(dba) = postgres_database("membership") else {
+        return;
+    };
+    block_on(run_as_dba(
+        &dba,
+        &[
+            "CREATE ROLE ms_owner LOGIN PASSWORD 'pw'",
+            "CREATE ROLE ms_app LOGIN PASSWORD 'pw' IN ROLE ms_owner",
+            "CREATE SCHEMA ms AUTHORIZATION ms_owner",
+            "GRANT USAGE ON SCHEMA ms TO ms_app",
+        ],
+    ));
+    let owner = as_role(&dba, "ms_owner", "membership");
+    let app = as_role(&dba, "ms_app", "membership");
+    // The schema's owner is neither a superuser, the database's owner nor the store's role.
+    let refused = block_on(Store::open(&format!("{app}?schema=ms")))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("schema \"ms\"") && refused.contains("owned by role \"ms_owner\""),
+        "{refused}"
+    );
+    // Its owner's own store trusts it, and makes the tables.
+    gdid(&["schema", "apply", "--store", &format!("{owner}?schema=ms")]);
+    block_on(run_as_dba(
+        &owner,
+        &["GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA ms TO ms_app"],
+    ));
+    // ms_app is a member of ms_owner: not enough.
+    let refused = block_on(Store::open(&format!("{app}?schema=ms")))
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("owned by role \"ms_owner\""), "{refused}");
+    // Named by the DBA in the URL: trusted.
+    block_on(issues_as(&format!("{app}?schema=ms&owner=ms_owner")));
+}
+
+/// A gdid table of a trusted owner is refused while a column default, a constraint, an index or
+/// a column's type of it uses a function or a type outside `pg_catalog` (here one another role
+/// owns, whose body that role may change at will): it would run at every reservation, whatever
+/// the connection's `search_path`. Once it is gone, the store opens again.
+#[test]
+fn a_gdid_table_using_code_outside_pg_catalog_is_refused() {
+    let Some(dba) = postgres_database("expressions") else {
+        return;
+    };
+    block_on(run_as_dba(
+        &dba,
+        &[
+            "CREATE ROLE ex_planter LOGIN PASSWORD 'pw'",
+            "CREATE SCHEMA ex_code AUTHORIZATION ex_planter",
+            "SET ROLE ex_planter",
+            "CREATE FUNCTION ex_code.one() RETURNS integer LANGUAGE sql IMMUTABLE AS 'SELECT 1'",
+            "CREATE FUNCTION ex_code.fine(integer) RETURNS boolean LANGUAGE sql IMMUTABLE \
+             AS 'SELECT true'",
+            "CREATE DOMAIN ex_code.small AS smallint CHECK (ex_code.fine(VALUE))",
+            "RESET ROLE",
+        ],
+    ));
+    gdid(&["schema", "apply", "--store", &dba]);
+    block_on(issues_as(&dba));
+    let table = "public.gdid_counters";
+    for (plant, what, undo) in [
+        (
+            format!("ALTER TABLE {table} ADD COLUMN planted integer DEFAULT ex_code.one()"),
+            "a column default that uses function ex_code.one()",
+            format!("ALTER TABLE {table} DROP COLUMN planted"),
+        ),
+        (
+            format!("ALTER TABLE {table} ADD CONSTRAINT planted CHECK (ex_code.fine(authority))"),
+            "a constraint that uses function ex_code.fine(integer)",
+            format!("ALTER TABLE {table} DROP CONSTRAINT planted"),
+        ),
+        (
+            format!("CREATE INDEX planted ON {table} ((ex_code.fine(authority)))"),
+            "an index that uses function ex_code.fine(integer)",
+            "DROP INDEX public.planted".to_owned(),
+        ),
+        (
+            format!("ALTER TABLE {table} ADD COLUMN planted ex_code.small"),
+            "a column that uses type ex_code.small",
+            format!("ALTER TABLE {table} DROP COLUMN planted"),
+        ),
+    ] {
+        block_on(run_as_dba(&dba, &[&plant]));
+        let refused = block_on(Store::open(&dba)).unwrap_err().to_string();
+        assert!(
+            refused.contains("\"public\".gdid_counters") && refused.contains(what),
+            "{plant}: {refused}"
+        );
+        block_on(run_as_dba(&dba, &[&undo]));
+    }
+    block_on(Store::open(&dba)).unwrap();
 }

@@ -531,8 +531,8 @@ async fn failure(session: &mut PgConnection, sql: &'static str) -> String {
     }
 }
 
-/// A store that refuses the connection is an error naming it without its password; one that
-/// accepts and never answers is waited on until the session's `statement_timeout`, not forever.
+/// A URL with a password is refused without its value; a store that refuses the connection is
+/// an error naming it; one that accepts and never answers is waited on until the session's `statement_timeout`, not forever.
 #[test]
 fn a_store_that_refuses_or_never_answers_ends_the_statement_with_an_error() {
     let Some(server) = server(0) else { return };
@@ -544,16 +544,28 @@ fn a_store_that_refuses_or_never_answers_ends_the_statement_with_an_error() {
     };
     runtime().block_on(async {
         let mut session = connect(&server.url(0)).await;
+        // A password in the URL: refused before any connection, without its value (members of
+        // pg_read_all_settings read the setting; the password goes in the server's passfile).
+        for url in [
+            format!("postgres://app:secret@127.0.0.1:{refused_port}/x"),
+            format!("postgres://app@127.0.0.1:{refused_port}/x?password=secret"),
+        ] {
+            let refused = next_with(&mut session, &url).await;
+            assert!(
+                refused.contains("gdid.store_url holds a password") && refused.contains("passfile"),
+                "{refused}"
+            );
+            assert!(!refused.contains("secret"), "{refused}");
+        }
         let refused = next_with(
             &mut session,
-            &format!("postgres://app:secret@127.0.0.1:{refused_port}/x"),
+            &format!("postgres://app@127.0.0.1:{refused_port}/x"),
         )
         .await;
         assert!(
             refused.contains("could not connect to the store of gdid.store_url"),
             "{refused}"
         );
-        assert!(!refused.contains("secret"), "{refused}");
         // Within the back-off, at once and with the same reason.
         let again = failure(&mut session, "SELECT gdid_next('shop', 'x')").await;
         assert!(
