@@ -83,6 +83,10 @@ pub(crate) struct ServeArgs {
     /// host): one host cannot take every place.
     #[arg(long, value_name = "N", default_value_t = 64)]
     max_per_address: usize,
+    /// Connections at once that one token holds, from however many hosts (0: no limit): one
+    /// holder cannot take every place. Beyond, 429 and the connection is closed.
+    #[arg(long, value_name = "N", default_value_t = server::ConnectionLimits::default().max_per_token)]
+    max_per_token: usize,
     /// Requests a second each token may send, in bursts of as many (default: no limit):
     /// beyond, 429 with Retry-After.
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -264,6 +268,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
         .max_sequences_per_token(args.max_sequences_per_token)
         .connection_limits(server::ConnectionLimits {
             max_per_address: args.max_per_address,
+            max_per_token: args.max_per_token,
             ..server::ConnectionLimits::default()
         })
         .ready_check(Arc::new(move || {

@@ -31,11 +31,25 @@ fn limits() -> ConnectionLimits {
 }
 
 async fn server() -> common::Running {
-    let authority = Arc::new(MemoryAuthority::new(1));
-    let built = common::builder(authority)
-        .connection_limits(limits())
-        .build();
-    common::start(built, None).await
+    common::start(built_with(limits()), None).await
+}
+
+/// A server of its own with `limits`, not yet serving.
+fn built_with(limits: ConnectionLimits) -> gdid_http::server::Server {
+    common::builder(Arc::new(MemoryAuthority::new(1)))
+        .connection_limits(limits)
+        .build()
+}
+
+/// [`limits`] with long idle and header timeouts (hyper's header timeout also bounds the wait
+/// for a keep-alive connection's next request): a connection the server closes within a second
+/// was closed for another reason.
+fn patient() -> ConnectionLimits {
+    ConnectionLimits {
+        idle_timeout: Duration::from_secs(30),
+        header_timeout: Duration::from_secs(20),
+        ..limits()
+    }
 }
 
 /// A connection to `server` from `source` (another loopback address: another host, as far as
@@ -471,10 +485,107 @@ async fn silent_hosts_holding_every_place_make_room_for_a_token_holder() {
     server.stop().await;
 }
 
+/// A token dropped from the tokens file (read again, as on SIGHUP) keeps no connection: its
+/// holder's next request on its keep-alive connection is answered 401, and the connection is
+/// closed after the reply. Before, it stayed open, and a revoked holder kept its places.
 #[tokio::test]
-async fn a_connection_that_showed_a_token_keeps_its_place_through_a_refused_one() {
-    let server = server().await;
-    // A token revoked, or mistyped, on a token holder's connection: the connection stays open.
+async fn a_token_revoked_by_a_reload_loses_its_connection_at_its_next_request() {
+    let built = built_with(patient());
+    let running = common::start(built.clone(), None).await;
+    let mut stream = connect_from("127.0.0.50", running.addr, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        authority_on(&mut stream, common::SHOP).await,
+        "HTTP/1.1 200 OK"
+    );
+    let without_shop = format!("{} *\n", common::ALL);
+    assert_eq!(built.reload_tokens_text(&without_shop).unwrap(), 1);
+    assert_eq!(
+        authority_on(&mut stream, common::SHOP).await,
+        "HTTP/1.1 401 Unauthorized"
+    );
+    assert!(
+        closed_within(&mut stream, Duration::from_secs(1)).await,
+        "the revoked token's connection stayed open"
+    );
+    running.stop().await;
+}
+
+/// One token holds at most `max_per_token` connections, from however many hosts: the next
+/// request that shows it on another connection is answered 429 `too_many_connections` and its
+/// connection closed, while another token is served; a place the token gives up is its again.
+/// Before, a token's holder from 16 hosts could take all 1,024 places.
+#[tokio::test]
+async fn a_token_holds_at_most_its_share_of_the_places() {
+    let built = built_with(ConnectionLimits {
+        max_per_token: 2,
+        ..patient()
+    });
+    let server = common::start(built, None).await;
+    let mut held = Vec::new();
+    for host in ["127.0.0.51", "127.0.0.52"] {
+        let mut stream = connect_from(host, server.addr, None).await.unwrap();
+        assert_eq!(
+            authority_on(&mut stream, common::SHOP).await,
+            "HTTP/1.1 200 OK"
+        );
+        held.push(stream);
+    }
+    let mut third = connect_from("127.0.0.53", server.addr, None).await.unwrap();
+    assert_eq!(
+        authority_on(&mut third, common::SHOP).await,
+        "HTTP/1.1 429 Too Many Requests"
+    );
+    assert!(
+        closed_within(&mut third, Duration::from_secs(1)).await,
+        "the connection past the token's share stayed open"
+    );
+    // The two held are still served; another token is served beside them.
+    assert_eq!(
+        authority_on(&mut held[0], common::SHOP).await,
+        "HTTP/1.1 200 OK"
+    );
+    let mut other = connect_from("127.0.0.53", server.addr, None).await.unwrap();
+    assert_eq!(
+        authority_on(&mut other, common::ALL).await,
+        "HTTP/1.1 200 OK"
+    );
+    // A connection that shows another token gives the first token's place back.
+    assert_eq!(
+        authority_on(&mut held[1], common::ALL).await,
+        "HTTP/1.1 200 OK"
+    );
+    let mut again = connect_from("127.0.0.54", server.addr, None).await.unwrap();
+    assert_eq!(
+        authority_on(&mut again, common::SHOP).await,
+        "HTTP/1.1 200 OK"
+    );
+    // So does a connection that closes.
+    drop(held);
+    let mut last = connect_from("127.0.0.55", server.addr, None).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let status = authority_on(&mut last, common::SHOP).await;
+        if status == "HTTP/1.1 200 OK" {
+            break;
+        }
+        // The server sees the close a moment later: a 429 closes this connection too.
+        assert!(
+            Instant::now() < deadline,
+            "the closed connection's place was not given back"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        last = connect_from("127.0.0.55", server.addr, None).await.unwrap();
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_connection_refused_its_token_is_closed_after_the_reply() {
+    let server = common::start(built_with(patient()), None).await;
+    // A token revoked, or mistyped, on a token holder's connection: the 401 closes it, so a
+    // revoked holder keeps no place (before, the connection stayed open).
     let mut stream = connect_from("127.0.0.40", server.addr, None).await.unwrap();
     assert_eq!(
         authority_on(&mut stream, common::SHOP).await,
@@ -482,9 +593,9 @@ async fn a_connection_that_showed_a_token_keeps_its_place_through_a_refused_one(
     );
     let refused = authority_on(&mut stream, "not-a-token-of-this-server").await;
     assert_eq!(refused, "HTTP/1.1 401 Unauthorized");
-    assert_eq!(
-        authority_on(&mut stream, common::SHOP).await,
-        "HTTP/1.1 200 OK"
+    assert!(
+        closed_within(&mut stream, Duration::from_secs(1)).await,
+        "the connection stayed open after its 401"
     );
     // Without a token ever accepted, the reply says the connection closes, and it does.
     let mut stream = connect_from("127.0.0.40", server.addr, None).await.unwrap();

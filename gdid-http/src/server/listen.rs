@@ -10,11 +10,14 @@
 //! seen); `idle_timeout` with nothing in flight; and a graceful close that gets the longer of
 //! `header_timeout` and the request timeout before the connection is dropped.
 //!
-//! Only a token keeps a place beyond that: a connection none of whose requests showed a token
-//! the server accepts is closed once its requests are answered (HTTP/1 replies say `Connection:
-//! close`), and dropped at `header_timeout` from its accept in any case. So hosts that send
-//! requests needing no token (`GET /v1/health`) or bad tokens hold places for a moment each, not
-//! through keep-alive.
+//! Only a token keeps a place beyond that: a connection that has not shown a token the server
+//! accepts is closed once its requests are answered (HTTP/1 replies say `Connection: close`),
+//! and dropped at `header_timeout` from its accept in any case. So hosts that send requests
+//! needing no token (`GET /v1/health`) or bad tokens hold places for a moment each, not through
+//! keep-alive. A connection whose token was accepted is closed gracefully, once its requests are
+//! answered, when a later request of it is refused (401: its token revoked by a reload, or
+//! mistyped) or its token holds [`Limits::max_per_token`] other connections already (429): a
+//! token's holder, from however many hosts, holds a bounded share of the places.
 //!
 //! When every place is taken, a new client is accepted all the same if a connection that has shown
 //! no accepted token is open: the oldest of those, once it is [`YOUNG`] old, is dropped for it.
@@ -51,6 +54,7 @@ use tracing::{debug, info, warn};
 
 use super::Server;
 use super::memory::ConnectionMemory;
+use super::tokens::Digest;
 
 /// How many connections a server keeps at once, and how long a client may take to be heard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +73,11 @@ pub struct Limits {
     /// Connections at once from one client host, an IPv4 address or an IPv6 /64 (default 64; 0:
     /// no limit, for load tests from one address): one host cannot take every place.
     pub max_per_address: usize,
+    /// Connections at once whose last request showed one token (default 256, a quarter of the
+    /// default `max_connections`; 0: no limit): the holder of a token, from however many hosts,
+    /// cannot take every place. A request beyond is answered 429 `too_many_connections`, and
+    /// its connection closed after the reply.
+    pub max_per_token: usize,
     /// A connection with requests in flight, none of which began or ended for this long (a
     /// client that does not read its replies), is closed (default 20 s; above the server's
     /// request timeout).
@@ -91,6 +100,7 @@ impl Default for Limits {
             idle_timeout: Duration::from_secs(30),
             max_streams: 64,
             max_per_address: 64,
+            max_per_token: 256,
             write_timeout: Duration::from_secs(20),
             reply_memory: 32 << 20,
             reply_memory_per_connection: 4 << 20,
@@ -122,8 +132,8 @@ const YOUNG: Duration = Duration::from_millis(250);
 const NEVER: u8 = 0;
 /// Its last token shown was accepted.
 const ACCEPTED: u8 = 1;
-/// A token was accepted once (the connection keeps its place), but the last one shown was
-/// refused (its host's refusals count again, [`super::failures`]).
+/// A token was accepted on it, but its last request was refused (its token revoked, mistyped, or
+/// holding its most connections): it is closed gracefully once its requests are answered.
 const REFUSED: u8 = 2;
 
 /// What a connection's requests are doing: how many are in flight (from the head read to the
@@ -138,6 +148,8 @@ struct Activity {
     token: AtomicU8,
     evicted: AtomicBool,
     answered: Notify,
+    /// The token its last accepted request showed, counted against that token's connections.
+    holder: Mutex<Option<Slot<Digest>>>,
 }
 
 /// Why a connection is to be closed.
@@ -162,6 +174,7 @@ impl Activity {
             token: AtomicU8::new(NEVER),
             evicted: AtomicBool::new(false),
             answered: Notify::new(),
+            holder: Mutex::new(None),
         }
     }
 
@@ -189,6 +202,8 @@ impl Activity {
             .unwrap_or_else(PoisonError::into_inner)
             .elapsed();
         match in_flight {
+            // Refused: its replies are written, then it closes.
+            0 if token == REFUSED => Verdict::Idle,
             0 if quiet >= limits.idle_timeout => Verdict::Idle,
             0 => Verdict::Serve,
             _ if quiet >= limits.write_timeout => Verdict::Stalled,
@@ -240,7 +255,7 @@ impl Drop for Busy {
     fn drop(&mut self) {
         self.0.touch();
         let before = self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
-        if before == 1 && self.0.unproven() {
+        if before == 1 && !self.0.accepted() {
             // Nothing keeps the connection open: close it now, not at the next tick.
             self.0.answered.notify_one();
         }
@@ -253,6 +268,8 @@ impl Drop for Busy {
 pub(crate) struct Peer {
     host: IpAddr,
     activity: Arc<Activity>,
+    per_token: Arc<Holders<Digest>>,
+    max_per_token: usize,
 }
 
 impl Peer {
@@ -266,48 +283,83 @@ impl Peer {
         self.activity.accepted()
     }
 
-    /// The request showed a token the server accepts (`true`: the connection keeps its place
-    /// from now on) or one it refuses.
-    pub(crate) fn showed(&self, accepted: bool) {
-        let activity = &self.activity;
-        if accepted {
-            activity.token.store(ACCEPTED, Ordering::Release);
-        } else {
-            // A connection that never showed a good token stays as it was.
-            let _ = activity.token.compare_exchange(
-                ACCEPTED,
-                REFUSED,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            );
+    /// The request showed a token the server accepts, `digest`: the connection keeps its place
+    /// until a request of it is refused, and counts against the token's connections. `false`
+    /// when the token holds [`Limits::max_per_token`] other connections already: the connection
+    /// is then refused as by [`refused`](Self::refused).
+    pub(crate) fn accepted_token(&self, digest: &Digest) -> bool {
+        let mut holder = self
+            .activity
+            .holder
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if holder.as_ref().is_none_or(|slot| slot.key() != digest) {
+            // Its previous token's place is given back before the new one is counted.
+            *holder = None;
+            *holder = self.per_token.take(*digest, self.max_per_token);
         }
+        if holder.is_some() {
+            self.activity.token.store(ACCEPTED, Ordering::Release);
+            true
+        } else {
+            drop(holder);
+            self.refused();
+            false
+        }
+    }
+
+    /// The request showed no token, or one the server refuses: the connection is closed once
+    /// its requests are answered, and its host's refusals count again ([`super::failures`]).
+    /// So a token revoked by a reload holds no connection past its next request.
+    pub(crate) fn refused(&self) {
+        // One that never showed an accepted token stays as it is: closed at its deadline.
+        let _ = self.activity.token.compare_exchange(
+            ACCEPTED,
+            REFUSED,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        *self
+            .activity
+            .holder
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
     }
 }
 
-/// The connections open from each client host ([`host`]), each counted until its
-/// [`AddressSlot`] is dropped.
-#[derive(Default)]
-struct PerAddress(Mutex<HashMap<IpAddr, usize>>);
+/// The connections open of each key (a client [`host`], a token's digest), each counted until
+/// its [`Slot`] is dropped.
+struct Holders<K>(Mutex<HashMap<K, usize>>);
 
-/// One connection of an address.
-struct AddressSlot(Arc<PerAddress>, IpAddr);
+impl<K> Default for Holders<K> {
+    fn default() -> Self {
+        Holders(Mutex::new(HashMap::new()))
+    }
+}
 
-impl PerAddress {
-    /// A place for a connection from `address`, or `None` when its host holds `max` already (0:
-    /// no limit).
-    fn take(self: &Arc<Self>, address: IpAddr, max: usize) -> Option<AddressSlot> {
-        let address = host(address);
+/// One connection of a key.
+struct Slot<K: Eq + std::hash::Hash>(Arc<Holders<K>>, K);
+
+impl<K: Eq + std::hash::Hash + Copy> Holders<K> {
+    /// A place for a connection of `key`, or `None` when it holds `max` already (0: no limit).
+    fn take(self: &Arc<Self>, key: K, max: usize) -> Option<Slot<K>> {
         let mut open = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = open.entry(address).or_insert(0);
+        let count = open.entry(key).or_insert(0);
         if max > 0 && *count >= max {
             return None;
         }
         *count += 1;
-        Some(AddressSlot(self.clone(), address))
+        Some(Slot(self.clone(), key))
     }
 }
 
-impl Drop for AddressSlot {
+impl<K: Eq + std::hash::Hash> Slot<K> {
+    fn key(&self) -> &K {
+        &self.1
+    }
+}
+
+impl<K: Eq + std::hash::Hash> Drop for Slot<K> {
     fn drop(&mut self) {
         let mut open = self.0.0.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(count) = open.get_mut(&self.1) {
@@ -371,7 +423,7 @@ impl Unproven {
 async fn next_client(
     listener: &TcpListener,
     slots: &Arc<Semaphore>,
-    per_address: &Arc<PerAddress>,
+    per_address: &Arc<Holders<IpAddr>>,
     unproven: &Unproven,
     max_per_address: usize,
     young: Duration,
@@ -379,7 +431,7 @@ async fn next_client(
     TcpStream,
     std::net::SocketAddr,
     OwnedSemaphorePermit,
-    AddressSlot,
+    Slot<IpAddr>,
 )> {
     let closed = |_| std::io::Error::other("the connection places are closed");
     loop {
@@ -397,7 +449,7 @@ async fn next_client(
                 (Some(slot), listener.accept().await?)
             }
         };
-        let Some(address_slot) = per_address.take(peer.ip(), max_per_address) else {
+        let Some(address_slot) = per_address.take(host(peer.ip()), max_per_address) else {
             debug!(%peer, "too many connections from this address: closed");
             continue;
         };
@@ -440,8 +492,8 @@ impl Service<hyper::Request<Incoming>> for Tracked {
         let activity = self.peer.activity.clone();
         Box::pin(async move {
             let mut response = routed.await?;
-            if http1 && activity.unproven() {
-                // No keep-alive without a token: the client knows not to send another.
+            if http1 && !activity.accepted() {
+                // No keep-alive without a token accepted: the client knows not to send another.
                 response.headers_mut().insert(
                     hyper::header::CONNECTION,
                     hyper::header::HeaderValue::from_static("close"),
@@ -490,7 +542,8 @@ pub(crate) async fn serve(
     let slots = Arc::new(Semaphore::new(max_connections as usize));
     // A graceful close lets the requests in flight finish: as long as a request may take.
     let grace = limits.header_timeout.max(shared.request_timeout);
-    let per_address = Arc::new(PerAddress::default());
+    let per_address = Arc::new(Holders::default());
+    let per_token = Arc::new(Holders::default());
     let unproven = Unproven::default();
     let (stop, stopping) = watch::channel(false);
     info!(
@@ -530,6 +583,8 @@ pub(crate) async fn serve(
             peer: Peer {
                 host: host(peer.ip()),
                 activity: activity.clone(),
+                per_token: per_token.clone(),
+                max_per_token: limits.max_per_token,
             },
             memory: shared.reply_memory.connection(),
         };
@@ -692,8 +747,8 @@ mod tests {
 
     #[test]
     fn an_ipv6_host_is_its_64_and_an_ipv4_host_its_address() {
-        let per_address = Arc::new(PerAddress::default());
-        let ip = |text: &str| text.parse::<IpAddr>().unwrap();
+        let per_address = Arc::new(Holders::default());
+        let ip = |text: &str| host(text.parse::<IpAddr>().unwrap());
         // One /64 is one host: a second address in it has no place left.
         let first = per_address.take(ip("2001:db8:1:2::1"), 1);
         assert!(first.is_some());

@@ -269,25 +269,30 @@ async fn method_not_allowed() -> ApiError {
 /// A request from a `peer` ([`serve`](super::Server::serve)'s) whose host sent too many tokens
 /// the server does not accept is refused before its token is read, unless its connection's last
 /// token was accepted; each token refused counts against its host. A connection keeps its place
-/// once a token is accepted on it.
+/// while its tokens are accepted: a 401, or the 429 of a token that holds its most connections
+/// already ([`ConnectionLimits::max_per_token`](super::ConnectionLimits)), closes it after the
+/// reply.
 fn caller(
     shared: &Shared,
     headers: &HeaderMap,
     peer: Option<Extension<Peer>>,
 ) -> Result<(Digest, Arc<Grant>), ApiError> {
+    let peer = peer.map(|Extension(peer)| peer);
     let Some(value) = headers.get(header::AUTHORIZATION) else {
+        if let Some(peer) = &peer {
+            peer.refused();
+        }
         return Err(ApiError::unauthorized(
             "no bearer token: send `Authorization: Bearer TOKEN`",
         ));
     };
-    let peer = peer.map(|Extension(peer)| peer);
     if let Some(peer) = peer.as_ref().filter(|peer| !peer.accepted()) {
         shared.failures.check(peer.host())?;
     }
     let refused = |message: &str| {
         if let Some(peer) = &peer {
             shared.failures.record(peer.host());
-            peer.showed(false);
+            peer.refused();
         }
         ApiError::unauthorized(message)
     };
@@ -303,8 +308,18 @@ fn caller(
         .tokens()
         .caller(token)
         .ok_or_else(|| refused("the bearer token is not one this server accepts"))?;
-    if let Some(peer) = &peer {
-        peer.showed(true);
+    if let Some(peer) = &peer
+        && !peer.accepted_token(&digest)
+    {
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_connections",
+            format!(
+                "this bearer token holds {} connections already, the most one token may: send \
+                 on one of them",
+                shared.connections.max_per_token
+            ),
+        ));
     }
     shared.rates.check(&digest)?;
     Ok((digest, grant))
