@@ -11,8 +11,12 @@
 //!   ids issued again. The session's is 1.
 //!
 //! The connections are the store's own; `with_pool!`, which lends them, says to leave them so.
+//!
+//! A store also refuses a relation of a gdid table's name that is not a table
+//! ([`check_tables`]): `CREATE TABLE IF NOT EXISTS` skips a view, whose definer's privileges and
+//! query would then stand in for the table at every reservation.
 
-use sqlx::mysql::{MySqlConnection, MySqlPoolOptions};
+use sqlx::mysql::{MySqlConnection, MySqlPool, MySqlPoolOptions};
 
 /// The `sql_mode` of a store's sessions: the modes MariaDB and MySQL have by default that the
 /// statements rely on, and `PIPES_AS_CONCAT`, which the driver sets.
@@ -33,4 +37,30 @@ async fn set_up(connection: &mut MySqlConnection) -> Result<(), sqlx::Error> {
         .execute(connection)
         .await
         .map(drop)
+}
+
+/// Refuses a relation of the current database named as one of `tables` that is not a base
+/// table (a view, a sequence), as the module says.
+pub(crate) async fn check_tables(pool: &MySqlPool, tables: &[&str]) -> Result<(), sqlx::Error> {
+    let names = tables.iter().map(|_| "?").collect::<Vec<_>>().join(", ");
+    let statement = format!(
+        "SELECT TABLE_NAME, TABLE_TYPE FROM information_schema.TABLES \
+         WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME IN ({names}) \
+         AND TABLE_TYPE <> 'BASE TABLE'"
+    );
+    let mut query = sqlx::query_as::<_, (String, String)>(sqlx::AssertSqlSafe(statement));
+    for table in tables {
+        query = query.bind(*table);
+    }
+    match query.fetch_optional(pool).await? {
+        None => Ok(()),
+        Some((table, kind)) => Err(sqlx::Error::Configuration(
+            format!(
+                "the gdid table {table} is not a table ({kind}): another user made it first, and \
+                 its definer's query would stand in for the table at every reservation. Drop \
+                 it, and let `gdid schema apply` make the table"
+            )
+            .into(),
+        )),
+    }
 }

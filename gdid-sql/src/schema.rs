@@ -66,23 +66,32 @@ pub(crate) async fn ensure(store: &SqlStore, tables: &[&Table]) -> Result<(), sq
     check_trust(store, tables).await
 }
 
-/// On PostgreSQL, refuses the schema of `tables`, those of them that exist and their indexes
-/// when the store cannot trust them (`pg_session::check_tables`).
+/// Refuses what the store cannot trust: on PostgreSQL the schema of `tables`, those of them that
+/// exist and their indexes (`pg_session::check_tables`); on MySQL/MariaDB a relation of a
+/// table's name that is not a table (`mysql_session::check_tables`).
 async fn check_trust(store: &SqlStore, tables: &[&Table]) -> Result<(), sqlx::Error> {
-    #[cfg(feature = "postgres")]
-    if let SqlStore::Postgres(pool, settings) = store
-        && let Some(schema) = store.schema().await?
-    {
-        let names: Vec<&str> = tables.iter().map(|table| table.name).collect();
-        let indexes: Vec<(&str, &str)> = tables
-            .iter()
-            .flat_map(|table| table.indexes.iter().map(|(index, _)| (*index, table.name)))
-            .collect();
-        crate::pg_session::check_tables(pool, &schema, settings.owner(), &names, &indexes).await?;
+    let names = || -> Vec<&str> { tables.iter().map(|table| table.name).collect() };
+    match store {
+        #[cfg(feature = "postgres")]
+        SqlStore::Postgres(pool, settings) => {
+            let Some(schema) = store.schema().await? else {
+                return Ok(());
+            };
+            let indexes: Vec<(&str, &str)> = tables
+                .iter()
+                .flat_map(|table| table.indexes.iter().map(|(index, _)| (*index, table.name)))
+                .collect();
+            crate::pg_session::check_tables(pool, &schema, settings.owner(), &names(), &indexes)
+                .await
+        }
+        #[cfg(feature = "mysql")]
+        SqlStore::MySql(pool) => crate::mysql_session::check_tables(pool, &names()).await,
+        #[allow(unreachable_patterns)]
+        _ => {
+            let _ = names;
+            Ok(())
+        }
     }
-    #[cfg(not(feature = "postgres"))]
-    let _ = (store, tables);
-    Ok(())
 }
 
 async fn ensure_table(store: &SqlStore, table: &Table) -> Result<(), sqlx::Error> {
