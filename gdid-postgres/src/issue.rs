@@ -27,8 +27,15 @@
 //! - `gdid.schema` (postgresql.conf; `public` by default): the schema of the gdid tables.
 //! - `gdid.authority` (postgresql.conf; -1, unset, by default, else 0 to 15): the authority
 //!   number the store is opened as.
-//! - `gdid.store_url` (postgresql.conf, superusers only): a URL that replaces the connection
-//!   above, credentials and all.
+//! - `gdid.owner` (postgresql.conf; unset by default): a role the store trusts to own the gdid
+//!   tables and their schema, besides superusers, the database's owner and the connection's own
+//!   role (the store URL's `owner=`): say, the DBA's role that made them with `gdid schema
+//!   apply`. Membership in an owner's role is never enough.
+//! - `gdid.store_url` (postgresql.conf; superusers and members of `pg_read_all_settings`, such
+//!   as `pg_monitor`'s, read it): a URL that replaces the connection above. It holds no
+//!   password (one is refused, [`PasswordInSetting`]): the connection finds its password in the
+//!   passfile of the server's operating-system user (`~/.pgpass`, or the file `PGPASSFILE`
+//!   names in the server's environment).
 //!
 //! The ids of a block the session does not use are never issued (gaps), but at its end a
 //! session gives the unused end of each block back ([`give_back_at_exit`]): by the store's
@@ -48,7 +55,7 @@ use std::time::{Duration, Instant};
 use gdid::StoreError;
 use gdid::engine::sizing::{RateEstimator, block_size};
 use gdid::engine::{Block, NameKind, validate_name};
-use percent_encoding::{NON_ALPHANUMERIC, utf8_percent_encode};
+use percent_encoding::{NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::prelude::*;
 
@@ -77,8 +84,72 @@ static SCHEMA: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(
 /// `gdid.authority`: the authority number the store is opened as; -1, the store's own.
 static AUTHORITY: GucSetting<i32> = GucSetting::<i32>::new(-1);
 
+/// `gdid.owner`: a role trusted to own the gdid tables and their schema (the URL's `owner=`).
+static OWNER: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
 /// `gdid.store_url`: a URL replacing this server's socket and `gdid.role`.
 static STORE_URL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+
+/// `gdid.store_url` holds a password: every member of `pg_read_all_settings` (monitoring
+/// agents, given `pg_monitor`, are) reads the setting, so a password there is theirs too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PasswordInSetting;
+
+impl std::fmt::Display for PasswordInSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(
+            "gdid.store_url holds a password, which every member of pg_read_all_settings \
+             (pg_monitor's members among them) can read: take it out of the URL and put it in \
+             the passfile of the server's operating-system user (~/.pgpass, or the file \
+             PGPASSFILE names), where the connection finds it",
+        )
+    }
+}
+
+/// Whether `url` carries a password: after its user (`user:password@`) or as its `password`
+/// parameter. A URL that does not parse is left to the store, which says what is wrong with it
+/// (without its value).
+fn holds_password(url: &str) -> bool {
+    let Some((_, rest)) = url.split_once("://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let in_user = authority
+        .rsplit_once('@')
+        .is_some_and(|(user, _)| user.contains(':'));
+    let in_parameters = rest.split_once('?').is_some_and(|(_, query)| {
+        query
+            .split(['&', '#'])
+            .filter_map(|pair| pair.split('=').next())
+            .any(|key| percent_decode_str(key).decode_utf8_lossy() == "password")
+    });
+    in_user || in_parameters
+}
+
+#[cfg(test)]
+mod password_tests {
+    use super::holds_password;
+
+    #[test]
+    fn a_password_is_found_after_the_user_or_as_a_parameter_however_spelled() {
+        for url in [
+            "postgres://app:secret@db/ids",
+            "postgres://app:@db/ids",
+            "postgresql://app@db/ids?sslmode=require&password=secret",
+            "postgres://app@db/ids?%70assword=secret",
+        ] {
+            assert!(holds_password(url), "{url}");
+        }
+        for url in [
+            "postgres://app@db/ids",
+            "postgres://db/ids?user=app&passfile=/etc/gdid/pgpass",
+            "postgres://app@db/pass:word",
+            "not a url",
+        ] {
+            assert!(!holds_password(url), "{url}");
+        }
+    }
+}
 
 /// The most sequences a session holds blocks of: past it, the least recently used block is
 /// dropped (its unused ids are gaps, never issued).
@@ -146,9 +217,17 @@ pub(crate) fn register_settings() {
         GucFlags::default(),
     );
     GucRegistry::define_string_guc(
+        c"gdid.owner",
+        c"A role trusted to own the gdid tables and their schema, besides superusers, the database's owner and gdid.role.",
+        c"The store refuses tables or a schema of any other owner: whoever owns them could move the counters back.",
+        &OWNER,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
         c"gdid.store_url",
         c"A URL gdid_next reserves blocks through, in place of this server's socket and gdid.role.",
-        c"Superusers only: it may hold a password.",
+        c"Superusers and members of pg_read_all_settings read it: a password is refused; put it in the passfile of the server's OS user.",
         &STORE_URL,
         GucContext::Sighup,
         GucFlags::SUPERUSER_ONLY,
@@ -237,6 +316,7 @@ struct Settings {
     schema: String,
     authority: Option<u8>,
     store_url: Option<String>,
+    owner: Option<String>,
 }
 
 impl Settings {
@@ -252,6 +332,7 @@ impl Settings {
             schema: text(&SCHEMA).unwrap_or_default(),
             authority: u8::try_from(AUTHORITY.get()).ok(),
             store_url: text(&STORE_URL),
+            owner: text(&OWNER),
         }
     }
 
@@ -259,7 +340,17 @@ impl Settings {
     /// `gdid.schema`; `Err` is the message to raise.
     fn url(&self) -> Result<String, String> {
         if let Some(url) = &self.store_url {
-            return Ok(url.clone());
+            if holds_password(url) {
+                return Err(PasswordInSetting.to_string());
+            }
+            return Ok(match &self.owner {
+                // The URL's own owner= is the one it means.
+                Some(owner) if !url.contains("?owner=") && !url.contains("&owner=") => {
+                    let join = if url.contains('?') { '&' } else { '?' };
+                    format!("{url}{join}owner={}", encode(owner))
+                }
+                _ => url.clone(),
+            });
         }
         if self.role.is_empty() {
             return Err(
@@ -276,8 +367,13 @@ impl Settings {
             );
         }
         let server = this_server()?;
+        let owner = self
+            .owner
+            .as_ref()
+            .map(|owner| format!("&owner={}", encode(owner)))
+            .unwrap_or_default();
         Ok(format!(
-            "postgres://{}@localhost/{}?host={}&port={}&schema={}&application_name=gdid_next",
+            "postgres://{}@localhost/{}?host={}&port={}&schema={}&application_name=gdid_next{owner}",
             encode(&self.role),
             encode(&server.database),
             encode(&server.socket),
