@@ -29,7 +29,7 @@ pub const ARGUMENT_TYPES: [&str; 11] = [
 
 /// Words followed by `(` that are not calls of a function found on the search path: SQL's own
 /// syntax (the grammar turns `EXTRACT(…)` and its kind into `pg_catalog` calls itself), and types.
-const NOT_FUNCTIONS: [&str; 50] = [
+const NOT_FUNCTIONS: [&str; 64] = [
     "ALL",
     "AND",
     "ANY",
@@ -43,26 +43,36 @@ const NOT_FUNCTIONS: [&str; 50] = [
     "COALESCE",
     "CONFLICT",
     "DECIMAL",
+    "DELETE",
     "DO",
     "ELSE",
+    "EXCEPT",
     "EXISTS",
     "EXTRACT",
     "FILTER",
     "FROM",
     "GREATEST",
+    "GROUP",
+    "HAVING",
     "IN",
     "INDEX",
+    "INSERT",
+    "INTERSECT",
     "INTERVAL",
     "INTO",
+    "JOIN",
     "KEY",
     "LATERAL",
     "LEAST",
+    "LIMIT",
     "NOT",
     "NULLIF",
     "NUMERIC",
+    "OFFSET",
     "ON",
     "OPERATOR",
     "OR",
+    "ORDER",
     "OVER",
     "OVERLAY",
     "POSITION",
@@ -77,9 +87,13 @@ const NOT_FUNCTIONS: [&str; 50] = [
     "THEN",
     "TRIM",
     "UNION",
+    "UPDATE",
     "USING",
     "VALUES",
     "VARCHAR",
+    "WHEN",
+    "WHERE",
+    "WITH",
 ];
 
 /// The operators and the functions called without a schema in some statement texts.
@@ -338,6 +352,37 @@ fn statement_of(line: &str) -> Option<&str> {
     prepared.split_once(": ").map(|(_, text)| text)
 }
 
+/// `text` with each number literal (digits not part of a name or a `$n` parameter) as `N`: two
+/// runs' texts compared, a few of which carry a value (the era a record moves to).
+pub fn numbers_blanked(text: &str) -> String {
+    let mut blanked = String::with_capacity(text.len());
+    let (mut in_number, mut previous) = (false, ' ');
+    for c in text.chars() {
+        let after_name = previous.is_ascii_alphanumeric() || previous == '_' || previous == '$';
+        if c.is_ascii_digit() && (in_number || !after_name) {
+            if !in_number {
+                blanked.push('N');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            blanked.push(c);
+        }
+        previous = c;
+    }
+    blanked
+}
+
+/// The texts of `seen` that `again` does not hold, their number literals blanked
+/// ([`numbers_blanked`]): the statements of a first run that a second did not run again.
+pub fn not_run_again<'a>(seen: &'a [String], again: &[String]) -> Vec<&'a String> {
+    let again: std::collections::HashSet<String> =
+        again.iter().map(|text| numbers_blanked(text)).collect();
+    seen.iter()
+        .filter(|text| !again.contains(&numbers_blanked(text)))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,6 +425,14 @@ mod tests {
             .filter(|s| s.starts_with("CREATE FUNCTION public.f("))
             .count();
         assert_eq!(functions, ARGUMENT_TYPES.len());
+    }
+
+    #[test]
+    fn number_literals_are_blanked_and_names_and_parameters_kept() {
+        assert_eq!(
+            numbers_blanked("SET era = 60964073, x2 = $1 WHERE n IN (1, 22)"),
+            "SET era = N, x2 = $1 WHERE n IN (N, N)"
+        );
     }
 
     #[test]

@@ -18,8 +18,8 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use gdid::{Gdid, PgGdid, Store};
-use gdid_faults::gdid_binary;
 use gdid_faults::server::PostgresReplicas;
+use gdid_faults::{gdid_binary, planted};
 use sqlx::{AssertSqlSafe, Connection, Executor, PgConnection};
 
 /// A private PostgreSQL primary (and `standbys` standbys) with the extension created in its
@@ -71,6 +71,13 @@ fn server_with(standbys: usize, create_table: &str) -> Option<PostgresReplicas> 
         .query(0, create_table)
         .unwrap_or_else(|e| panic!("{create_table}: {e}"));
     Some(server)
+}
+
+/// The URL of a Rust store sharing the extension's tables on `url`'s server: `gdid_issuer` made
+/// and owns them, so the store is told to trust that role (`owner=`); a store trusts no other
+/// owner but a superuser, the database's owner and its own role.
+fn beside_the_extension(url: &str) -> String {
+    format!("{url}?owner=gdid_issuer")
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -174,7 +181,9 @@ fn a_column_default_issues_ids_and_select_prints_them() {
     );
     // The counter row and the authority record are those `gdid::Store::open` uses.
     runtime().block_on(async {
-        let store = Store::open(&server.url(0)).await.unwrap();
+        let store = Store::open(&beside_the_extension(&server.url(0)))
+            .await
+            .unwrap();
         assert_eq!(store.authority_number(), Some(1));
         let ids = store.block_generator("shop", "t").build().unwrap();
         let id = gdid::IdGenerator::next_id(&ids).await.unwrap();
@@ -220,7 +229,7 @@ fn a_rolled_back_insert_never_leads_to_a_repeated_id() {
                 set_cache(&mut other, cache).await;
                 writers.push(insert(&mut other, "r", 2).await);
             }
-            let store = Store::open(&url).await.unwrap();
+            let store = Store::open(&beside_the_extension(&url)).await.unwrap();
             let generator = store.block_generator("shop", "r").build().unwrap();
             let mut rust = Vec::new();
             for _ in 0..5 {
@@ -270,7 +279,7 @@ fn many_sessions_and_a_rust_generator_share_a_sequence_without_a_duplicate() {
             }));
         }
         let rust = tokio::spawn(async move {
-            let store = Store::open(&url).await.unwrap();
+            let store = Store::open(&beside_the_extension(&url)).await.unwrap();
             let generator = store.block_generator("shop", "c").build().unwrap();
             let mut ids = Vec::new();
             for _ in 0..4_000 {
@@ -1212,5 +1221,184 @@ fn the_reservation_is_flushed_before_its_ids_are_used_whatever_the_caller_commit
                     .unwrap();
             assert!(flushed, "the reservation after {before} was not flushed");
         }
+    });
+}
+
+/// One round of `gdid_next` calls on `sequence`, with blocks of 2 so that each call but one
+/// reserves: 5 ids as a superuser (`psql`), then 5 as the application `app`. Waits until every
+/// session's own connection has closed (each gives the end of its block back as it ends), and
+/// returns the statements `gdid_issuer` ran meanwhile (its `log_statement` is `all`), with what
+/// failed.
+fn issuer_round(
+    server: &PostgresReplicas,
+    app: &str,
+    sequence: &str,
+) -> (Vec<String>, Vec<String>) {
+    let log = server.log(0);
+    let from = std::fs::metadata(&log).map_or(0, |m| m.len());
+    let mut failed = Vec::new();
+    let calls = format!(
+        "SELECT set_config('gdid.cache', '2', false), set_config('gdid.cache_max', '2', false); \
+         SELECT gdid_next('shop', '{sequence}') FROM generate_series(1, 5)"
+    );
+    if let Err(error) = server.query(0, &calls) {
+        failed.push(format!("as a superuser: {error}"));
+    }
+    runtime().block_on(async {
+        let mut session = connect(app).await;
+        set_cache(&mut session, 2).await;
+        for _ in 0..5 {
+            let issued: Result<PgGdid, _> = sqlx::query_scalar(AssertSqlSafe(format!(
+                "SELECT gdid_next('shop', '{sequence}')"
+            )))
+            .fetch_one(&mut session)
+            .await;
+            if let Err(error) = issued {
+                failed.push(format!("as the application: {error}"));
+                break;
+            }
+        }
+        session.close().await.unwrap();
+    });
+    let started = std::time::Instant::now();
+    while sessions(server)
+        .iter()
+        .any(|s| s.starts_with("gdid_issuer/"))
+    {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "the issuer's connections stayed open: {:?}",
+            sessions(server)
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let text = std::fs::read(&log).unwrap();
+    let from = usize::try_from(from).unwrap().min(text.len());
+    let logged = planted::logged_statements(&String::from_utf8_lossy(&text[from..]));
+    (logged, failed)
+}
+
+/// The class test of planted operators and functions (`test_least_privilege.rs` has it for the
+/// Rust stores and the CLI), through `gdid_next`, on the DBA's set-up of
+/// docs/interoperability.md, where `gdid_issuer` and a role `planter` have `CREATE` on `public`,
+/// the schema of the gdid tables: the statements of the extension's own connection in a first
+/// round are read off the server's log, `planter` plants an overload of every operator and
+/// function they use for every combination of the argument types they present (each logging its
+/// caller, and making `planter` a superuser when a superuser calls it), and a second round as a
+/// superuser and as an application runs every one of those statements again: nothing planted
+/// runs, and `planter` is no superuser.
+#[test]
+fn no_operator_or_function_another_role_planted_runs_under_gdid_next() {
+    let Some(mut server) = stock_server(&[]) else {
+        return;
+    };
+    dba_set_up(&mut server, 0);
+    server
+        .query(
+            0,
+            "ALTER ROLE gdid_issuer SET log_statement = 'all'; CREATE ROLE planter; \
+             GRANT CREATE, USAGE ON SCHEMA public TO planter; \
+             CREATE TABLE public.planted_calls (who text, what text); \
+             GRANT INSERT, SELECT ON public.planted_calls TO PUBLIC",
+        )
+        .unwrap();
+    let app = login_role(&server, 0, "names_app", true);
+    let (seen, failed) = issuer_round(&server, &app, "seen");
+    assert!(failed.is_empty(), "without plants: {failed:#?}");
+    assert!(seen.len() >= 5, "the issuer ran {seen:#?}");
+    // The second round makes the tables again, as the first did: every statement runs again.
+    server
+        .query(0, "DROP TABLE public.gdid_counters, public.gdid_authority")
+        .unwrap();
+    let uses = planted::Uses::of(seen.iter().map(String::as_str));
+    // Too many statements for psql's command line: on a connection of a superuser's.
+    server
+        .query(0, "ALTER ROLE postgres PASSWORD 'postgres-pw'")
+        .unwrap();
+    let superuser = server.url_as(0, "postgres", "postgres-pw");
+    runtime().block_on(async {
+        let mut connection = connect(&superuser).await;
+        connection.execute("SET ROLE planter").await.unwrap();
+        for statement in uses.plant("public", "planter") {
+            connection
+                .execute(AssertSqlSafe(statement.as_str()))
+                .await
+                .unwrap_or_else(|e| panic!("{statement}: {e}"));
+        }
+    });
+    let (again, failed) = issuer_round(&server, &app, "planted");
+    assert_eq!(
+        server
+            .query(0, "SELECT rolsuper FROM pg_roles WHERE rolname = 'planter'")
+            .unwrap(),
+        "f",
+        "the planter became a superuser"
+    );
+    let calls = server
+        .query(
+            0,
+            "SELECT who || ' called ' || what || ' ' || count(*) || ' times' \
+             FROM public.planted_calls GROUP BY who, what ORDER BY 1",
+        )
+        .unwrap();
+    assert_eq!(calls, "", "planted objects ran");
+    assert!(failed.is_empty(), "with the plants in place: {failed:#?}");
+    let missing = planted::not_run_again(&seen, &again);
+    assert!(missing.is_empty(), "not run again: {missing:#?}");
+}
+
+/// A store trusts only tables (and a schema) of a superuser, the database's owner, its own role
+/// or the role named for the purpose: those the DBA's role `ids_admin` (no superuser) made in
+/// its schema are refused by `gdid_next`, naming their owner, until `gdid.owner` names it.
+#[test]
+fn gdid_next_uses_another_roles_tables_only_when_gdid_owner_names_it() {
+    let Some(mut server) = stock_server(&[]) else {
+        return;
+    };
+    dba_set_up(&mut server, 0);
+    let admin = login_role(&server, 0, "ids_admin", false);
+    let app = login_role(&server, 0, "owner_app", true);
+    server
+        .query(
+            0,
+            "CREATE SCHEMA ids AUTHORIZATION ids_admin; GRANT USAGE ON SCHEMA ids TO gdid_issuer",
+        )
+        .unwrap();
+    let applied = Command::new(gdid_binary().unwrap())
+        .args(["schema", "apply", "--store", &format!("{admin}?schema=ids")])
+        .output()
+        .unwrap();
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    server
+        .query(
+            0,
+            "SET ROLE ids_admin; \
+             GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA ids TO gdid_issuer",
+        )
+        .unwrap();
+    configure(&server, "gdid.schema = 'ids'");
+    let runtime = runtime();
+    runtime.block_on(async {
+        let mut session = connect(&app).await;
+        reloaded(&mut session, "gdid.schema", "ids").await;
+        let refused = failure(&mut session, "SELECT gdid_next('shop', 'o')").await;
+        assert!(
+            refused.contains("owned by role \"ids_admin\"") && refused.contains("owner="),
+            "{refused}"
+        );
+    });
+    configure(&server, "gdid.owner = 'ids_admin'");
+    runtime.block_on(async {
+        let mut session = connect(&app).await;
+        reloaded(&mut session, "gdid.owner", "ids_admin").await;
+        let id: PgGdid = sqlx::query_scalar("SELECT gdid_next('shop', 'o')")
+            .fetch_one(&mut session)
+            .await
+            .unwrap();
+        assert_eq!(id.0.to_string(), "0:1:1");
     });
 }

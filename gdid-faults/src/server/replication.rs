@@ -157,6 +157,15 @@ impl<E> Replicas<E> {
         self.nodes[i].daemon.launch.url.clone()
     }
 
+    /// The log of server `i`: what its process printed, appended across its restarts.
+    ///
+    /// # Panics
+    ///
+    /// When there is no server `i`.
+    pub fn log(&self, i: usize) -> PathBuf {
+        self.nodes[i].daemon.folder.join("server.log")
+    }
+
     /// The address of server `i`, for a relay.
     ///
     /// # Panics
