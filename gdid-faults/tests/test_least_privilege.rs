@@ -293,6 +293,14 @@ async fn issues_as(url: &str) {
     assert_eq!(invoices.next_id().await.unwrap(), 2);
 }
 
+/// Why opening a store on `url` is refused (a panic when it opens).
+fn refusal(url: &str) -> String {
+    match block_on(Store::open(url)) {
+        Ok(_) => panic!("{url}: opened, where it should have been refused"),
+        Err(error) => error.to_string(),
+    }
+}
+
 async fn refused_as(url: &str) {
     let refused = Store::open(url).await.unwrap_err().to_string();
     assert!(
@@ -330,7 +338,7 @@ fn tables_of_an_untrusted_owner_or_with_a_trigger_are_refused() {
         &["GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA shared TO victim"],
     ));
     let victim = as_role(&dba, "victim", "planted");
-    let refused = block_on(Store::open(&victim)).unwrap_err().to_string();
+    let refused = refusal(&victim);
     assert!(refused.contains("owned by role \"mallory\""), "{refused}");
     // The schema and the tables owned by the DBA, but with mallory's trigger.
     block_on(run_as_dba(
@@ -345,7 +353,7 @@ fn tables_of_an_untrusted_owner_or_with_a_trigger_are_refused() {
              FOR EACH ROW EXECUTE FUNCTION shared.hook()",
         ],
     ));
-    let refused = block_on(Store::open(&victim)).unwrap_err().to_string();
+    let refused = refusal(&victim);
     assert!(refused.contains("has a trigger"), "{refused}");
 }
 
@@ -670,7 +678,7 @@ fn a_view_in_place_of_a_mysql_gdid_table_is_refused(dba: &str) {
         &["CREATE VIEW viewed.gdid_counters AS SELECT * FROM elsewhere.gdid_counters"],
     ));
     let store = dba.replace("/dml_only", "/viewed");
-    let refused = block_on(Store::open(&store)).unwrap_err().to_string();
+    let refused = refusal(&store);
     assert!(
         refused.contains("the gdid table gdid_counters is not a table (VIEW)"),
         "{refused}"
@@ -698,9 +706,7 @@ fn a_member_roles_tables_and_an_untrusted_schema_are_refused() {
     let owner = as_role(&dba, "ms_owner", "membership");
     let app = as_role(&dba, "ms_app", "membership");
     // The schema's owner is neither a superuser, the database's owner nor the store's role.
-    let refused = block_on(Store::open(&format!("{app}?schema=ms")))
-        .unwrap_err()
-        .to_string();
+    let refused = refusal(&format!("{app}?schema=ms"));
     assert!(
         refused.contains("schema \"ms\"") && refused.contains("owned by role \"ms_owner\""),
         "{refused}"
@@ -712,9 +718,7 @@ fn a_member_roles_tables_and_an_untrusted_schema_are_refused() {
         &["GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA ms TO ms_app"],
     ));
     // ms_app is a member of ms_owner: not enough.
-    let refused = block_on(Store::open(&format!("{app}?schema=ms")))
-        .unwrap_err()
-        .to_string();
+    let refused = refusal(&format!("{app}?schema=ms"));
     assert!(refused.contains("owned by role \"ms_owner\""), "{refused}");
     // Named by the DBA in the URL: trusted.
     block_on(issues_as(&format!("{app}?schema=ms&owner=ms_owner")));
@@ -768,7 +772,7 @@ fn a_gdid_table_using_code_outside_pg_catalog_is_refused() {
         ),
     ] {
         block_on(run_as_dba(&dba, &[&plant]));
-        let refused = block_on(Store::open(&dba)).unwrap_err().to_string();
+        let refused = refusal(&dba);
         assert!(
             refused.contains("\"public\".gdid_counters") && refused.contains(what),
             "{plant}: {refused}"
