@@ -85,7 +85,11 @@ async fn check_trust(store: &SqlStore, tables: &[&Table]) -> Result<(), sqlx::Er
                 .await
         }
         #[cfg(feature = "mysql")]
-        SqlStore::MySql(pool) => crate::mysql_session::check_tables(pool, &names()).await,
+        SqlStore::MySql(pool) => {
+            // A server that refuses connections is the error at once, not at the pool's timeout.
+            crate::store::reachable(pool).await?;
+            crate::mysql_session::check_tables(pool, &names()).await
+        }
         #[allow(unreachable_patterns)]
         _ => {
             let _ = names;
