@@ -538,6 +538,9 @@ fn authority_status(stream: &mut TcpStream, token: &str) -> u16 {
     status.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
+/// SIGHUP reads the tokens file again without dropping a connection whose token it still
+/// lists; a request refused its token (401) closes its connection after the reply, so a token
+/// the file no longer lists keeps no connection.
 #[test]
 fn sighup_reloads_the_tokens_without_dropping_a_connection() {
     let dir = folder("cli_serve_hangup");
@@ -545,9 +548,10 @@ fn sighup_reloads_the_tokens_without_dropping_a_connection() {
     let (old, new) = ("hangup-old-token-0123456789", "hangup-new-token-0123456789");
     let tokens = tokens_file(&dir, &format!("{old} shop\n"));
     let (mut server, url) = serve_on(&store, &tokens, &[]);
-    let mut connection = TcpStream::connect(url.trim_start_matches("http://")).unwrap();
-    assert_eq!(authority_status(&mut connection, old), 200);
-    assert_eq!(authority_status(&mut connection, new), 401);
+    let connect = || TcpStream::connect(url.trim_start_matches("http://")).unwrap();
+    let mut held = connect();
+    assert_eq!(authority_status(&mut held, old), 200);
+    assert_eq!(authority_status(&mut connect(), new), 401);
 
     std::fs::write(&tokens, format!("{new} shop\n")).unwrap();
     let hangup = |server: &KillOnDrop| {
@@ -560,20 +564,36 @@ fn sighup_reloads_the_tokens_without_dropping_a_connection() {
                 .success()
         );
     };
-    // Asks on `connection` with `token` until the answer is `status`, for 5 s at most.
-    let until = |connection: &mut TcpStream, token: &str, status: u16, why: &str| {
+    // Asks with `token` on a new connection until the answer is `status`, for 5 s at most (a
+    // refused request closes its connection): that connection.
+    let until = |token: &str, status: u16, why: &str| {
         let began = std::time::Instant::now();
-        while authority_status(connection, token) != status {
+        loop {
+            let mut connection = connect();
+            if authority_status(&mut connection, token) == status {
+                return connection;
+            }
             assert!(began.elapsed() < std::time::Duration::from_secs(5), "{why}");
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
     };
     hangup(&server);
-    // The same connection, open across the reload: the new token in, the old one out.
-    until(&mut connection, new, 200, "not reloaded");
-    assert_eq!(authority_status(&mut connection, old), 401);
+    let mut connection = until(new, 200, "not reloaded");
+    // The connection open across the reload with the old token: refused, and closed.
+    assert_eq!(authority_status(&mut held, old), 401);
+    held.set_read_timeout(Some(std::time::Duration::from_secs(2)))
+        .unwrap();
+    let closed = match held.read_to_end(&mut Vec::new()) {
+        Ok(_) => true,
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+    };
+    assert!(closed, "the revoked token's connection stayed open");
 
-    // A file that cannot be used keeps the tokens it still lists, and refuses the others.
+    // A file that cannot be used keeps the tokens it still lists, and refuses the others: the
+    // new token's connection is still served.
     std::fs::write(&tokens, format!("{new} shop\nshort shop\n")).unwrap();
     hangup(&server);
     std::thread::sleep(std::time::Duration::from_millis(500));
@@ -581,7 +601,6 @@ fn sighup_reloads_the_tokens_without_dropping_a_connection() {
     std::fs::write(&tokens, "short shop\n").unwrap();
     hangup(&server);
     until(
-        &mut connection,
         new,
         401,
         "a token the broken file no longer lists is still accepted",
