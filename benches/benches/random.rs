@@ -109,8 +109,8 @@ async fn main() {
     println!("|---|---|---|---|---|---|");
     for (name, url) in configured(&SQL_SERVERS) {
         let store = SqlStore::connect(&url).await.unwrap();
-        // Named in the store's schema on PostgreSQL: its connections resolve names with
-        // `pg_catalog` first, where no table can be made.
+        // Named in the store's schema on PostgreSQL: its connections resolve names in
+        // `pg_catalog` alone (`search_path = pg_catalog, pg_temp`).
         let table = match store.schema().await.unwrap() {
             Some(schema) => format!(
                 "\"{}\".bench_random_{}",
