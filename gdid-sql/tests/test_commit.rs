@@ -60,11 +60,14 @@ async fn fail_commits_after_updates_of(store: &SqlStore, table: &str) -> Vec<Str
     )
     .await;
     if store.dialect() == Dialect::Postgres {
+        // Named with its schema: the trigger runs in the store's connection, whose
+        // `search_path` is `pg_catalog, pg_temp`.
+        let schema = store.schema().await.unwrap().unwrap().replace('"', "\"\"");
         execute(
             store,
             format!(
                 "CREATE FUNCTION {trigger}() RETURNS trigger LANGUAGE plpgsql AS \
-                 $$ BEGIN INSERT INTO {child} VALUES (42); RETURN NEW; END $$"
+                 $$ BEGIN INSERT INTO \"{schema}\".{child} VALUES (42); RETURN NEW; END $$"
             ),
         )
         .await;
