@@ -43,6 +43,7 @@ use gdid_core::AUTHORITY_MAX;
 pub struct MemoryAuthority {
     numbering: Numbering<MemoryStore>,
     allocations: Arc<AtomicU64>,
+    max_sequences_per_scope: Option<u64>,
 }
 
 /// A store in process memory: counter records and an authority number, shared by the
@@ -205,7 +206,32 @@ impl MemoryAuthority {
         MemoryAuthority {
             numbering: Numbering::new(store, check, "memory"),
             allocations: Arc::default(),
+            max_sequences_per_scope: None,
         }
+    }
+
+    /// This authority, creating a record of a sequence new to its scope only while the scope
+    /// holds fewer than `most` others ([`CounterStore::max_sequences_per_scope`]).
+    ///
+    /// ```
+    /// use gdid_engine::{Authority, MemoryAuthority};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let authority = MemoryAuthority::new(1).with_max_sequences_per_scope(2);
+    /// for sequence in ["orders", "invoices"] {
+    ///     assert!(authority.allocate("shop", sequence, 10).await.is_ok());
+    /// }
+    /// let refused = authority.allocate("shop", "carts", 10).await.unwrap_err();
+    /// assert!(refused.to_string().contains("scope \"shop\", which holds 2 already"));
+    /// // The sequences it holds go on; another scope has room of its own.
+    /// assert_eq!(authority.allocate("shop", "orders", 10).await.unwrap().start(), 11);
+    /// assert!(authority.allocate("billing", "carts", 10).await.is_ok());
+    /// # }
+    /// ```
+    pub fn with_max_sequences_per_scope(mut self, most: u64) -> Self {
+        self.max_sequences_per_scope = Some(most);
+        self
     }
 
     /// The store: to make more authorities on it, or to read and write it behind this one's back
@@ -318,6 +344,10 @@ impl CounterStore for MemoryAuthority {
 
     fn numbering(&self) -> &Numbering<MemoryStore> {
         &self.numbering
+    }
+
+    fn max_sequences_per_scope(&self) -> Option<u64> {
+        self.max_sequences_per_scope
     }
 
     fn record_name(&self, key: &CounterKey<'_>) -> String {

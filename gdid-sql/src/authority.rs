@@ -182,6 +182,14 @@ impl CounterStore for SqlAuthority {
         &self.numbering
     }
 
+    fn max_sequences_per_scope(&self) -> Option<u64> {
+        self.store.max_sequences_per_scope()
+    }
+
+    async fn sequences_beside(&self, key: &CounterKey<'_>) -> Counters<u64> {
+        counters::sequences_beside(&self.store, key).await
+    }
+
     fn record_name(&self, key: &CounterKey<'_>) -> String {
         counters::row_name(key)
     }

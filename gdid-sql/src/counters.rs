@@ -503,6 +503,28 @@ pub(crate) async fn spellings(
     .map_err(driver_error)
 }
 
+/// How many sequences of `key`'s scope other than `key`'s have a row (of any authority): see
+/// [`CounterStore::sequences_beside`](gdid_engine::backend::CounterStore::sequences_beside).
+pub(crate) async fn sequences_beside(
+    store: &SqlStore,
+    key: &CounterKey<'_>,
+) -> Result<u64, AuthorityError> {
+    let q = sql(
+        store.dialect(),
+        "SELECT COUNT(DISTINCT sequence_name) FROM gdid_counters \
+         WHERE scope_name = ? AND sequence_name <> ?",
+    );
+    let count: i64 = with_live_pool!(store, pool => {
+        sqlx::query_scalar(store.statement(&q.0))
+            .bind(key.scope)
+            .bind(key.sequence)
+            .fetch_one(pool)
+            .await
+    })
+    .map_err(driver_error)?;
+    Ok(u64::try_from(count).unwrap_or_default())
+}
+
 /// Checks the era and next counter of every other row of `key`'s scope and sequence.
 ///
 /// # Errors

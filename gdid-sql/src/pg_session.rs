@@ -28,8 +28,10 @@
 //!   for the same reason (the URL then names the schema, to share them or to have a store of its
 //!   own).
 //! - **Tables of a trusted owner, running no code.** Before a store uses its tables, it refuses
-//!   one owned by a role that is not a superuser, the database's owner or a role the store's
-//!   role is a member of (whoever holds it could move the counters back), and one carrying a
+//!   a schema or table owned by a role other than a superuser, the database's owner, the store's
+//!   own role and the role the URL's `owner=` names (whoever owns them could move the counters
+//!   back; membership in such a role is not enough, as a DBA grants roles for other reasons), a
+//!   relation of another kind where a table belongs, and a table carrying a
 //!   trigger, a rule or row security (code the table's owner chose, run with the store's
 //!   privileges at every reservation).
 
@@ -66,26 +68,32 @@ pub struct PgSchema {
     /// The role the URL's `owner=ROLE` trusts to own the gdid tables and their schema, besides
     /// superusers, the database's owner and the store's own role.
     owner: Option<String>,
+    /// The URL's `max_sequences_per_scope=N`: the most sequences one scope may hold records of
+    /// (`gdid_engine::backend::CounterStore::max_sequences_per_scope`).
+    max_sequences_per_scope: Option<u64>,
 }
 
 impl PgSchema {
     /// The options of the store's connections for `url` (its `search_path` pinned to
     /// [`SEARCH_PATH`]), and the schema its `schema` parameter names, if any, with the role its
-    /// `owner` parameter trusts (two parameters of gdid's, which the driver does not know).
+    /// `owner` parameter trusts and the bound its `max_sequences_per_scope` sets (parameters of
+    /// gdid's, which the driver does not know).
     ///
     /// # Errors
     ///
-    /// `sqlx::Error::Configuration` for a URL that does not parse, or an empty schema or owner.
+    /// `sqlx::Error::Configuration` for a URL that does not parse, an empty schema or owner, or a
+    /// bound that is not a positive integer.
     pub(crate) fn from_url(url: &str) -> Result<(PgConnectOptions, PgSchema), sqlx::Error> {
         let mut parsed =
             url::Url::parse(url).map_err(|e| sqlx::Error::Configuration(Box::new(e)))?;
-        let (mut asked, mut owner) = (None, None);
+        let (mut asked, mut owner, mut bound) = (None, None, None);
         let kept: Vec<(String, String)> = parsed
             .query_pairs()
             .filter_map(|(key, value)| {
                 let ours = match key.as_ref() {
                     "schema" => &mut asked,
                     "owner" => &mut owner,
+                    "max_sequences_per_scope" => &mut bound,
                     _ => return Some((key.into_owned(), value.into_owned())),
                 };
                 *ours = Some(value.into_owned());
@@ -100,6 +108,18 @@ impl PgSchema {
                 ));
             }
         }
+        let max_sequences_per_scope = bound
+            .map(|bound| match bound.parse::<u64>() {
+                Ok(most) if most > 0 => Ok(most),
+                _ => Err(sqlx::Error::Configuration(
+                    format!(
+                        "the URL's max_sequences_per_scope={bound:?} is not a positive integer: \
+                         give the most sequences one scope may hold, or leave it out for no bound"
+                    )
+                    .into(),
+                )),
+            })
+            .transpose()?;
         if kept.is_empty() {
             parsed.set_query(None);
         } else {
@@ -112,6 +132,7 @@ impl PgSchema {
         let schema = PgSchema {
             asked,
             owner,
+            max_sequences_per_scope,
             unpinned: Some(Arc::new(unpinned)),
             ..PgSchema::default()
         };
@@ -121,6 +142,11 @@ impl PgSchema {
     /// The role the URL's `owner=` trusts, if any.
     pub(crate) fn owner(&self) -> Option<&str> {
         self.owner.as_deref()
+    }
+
+    /// The URL's `max_sequences_per_scope=`, if any.
+    pub(crate) fn max_sequences_per_scope(&self) -> Option<u64> {
+        self.max_sequences_per_scope
     }
 
     /// `text` as the store runs it: each gdid table it names qualified with the store's schema
@@ -571,5 +597,24 @@ mod tests {
         assert!(error.to_string().contains("schema= is empty"), "{error}");
         let error = PgSchema::from_url("postgres://db/ids?owner=").unwrap_err();
         assert!(error.to_string().contains("owner= is empty"), "{error}");
+    }
+
+    #[test]
+    fn the_bound_on_sequences_is_a_positive_integer_kept_from_the_driver() {
+        let (options, schema) =
+            PgSchema::from_url("postgres://db/ids?max_sequences_per_scope=500&sslmode=disable")
+                .unwrap();
+        assert_eq!(schema.max_sequences_per_scope(), Some(500));
+        assert_eq!(options.get_database(), Some("ids"));
+        let (_, schema) = PgSchema::from_url("postgres://db/ids").unwrap();
+        assert_eq!(schema.max_sequences_per_scope(), None);
+        for bound in ["0", "-1", "ten", ""] {
+            let url = format!("postgres://db/ids?max_sequences_per_scope={bound}");
+            let error = PgSchema::from_url(&url).unwrap_err();
+            assert!(
+                error.to_string().contains("is not a positive integer"),
+                "{bound}: {error}"
+            );
+        }
     }
 }

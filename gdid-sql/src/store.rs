@@ -237,6 +237,17 @@ impl SqlStore {
         self.statement(text).0.to_string()
     }
 
+    /// The most sequences one scope may hold records of: the PostgreSQL URL's
+    /// `max_sequences_per_scope=N`; `None` (no bound) elsewhere and without it.
+    pub(crate) fn max_sequences_per_scope(&self) -> Option<u64> {
+        match self {
+            #[cfg(feature = "postgres")]
+            SqlStore::Postgres(_, schema) => schema.max_sequences_per_scope(),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
+    }
+
     /// The dialect.
     pub fn dialect(&self) -> Dialect {
         match self {

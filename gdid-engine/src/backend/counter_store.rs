@@ -478,6 +478,33 @@ pub trait CounterStore: Send + Sync + 'static {
         key: &CounterKey<'_>,
     ) -> impl Future<Output = Result<Vec<(String, String)>, AuthorityError>> + Send;
 
+    /// The most sequences one scope may hold records of: a record of a sequence new to its scope
+    /// is created only while the scope holds fewer others
+    /// ([`sequences_beside`](Self::sequences_beside)), so that whoever may issue from a scope
+    /// cannot fill the store with sequences. `None`, the default: no bound.
+    fn max_sequences_per_scope(&self) -> Option<u64> {
+        None
+    }
+
+    /// How many sequences of `key`'s scope, other than `key`'s own, have a record (of any key):
+    /// asked before a record is created, when [`max_sequences_per_scope`](Self::max_sequences_per_scope)
+    /// bounds them. The default counts them in [`records`](Self::records); a store overrides it
+    /// with a count of its own.
+    fn sequences_beside(
+        &self,
+        key: &CounterKey<'_>,
+    ) -> impl Future<Output = Result<u64, AuthorityError>> + Send {
+        async move {
+            let records = self.records().await?;
+            let others: std::collections::BTreeSet<&str> = records
+                .iter()
+                .filter(|record| record.scope == key.scope && record.sequence != key.sequence)
+                .map(|record| record.sequence.as_str())
+                .collect();
+            Ok(others.len() as u64)
+        }
+    }
+
     /// The era and next counter of the record of `key`, as stored, or `None` when there is none.
     fn read(
         &self,
@@ -609,6 +636,7 @@ async fn create<S: CounterStore>(
     start: CounterStart,
 ) -> Result<(), AuthorityError> {
     check_spelling(key, store.spellings(key).await?)?;
+    check_room(store, key).await?;
     let start = match start {
         CounterStart::Fresh if key.key != COUNTER_KEY => {
             match store.numbering().record.floor_era().await? {
@@ -619,6 +647,37 @@ async fn create<S: CounterStore>(
         _ => start,
     };
     store.insert_if_absent(key, start).await
+}
+
+/// Refuses the record of `key` when its sequence is new to its scope and the scope holds the most
+/// sequences the store allows ([`CounterStore::max_sequences_per_scope`]). Two writers creating
+/// sequences of one scope at once may each pass the count: the bound can be passed by at most the
+/// number of such writers, never without end.
+///
+/// # Errors
+///
+/// [`AuthorityError::InvalidName`] naming the sequence, its scope and the bound.
+async fn check_room<S: CounterStore>(
+    store: &S,
+    key: &CounterKey<'_>,
+) -> Result<(), AuthorityError> {
+    let Some(most) = store.max_sequences_per_scope() else {
+        return Ok(());
+    };
+    let others = store.sequences_beside(key).await?;
+    if others < most {
+        return Ok(());
+    }
+    Err(AuthorityError::InvalidName(InvalidName {
+        kind: NameKind::Sequence,
+        name: key.sequence.to_owned(),
+        reason: format!(
+            "it would be a new sequence of scope {:?}, which holds {others} already, the most this \
+             store allows (max_sequences_per_scope): issue from a sequence it holds, or have the \
+             store's administrator raise the bound",
+            key.scope
+        ),
+    }))
 }
 
 /// The one rule of names and case: a scope and sequence are stored as given, and compared as
