@@ -759,7 +759,8 @@ fn dba_set_up(server: &mut PostgresReplicas, i: usize) {
 }
 
 /// Makes `role` a login role with a password (its name, then `-pw`) and, when `may_issue`, the
-/// grant of docs/interoperability.md; returns its URL.
+/// grants of docs/interoperability.md: `EXECUTE` on `gdid_next`, and scope `shop` in
+/// `gdid.scopes` (which then grants it to this role alone); returns its URL.
 fn login_role(server: &PostgresReplicas, i: usize, role: &str, may_issue: bool) -> String {
     server
         .query(i, &format!("CREATE ROLE {role} LOGIN PASSWORD '{role}-pw'"))
@@ -771,8 +772,28 @@ fn login_role(server: &PostgresReplicas, i: usize, role: &str, may_issue: bool) 
                 &format!("GRANT EXECUTE ON FUNCTION gdid_next(text, text) TO {role}"),
             )
             .unwrap();
+        grant_scopes(server, i, &format!("shop={role}"));
     }
     server.url_as(i, role, &format!("{role}-pw"))
+}
+
+/// Sets server `i`'s `gdid.scopes` to `grants` (`ALTER SYSTEM`), and waits until a new session
+/// reads it.
+fn grant_scopes(server: &PostgresReplicas, i: usize, grants: &str) {
+    server
+        .query(i, &format!("ALTER SYSTEM SET gdid.scopes = '{grants}'"))
+        .unwrap();
+    server.query(i, "SELECT pg_reload_conf()").unwrap();
+    for _ in 0..200 {
+        let now = server
+            .query(i, "SELECT current_setting('gdid.scopes', true)")
+            .unwrap();
+        if now.trim() == grants {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    panic!("gdid.scopes is not {grants:?} after a reload");
 }
 
 /// What the server said when `sql` failed: its SQLSTATE, message and detail.
@@ -976,8 +997,9 @@ fn a_role_shadowing_what_the_extension_reads_gets_no_other_role_and_no_superuser
 }
 
 /// `gdid_next` is not PUBLIC's: a role without the grant gets PostgreSQL's own "permission
-/// denied" (42501) before the extension does anything; the grant of docs/interoperability.md
-/// lets it issue. Before, every role could call it (and, not being a superuser, failed reading
+/// denied" (42501) before the extension does anything; with `EXECUTE` it is refused by the
+/// extension until `gdid.scopes` grants it the scope; the two grants of docs/interoperability.md
+/// let it issue. Before, every role could call it (and, not being a superuser, failed reading
 /// `unix_socket_directories` instead) — seen failing so.
 #[test]
 fn a_role_without_the_grant_is_refused_by_postgresql() {
@@ -1004,12 +1026,17 @@ fn a_role_without_the_grant_is_refused_by_postgresql() {
             .unwrap();
         let (code, message, _) = refusal(&mut session, "INSERT INTO d DEFAULT VALUES").await;
         assert_eq!(code, "42501", "{message}");
+        // EXECUTE alone issues from no scope; with the scope granted too, the insert goes in.
         server
             .query(
                 0,
                 "GRANT EXECUTE ON FUNCTION gdid_next(text, text) TO stranger",
             )
             .unwrap();
+        let (code, message, _) = refusal(&mut session, "INSERT INTO d DEFAULT VALUES").await;
+        assert_eq!(code, "42501", "{message}");
+        assert!(message.contains("may not issue from scope"), "{message}");
+        grant_scopes(&server, 0, "shop=stranger");
         session
             .execute("INSERT INTO d DEFAULT VALUES")
             .await
@@ -1119,6 +1146,182 @@ fn an_ordinary_role_issues_ids_after_the_dbas_set_up() {
             .unwrap(),
         "gdid_authority postgres, gdid_counters postgres"
     );
+}
+
+/// Which roles issue from which scope is the DBA's: `EXECUTE` on `gdid_next` is not enough. As
+/// ordinary roles: `app`, without a scope in `gdid.scopes`, is refused with a message naming the
+/// scope and the setting (before, every role with `EXECUTE` issued from every scope — seen
+/// failing so); granted `shop` through a role it is a member of, it issues from `shop` and not
+/// from `billing`, and loses it when the membership is revoked (in a session that passed the
+/// check before); it cannot grant itself a scope.
+/// The role checked is `current_user`: after `SET ROLE` to a role without the grant, the block
+/// the session holds serves nothing; a `SECURITY DEFINER` function issues as its owner, whoever
+/// calls it.
+#[test]
+fn a_role_issues_only_from_the_scopes_a_superuser_granted_it() {
+    let Some(mut server) = stock_server(&[]) else {
+        return;
+    };
+    dba_set_up(&mut server, 0);
+    let app = login_role(&server, 0, "app", false);
+    let caller = login_role(&server, 0, "caller", false);
+    server
+        .query(
+            0,
+            "GRANT EXECUTE ON FUNCTION gdid_next(text, text) TO app; \
+             CREATE ROLE shop_writers NOLOGIN; CREATE ROLE reporting NOLOGIN; \
+             GRANT reporting TO app; \
+             CREATE FUNCTION public.next_order() RETURNS gdid LANGUAGE sql SECURITY DEFINER \
+             SET search_path = pg_catalog, public AS $$ SELECT public.gdid_next('shop', 'o') $$; \
+             CREATE FUNCTION public.next_report() RETURNS gdid LANGUAGE sql SECURITY DEFINER \
+             SET search_path = pg_catalog, public AS $$ SELECT public.gdid_next('shop', 'o') $$; \
+             ALTER FUNCTION public.next_order() OWNER TO app; \
+             GRANT EXECUTE ON FUNCTION gdid_next(text, text) TO reporting; \
+             ALTER FUNCTION public.next_report() OWNER TO reporting; \
+             GRANT EXECUTE ON FUNCTION public.next_order(), public.next_report() TO caller, app",
+        )
+        .unwrap();
+    let runtime = runtime();
+    runtime.block_on(async {
+        let mut session = connect(&app).await;
+        let (code, message, _) = refusal(&mut session, "SELECT gdid_next('shop', 'o')").await;
+        assert_eq!(code, "42501", "{message}");
+        assert!(
+            message.contains("role app may not issue from scope \"shop\"")
+                && message.contains("shop=ROLE")
+                && message.contains("gdid.scopes"),
+            "{message}"
+        );
+        let (code, message, _) = refusal(&mut session, "SET gdid.scopes = '*=app'").await;
+        assert_eq!(code, "42501", "{message}");
+    });
+    grant_scopes(&server, 0, "shop=shop_writers, billing=billing_app");
+    server.query(0, "GRANT shop_writers TO app").unwrap();
+    runtime.block_on(async {
+        let mut session = connect(&app).await;
+        let id: PgGdid = sqlx::query_scalar("SELECT gdid_next('shop', 'o')")
+            .fetch_one(&mut session)
+            .await
+            .unwrap();
+        assert_eq!(id.0.to_string(), "0:1:1");
+        let (code, message, _) = refusal(&mut session, "SELECT gdid_next('billing', 'o')").await;
+        assert_eq!(code, "42501", "{message}");
+        // The session holds the rest of a block of shop/o: a role without the grant gets none.
+        session.execute("SET ROLE reporting").await.unwrap();
+        let (code, message, _) = refusal(&mut session, "SELECT gdid_next('shop', 'o')").await;
+        assert_eq!(code, "42501", "{message}");
+        assert!(message.contains("role reporting may not"), "{message}");
+        // A definer's function runs as its owner: reporting's refused, app's issues.
+        let (code, message, _) = refusal(&mut session, "SELECT public.next_report()").await;
+        assert_eq!(code, "42501", "{message}");
+        session.execute("RESET ROLE").await.unwrap();
+        let (code, _, _) = refusal(&mut session, "SELECT public.next_report()").await;
+        assert_eq!(code, "42501");
+        let id: PgGdid = sqlx::query_scalar("SELECT public.next_order()")
+            .fetch_one(&mut session)
+            .await
+            .unwrap();
+        assert_eq!(id.0.to_string(), "0:1:2");
+    });
+    runtime.block_on(async {
+        // A caller with neither grant issues through app's function, as app.
+        let mut session = connect(&caller).await;
+        let (code, _, _) = refusal(&mut session, "SELECT gdid_next('shop', 'o')").await;
+        assert_eq!(code, "42501", "no EXECUTE on gdid_next");
+        let id: PgGdid = sqlx::query_scalar("SELECT public.next_order()")
+            .fetch_one(&mut session)
+            .await
+            .unwrap();
+        assert!(id.0.counter() > 2, "{}", id.0);
+    });
+    runtime.block_on(async {
+        // A session that passed the check loses the scope with the membership, at its next call.
+        let mut session = connect(&app).await;
+        sqlx::query_scalar::<_, PgGdid>("SELECT gdid_next('shop', 'o')")
+            .fetch_one(&mut session)
+            .await
+            .unwrap();
+        server.query(0, "REVOKE shop_writers FROM app").unwrap();
+        let (code, message, _) = refusal(&mut session, "SELECT gdid_next('shop', 'o')").await;
+        assert_eq!(code, "42501", "{message}");
+    });
+}
+
+/// A role that may issue from a scope cannot fill the store with sequences of it:
+/// `gdid.max_sequences_per_scope` bounds the sequences one scope holds records of, in the store,
+/// so every session and every Rust store beside the extension counts the same records. Before,
+/// `gdid_next('s', 'q' || n)` over a series made a record per call — seen failing so.
+#[test]
+fn the_sequences_of_a_scope_are_bounded_by_the_dbas_setting() {
+    let Some(mut server) = stock_server(&[]) else {
+        return;
+    };
+    dba_set_up(&mut server, 0);
+    configure(&server, "gdid.max_sequences_per_scope = 3");
+    server
+        .query(0, "ALTER ROLE postgres PASSWORD 'postgres-pw'")
+        .unwrap();
+    let url = server.url_as(0, "postgres", "postgres-pw");
+    let runtime = runtime();
+    runtime.block_on(async {
+        let mut session = connect(&url).await;
+        reloaded(&mut session, "gdid.max_sequences_per_scope", "3").await;
+        let made: i64 = sqlx::query_scalar(
+            "SELECT count(gdid_next('bounded', 's' || n)) FROM generate_series(1, 3) AS n",
+        )
+        .fetch_one(&mut session)
+        .await
+        .unwrap();
+        assert_eq!(made, 3);
+        let (code, message, _) = refusal(
+            &mut session,
+            "SELECT count(gdid_next('bounded', 's' || n)) FROM generate_series(1, 1000) AS n",
+        )
+        .await;
+        assert_eq!(code, "22023", "{message}");
+        assert!(
+            message.contains("\"s4\"")
+                && message.contains("scope \"bounded\", which holds 3 already")
+                && message.contains("max_sequences_per_scope"),
+            "{message}"
+        );
+        // The sequences it holds go on in the same session; another scope has room.
+        for sql in [
+            "SELECT gdid_next('bounded', 's1')::text",
+            "SELECT gdid_next('other', 's4')::text",
+        ] {
+            sqlx::query_scalar::<_, String>(sql)
+                .fetch_one(&mut session)
+                .await
+                .unwrap_or_else(|e| panic!("{sql}: {e}"));
+        }
+        // Another session counts the same records.
+        let mut another = connect(&url).await;
+        let (code, _, _) = refusal(&mut another, "SELECT gdid_next('bounded', 's5')").await;
+        assert_eq!(code, "22023");
+    });
+    let records = server
+        .query(
+            0,
+            "SELECT count(DISTINCT sequence_name) FROM gdid_counters WHERE scope_name = 'bounded'",
+        )
+        .unwrap();
+    assert_eq!(records.trim(), "3");
+    // A Rust store told the same bound refuses the same way.
+    runtime.block_on(async {
+        let store = Store::open(&format!(
+            "{}&max_sequences_per_scope=3",
+            beside_the_extension(&url)
+        ))
+        .await
+        .unwrap();
+        let ids = store.block_generator("bounded", "s6").build().unwrap();
+        let refused = gdid::IdGenerator::next_id(&ids).await.unwrap_err();
+        assert!(
+            refused.to_string().contains("which holds 3 already"),
+            "{refused}"
+        );
+    });
 }
 
 /// Two servers, `gdid.authority` 1 and 2, issue ids of one sequence: none twice (each store

@@ -31,6 +31,13 @@
 //!   tables and their schema, besides superusers, the database's owner and the connection's own
 //!   role (the store URL's `owner=`): say, the DBA's role that made them with `gdid schema
 //!   apply`. Membership in an owner's role is never enough.
+//! - `gdid.scopes` (superusers set it, in postgresql.conf or per database; unset by default):
+//!   which roles may issue from which scope, `scope=role` pairs (`*=role`: every scope). A
+//!   caller that is no superuser issues only from a scope granted to its `current_user` or to a
+//!   role whose privileges it has; see `grants.rs`.
+//! - `gdid.max_sequences_per_scope` (postgresql.conf; 10,000 by default, 0 for no bound): the
+//!   most sequences one scope may hold records of; a call naming a sequence new to a scope that
+//!   holds that many is refused (the store URL's `max_sequences_per_scope=`).
 //! - `gdid.store_url` (postgresql.conf; superusers and members of `pg_read_all_settings`, such
 //!   as `pg_monitor`'s, read it): a URL that replaces the connection above. It holds no
 //!   password (one is refused, [`PasswordInSetting`]): the connection finds its password in the
@@ -87,6 +94,10 @@ static AUTHORITY: GucSetting<i32> = GucSetting::<i32>::new(-1);
 /// `gdid.owner`: a role trusted to own the gdid tables and their schema (the URL's `owner=`).
 static OWNER: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
+/// `gdid.max_sequences_per_scope`: the most sequences one scope may hold records of; 0, no
+/// bound.
+static MAX_SEQUENCES_PER_SCOPE: GucSetting<i32> = GucSetting::<i32>::new(10_000);
+
 /// `gdid.store_url`: a URL replacing this server's socket and `gdid.role`.
 static STORE_URL: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
@@ -124,6 +135,38 @@ fn holds_password(url: &str) -> bool {
             .any(|key| percent_decode_str(key).decode_utf8_lossy() == "password")
     });
     in_user || in_parameters
+}
+
+#[cfg(test)]
+mod parameter_tests {
+    use super::Settings;
+
+    fn settings(owner: Option<&str>, most: Option<u64>) -> Settings {
+        Settings {
+            role: "gdid_issuer".to_owned(),
+            schema: "public".to_owned(),
+            authority: None,
+            store_url: None,
+            owner: owner.map(str::to_owned),
+            max_sequences_per_scope: most,
+        }
+    }
+
+    #[test]
+    fn the_settings_add_the_parameters_a_url_does_not_give_itself() {
+        let both = settings(Some("ids admin"), Some(500));
+        assert_eq!(
+            both.parameters("postgres://db/ids?schema=gdid"),
+            "&owner=ids%20admin&max_sequences_per_scope=500"
+        );
+        assert_eq!(
+            both.parameters("postgresql://db/ids?owner=dba&max_sequences_per_scope=9"),
+            ""
+        );
+        // A store of another kind keeps its own rules on sequences.
+        assert_eq!(both.parameters("mysql://db/ids"), "&owner=ids%20admin");
+        assert_eq!(settings(None, None).parameters("postgres://db/ids"), "");
+    }
 }
 
 #[cfg(test)]
@@ -225,6 +268,24 @@ pub(crate) fn register_settings() {
         GucFlags::default(),
     );
     GucRegistry::define_string_guc(
+        c"gdid.scopes",
+        c"Which roles may issue from which scope with gdid_next: scope=role pairs, comma-separated (*=role: every scope).",
+        c"A caller that is no superuser issues only from a scope granted to its current_user or to a role whose privileges it has. Unset: only superusers issue.",
+        &crate::grants::SCOPES,
+        GucContext::Suset,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"gdid.max_sequences_per_scope",
+        c"The most sequences one scope may hold records of in gdid_next's store (0: no bound).",
+        c"A call naming a sequence new to a scope that holds this many is refused.",
+        &MAX_SEQUENCES_PER_SCOPE,
+        0,
+        i32::MAX,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
         c"gdid.store_url",
         c"A URL gdid_next reserves blocks through, in place of this server's socket and gdid.role.",
         c"Superusers and members of pg_read_all_settings read it: a password is refused; put it in the passfile of the server's OS user.",
@@ -248,6 +309,7 @@ pub(crate) fn register_settings() {
 /// ```
 #[pg_extern(volatile, parallel_unsafe, strict)]
 fn gdid_next(scope: &str, sequence: &str) -> Gdid {
+    crate::grants::check(scope, sequence);
     SESSION.with_borrow_mut(|session| {
         session
             .get_or_insert_with(Session::new)
@@ -317,6 +379,7 @@ struct Settings {
     authority: Option<u8>,
     store_url: Option<String>,
     owner: Option<String>,
+    max_sequences_per_scope: Option<u64>,
 }
 
 impl Settings {
@@ -333,7 +396,32 @@ impl Settings {
             authority: u8::try_from(AUTHORITY.get()).ok(),
             store_url: text(&STORE_URL),
             owner: text(&OWNER),
+            max_sequences_per_scope: u64::try_from(MAX_SEQUENCES_PER_SCOPE.get())
+                .ok()
+                .filter(|&most| most > 0),
         }
+    }
+
+    /// The store URL's parameters these settings add: `owner=`, and `max_sequences_per_scope=`
+    /// to a PostgreSQL URL (the store of another kind of `gdid.store_url` keeps its own rules),
+    /// each `&name=value`, leaving out those `url` gives itself.
+    fn parameters(&self, url: &str) -> String {
+        let given =
+            |name: &str| url.contains(&format!("?{name}=")) || url.contains(&format!("&{name}="));
+        let postgres = url.starts_with("postgres://") || url.starts_with("postgresql://");
+        let mut parameters = String::new();
+        if let Some(owner) = &self.owner
+            && !given("owner")
+        {
+            parameters.push_str(&format!("&owner={}", encode(owner)));
+        }
+        if let Some(most) = self.max_sequences_per_scope
+            && postgres
+            && !given("max_sequences_per_scope")
+        {
+            parameters.push_str(&format!("&max_sequences_per_scope={most}"));
+        }
+        parameters
     }
 
     /// The URL to open: `gdid.store_url`, or this server's socket as `gdid.role` with
@@ -343,13 +431,11 @@ impl Settings {
             if holds_password(url) {
                 return Err(PasswordInSetting.to_string());
             }
-            return Ok(match &self.owner {
-                // The URL's own owner= is the one it means.
-                Some(owner) if !url.contains("?owner=") && !url.contains("&owner=") => {
-                    let join = if url.contains('?') { '&' } else { '?' };
-                    format!("{url}{join}owner={}", encode(owner))
-                }
-                _ => url.clone(),
+            // The URL's own parameters are the ones it means.
+            let parameters = self.parameters(url);
+            return Ok(match parameters.strip_prefix('&') {
+                Some(first) if !url.contains('?') => format!("{url}?{first}"),
+                _ => format!("{url}{parameters}"),
             });
         }
         if self.role.is_empty() {
@@ -367,19 +453,16 @@ impl Settings {
             );
         }
         let server = this_server()?;
-        let owner = self
-            .owner
-            .as_ref()
-            .map(|owner| format!("&owner={}", encode(owner)))
-            .unwrap_or_default();
-        Ok(format!(
-            "postgres://{}@localhost/{}?host={}&port={}&schema={}&application_name=gdid_next{owner}",
+        let url = format!(
+            "postgres://{}@localhost/{}?host={}&port={}&schema={}&application_name=gdid_next",
             encode(&self.role),
             encode(&server.database),
             encode(&server.socket),
             server.port,
             encode(&self.schema),
-        ))
+        );
+        let parameters = self.parameters(&url);
+        Ok(url + &parameters)
     }
 
     /// Who the connection is, in messages: the role, or "gdid.store_url" (never its value).
@@ -550,8 +633,19 @@ impl Session {
             None => open(&self.runtime, &settings),
         }
         .and_then(|store| {
-            let block = allocate(&self.runtime, &store, scope, sequence, size);
-            block.map(|block| (store, block))
+            match allocate(&self.runtime, &store, scope, sequence, size) {
+                Ok(block) => Ok((store, block)),
+                Err(Refusal::Refused(message)) => {
+                    // The store answered, and refused this name: the connection is sound.
+                    connection.store = Some(store);
+                    raise(
+                        PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+                        message,
+                        None,
+                    )
+                }
+                Err(Refusal::Failed(message)) => Err(message),
+            }
         });
         match result {
             Ok((store, block)) => {
@@ -630,6 +724,15 @@ fn opening_failed(settings: &Settings, error: &StoreError) -> String {
     }
 }
 
+/// Why a block was not reserved, and what to raise.
+enum Refusal {
+    /// The store refused the names (a sequence past `gdid.max_sequences_per_scope`, a second
+    /// spelling): the caller's to change; the connection is kept.
+    Refused(String),
+    /// The store or the connection failed: tried again after a back-off.
+    Failed(String),
+}
+
 /// Reserves a block of `size` counters of (`scope`, `sequence`) in `store`, or says what went
 /// wrong.
 fn allocate(
@@ -638,18 +741,23 @@ fn allocate(
     scope: &str,
     sequence: &str,
     size: u64,
-) -> Result<gdid::engine::Block, String> {
+) -> Result<gdid::engine::Block, Refusal> {
     let Some(authority) = store.authority() else {
-        return Err(
+        return Err(Refusal::Failed(
             "gdid_next's store has no authority number: set gdid.authority to one (0 to 15)"
                 .to_owned(),
-        );
+        ));
     };
     wait_interruptibly(runtime, authority.allocate_boxed(scope, sequence, size)).map_err(|error| {
-        format!(
-            "gdid_next('{scope}', '{sequence}') could not reserve a block ({error}): see the \
-             server's state (a read-only standby cannot issue) and try again"
-        )
+        match error {
+            gdid::AuthorityError::InvalidName(invalid) => {
+                Refusal::Refused(format!("gdid_next('{scope}', '{sequence}'): {invalid}"))
+            }
+            error => Refusal::Failed(format!(
+                "gdid_next('{scope}', '{sequence}') could not reserve a block ({error}): see the \
+                 server's state (a read-only standby cannot issue) and try again"
+            )),
+        }
     })
 }
 

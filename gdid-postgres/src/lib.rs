@@ -11,7 +11,8 @@
 //!   `gdid::Store::open` uses on that database, reserved on a connection of the extension's own
 //!   (never in the caller's transaction), as a role of the DBA's (`gdid.role`, never the
 //!   caller's), and cached per session as `CREATE SEQUENCE … CACHE` does ([`issue`]). Callers
-//!   need `EXECUTE` on it, which `PUBLIC` does not have.
+//!   need `EXECUTE` on it, which `PUBLIC` does not have, and a grant of the scope they issue
+//!   from in `gdid.scopes` (superusers need neither).
 //!
 //! ```sql
 //! CREATE EXTENSION gdid;
@@ -32,6 +33,7 @@
 
 mod error;
 pub mod forms;
+mod grants;
 pub mod issue;
 pub mod value;
 
