@@ -28,7 +28,7 @@ impl GaleraNode {
         variable: impl Fn(&str) -> Option<String>,
         status: impl Fn(&str) -> Option<String>,
     ) -> Option<GaleraNode> {
-        let on = variable("wsrep_on").is_some_and(|v| super::mysql::is_on(&v));
+        let on = variable("wsrep_on").is_some_and(|v| super::is_on(&v));
         let provider = variable("wsrep_provider").unwrap_or_default();
         let provider = provider.trim();
         if !on || provider.is_empty() || provider.eq_ignore_ascii_case("none") {
@@ -170,7 +170,7 @@ fn ready(node: &GaleraNode) -> Setting {
     const NAME: &str = "wsrep_ready";
     match &node.ready {
         None => unsaid(NAME),
-        Some(ready) if super::mysql::is_on(ready) => {
+        Some(ready) if super::is_on(ready) => {
             Setting::new(NAME, ready, Verdict::Safe, "this node accepts queries")
         }
         Some(ready) => Setting::new(

@@ -54,6 +54,13 @@ impl SqlStore {
     }
 }
 
+/// A MySQL/MariaDB boolean variable cast to text, as both a server's and a Galera node's
+/// settings are read: `ON` (MariaDB) or `1` (MySQL).
+#[cfg(feature = "mysql")]
+fn is_on(value: &str) -> bool {
+    value == "1" || value.eq_ignore_ascii_case("ON")
+}
+
 /// The verdict of setting `name` in `report`, for the tests of each server's module.
 #[cfg(test)]
 fn verdict_of(report: &Durability, name: &str) -> gdid_engine::durability::Verdict {

@@ -6,7 +6,7 @@
 use gdid_engine::durability::{Durability, Setting, Verdict};
 use sqlx::{MySqlPool, Row};
 
-use super::FAILOVER_COST;
+use super::{FAILOVER_COST, is_on};
 use super::galera::{self, GaleraNode};
 
 /// A semi-synchronous timeout this long (a day, in ms) is taken as "never falls back".
@@ -103,11 +103,6 @@ pub(super) async fn read(pool: &MySqlPool) -> Result<Durability, sqlx::Error> {
             .unwrap_or(0),
         galera: GaleraNode::read(&variables, &status),
     }))
-}
-
-/// A boolean variable cast to text: `ON` (MariaDB) or `1` (MySQL).
-pub(super) fn is_on(value: &str) -> bool {
-    value == "1" || value.eq_ignore_ascii_case("ON")
 }
 
 /// `SHOW … VARIABLES` / `STATUS` rows (`Variable_name`, `Value`) as a lookup by name (any
