@@ -5,9 +5,11 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use gdid::StoreKind;
 use gdid::engine::windows::{AgentError, AgentReport, WindowAgent, WindowShard};
 use gdid::engine::{NameKind, validate_name};
-use gdid::{StoreError, StoreKind};
+
+use crate::failure::Failure;
 
 /// The arguments of `gdid agent`.
 #[derive(Debug, clap::Args)]
@@ -41,47 +43,19 @@ pub(crate) struct AgentArgs {
     keep_used_windows: Option<u64>,
 }
 
-/// Why `gdid agent` stopped.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum AgentFailure {
-    /// The arguments cannot work (exit status 2).
-    #[error("{0}")]
-    BadInput(String),
-    /// A store could not be opened as a shard (exit status 2 for a bad setting, else 1).
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// A shard failed, or the value space is used up.
-    #[error("{0}")]
-    Agent(String),
-    /// The report could not be written.
-    #[error("cannot write the output: {0}")]
-    Output(#[from] io::Error),
-}
-
-impl AgentFailure {
-    /// Whether the caller's arguments are at fault (exit status 2, else 1).
-    pub(crate) fn is_bad_input(&self) -> bool {
-        match self {
-            AgentFailure::BadInput(_) => true,
-            AgentFailure::Store(e) => crate::issuer::is_bad_store_input(e),
-            _ => false,
-        }
-    }
-}
-
-impl<E: std::error::Error> From<AgentError<E>> for AgentFailure {
+impl<E: std::error::Error> From<AgentError<E>> for Failure {
     fn from(e: AgentError<E>) -> Self {
         match e {
-            AgentError::Config(_) => AgentFailure::BadInput(e.to_string()),
-            e => AgentFailure::Agent(e.to_string()),
+            AgentError::Config(_) => Failure::BadArguments(e.to_string()),
+            e => Failure::Failed(e.to_string()),
         }
     }
 }
 
 impl AgentArgs {
     /// Checks everything that needs no store: the kind of the shards, the numbers, the names.
-    fn check(&self) -> Result<Option<Duration>, AgentFailure> {
-        let bad = |message: String| Err(AgentFailure::BadInput(message));
+    fn check(&self) -> Result<Option<Duration>, Failure> {
+        let bad = |message: String| Err(Failure::BadArguments(message));
         if self.min_open_windows == 0 {
             return bad("--min-open-windows 0 would never open a window: give 1 or more".into());
         }
@@ -91,7 +65,7 @@ impl AgentArgs {
         };
         for name in &self.sequences {
             validate_name(NameKind::Sequence, name)
-                .map_err(|e| AgentFailure::BadInput(e.to_string()))?;
+                .map_err(|e| Failure::BadArguments(e.to_string()))?;
         }
         let mut kind = None;
         for (k, url) in self.stores.iter().enumerate() {
@@ -125,7 +99,7 @@ impl AgentArgs {
 }
 
 /// Runs `gdid agent`.
-pub(crate) async fn run(args: AgentArgs) -> Result<(), AgentFailure> {
+pub(crate) async fn run(args: AgentArgs) -> Result<(), Failure> {
     let watch = args.check()?;
     let sequences: Vec<&str> = args.sequences.iter().map(String::as_str).collect();
     // Every store a shard labelled by its URL (without the password), prepared.
@@ -148,7 +122,7 @@ async fn supply<S: WindowShard>(
     args: &AgentArgs,
     sequences: &[&str],
     watch: Option<Duration>,
-) -> Result<(), AgentFailure> {
+) -> Result<(), Failure> {
     let Some(period) = watch else {
         let report = agent.run_once(sequences).await?;
         let summary = summary(agent, args, sequences, &report).await;
@@ -230,7 +204,7 @@ async fn any_sequence<S: WindowShard>(agent: &WindowAgent<S>) -> bool {
 }
 
 /// `shard sequence start..end`, one line per window opened, then the summary.
-fn write_report(report: &AgentReport, summary: &str) -> Result<(), AgentFailure> {
+fn write_report(report: &AgentReport, summary: &str) -> Result<(), Failure> {
     let mut out = io::stdout().lock();
     for (sequence, shard, window) in &report.created {
         writeln!(out, "{shard} {sequence} {}..{}", window.start, window.end)?;

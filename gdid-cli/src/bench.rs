@@ -11,6 +11,7 @@ use hdrhistogram::Histogram;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
+use crate::failure::Failure;
 use crate::issuer::{IssueArgs, Issuer, Strategy};
 
 /// The arguments of `gdid bench`.
@@ -54,27 +55,6 @@ impl BenchArgs {
     }
 }
 
-/// Why a benchmark stopped early (exit status 1).
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum BenchFailure {
-    /// `next_id` failed: the first error, and how many calls failed before every task stopped.
-    #[error("next_id failed after {ids} id(s) ({errors} failed call(s) in all): {first}")]
-    Generator {
-        /// Ids issued before the tasks stopped.
-        ids: u64,
-        /// Calls that failed.
-        errors: u64,
-        /// The first error.
-        first: GeneratorError,
-    },
-    /// A task ended abnormally, or the latencies could not be recorded.
-    #[error("the benchmark failed: {0}")]
-    Task(String),
-    /// The result could not be written.
-    #[error("cannot write the output: {0}")]
-    Output(#[from] io::Error),
-}
-
 /// What a run measured.
 #[derive(Debug)]
 pub(crate) struct Measurement {
@@ -107,7 +87,7 @@ pub(crate) async fn measure(
     issuer: &Issuer,
     threads: usize,
     duration: Duration,
-) -> Result<Measurement, BenchFailure> {
+) -> Result<Measurement, Failure> {
     let shared = Arc::new(Shared::default());
     let counters: Vec<Arc<Counter>> = (0..threads).map(|_| Arc::default()).collect();
     let start = Instant::now();
@@ -130,9 +110,9 @@ pub(crate) async fn measure(
         match task.await {
             Ok(Ok(histogram)) => latency
                 .add(&histogram)
-                .map_err(|e| BenchFailure::Task(e.to_string()))?,
+                .map_err(|e| Failure::Task(e.to_string()))?,
             Ok(Err(e)) => failure = Some(e),
-            Err(e) => failure = Some(BenchFailure::Task(e.to_string())),
+            Err(e) => failure = Some(Failure::Task(e.to_string())),
         }
     }
     let elapsed = start.elapsed();
@@ -147,7 +127,7 @@ pub(crate) async fn measure(
         .lock()
         .map_or(None, |mut first| first.take());
     if let Some(first) = first {
-        return Err(BenchFailure::Generator {
+        return Err(Failure::Bench {
             ids,
             errors: shared.errors.load(Ordering::Relaxed),
             first,
@@ -163,9 +143,9 @@ pub(crate) async fn measure(
     })
 }
 
-fn new_histogram() -> Result<Histogram<u64>, BenchFailure> {
+fn new_histogram() -> Result<Histogram<u64>, Failure> {
     // Three significant digits, from 1 ns; `record` grows it to whatever latency comes.
-    Histogram::new(3).map_err(|e| BenchFailure::Task(e.to_string()))
+    Histogram::new(3).map_err(|e| Failure::Task(e.to_string()))
 }
 
 /// One task: `next_id` in a loop until `deadline` or the first error of any task.
@@ -174,7 +154,7 @@ async fn call_until(
     deadline: Instant,
     counter: &Counter,
     shared: &Shared,
-) -> Result<Histogram<u64>, BenchFailure> {
+) -> Result<Histogram<u64>, Failure> {
     let mut latency = new_histogram()?;
     let mut ids = 0;
     loop {

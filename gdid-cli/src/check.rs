@@ -4,8 +4,9 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-use gdid::{Durability, Store, StoreError, Verdict};
+use gdid::{Durability, Store, Verdict};
 
+use crate::failure::Failure;
 use crate::form::Format;
 use crate::store::StoreUrl;
 
@@ -26,34 +27,9 @@ pub(crate) struct CheckArgs {
     format: Format,
 }
 
-/// Why `gdid check` failed.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum CheckFailure {
-    /// A store could not be reached or asked (exit status 1; 2 for a bad URL).
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// A setting where an acknowledged block can be lost or come back, or that could not be
-    /// judged (exit status 1): `store: name (verdict), …` for each store.
-    #[error("at risk: {0}")]
-    AtRisk(String),
-    /// The output could not be written.
-    #[error("cannot write the output: {0}")]
-    Output(#[from] io::Error),
-}
-
-impl CheckFailure {
-    /// Whether it is the caller's doing (exit status 2): a URL the `gdid` crate refuses.
-    pub(crate) fn is_bad_input(&self) -> bool {
-        match self {
-            CheckFailure::Store(e) => crate::issuer::is_bad_store_input(e),
-            CheckFailure::AtRisk(_) | CheckFailure::Output(_) => false,
-        }
-    }
-}
-
 /// Checks every store of `args`, printing each report to `out`; `Err(AtRisk)` names every
 /// setting that is not safe.
-pub(crate) async fn run(args: &CheckArgs, out: &mut impl Write) -> Result<(), CheckFailure> {
+pub(crate) async fn run(args: &CheckArgs, out: &mut impl Write) -> Result<(), Failure> {
     let mut reports = Vec::with_capacity(args.stores.len());
     for url in &args.stores {
         let report = Store::options().check(url).await?;
@@ -86,7 +62,7 @@ pub(crate) async fn run(args: &CheckArgs, out: &mut impl Write) -> Result<(), Ch
     if at_risk.is_empty() {
         Ok(())
     } else {
-        Err(CheckFailure::AtRisk(at_risk.join(", ")))
+        Err(Failure::AtRisk(at_risk.join(", ")))
     }
 }
 

@@ -7,11 +7,13 @@ use std::sync::Arc;
 use bson::oid::ObjectId;
 use clap::ValueEnum;
 use gdid::Gdid;
+use gdid::Store;
 use gdid::engine::{Error, GeneratorConfig, IdGenerator, Pick, RangeLayout, SharedIdGenerator};
 use gdid::mongo::ObjectIdGenerator;
 use gdid::random::{IdRange, RandomIdGenerator};
 use gdid::uuid::{Uuid, UuidV7Generator};
-use gdid::{Store, StoreError};
+
+use crate::failure::Failure;
 
 /// How ids are issued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -240,57 +242,6 @@ impl Issuer {
     }
 }
 
-/// A strategy that cannot run on the stores given (exit status 2).
-#[derive(Debug, thiserror::Error)]
-#[error("--strategy {strategy}: {reason}")]
-pub(crate) struct Unsuitable {
-    strategy: String,
-    reason: String,
-}
-
-/// Why no issuer could be built.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum BuildError {
-    /// The strategy and the stores or settings do not fit together.
-    #[error(transparent)]
-    Unsuitable(#[from] Unsuitable),
-    /// The generator refused its configuration.
-    #[error(transparent)]
-    Generator(#[from] Error),
-    /// A store could not be opened, its authority number settled (a store that is another
-    /// authority than asked, two stores that would share one: exit status 2), or the strategy
-    /// set up on it.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-impl BuildError {
-    /// Whether no retry will help (exit status 2, else 1): the arguments are at fault, or a
-    /// store must be repaired first ([`Recourse::is_lasting`](gdid::engine::Recourse::is_lasting)).
-    pub(crate) fn is_bad_input(&self) -> bool {
-        match self {
-            BuildError::Unsuitable(_) => true,
-            BuildError::Generator(e) => is_bad_input(e),
-            BuildError::Store(e) => is_bad_store_input(e),
-        }
-    }
-}
-
-/// Whether no retry will help a generator's error (exit status 2): the call or the
-/// configuration is at fault (a name, a count, a setting), or every authority refused until an
-/// operator acts (a corrupt record, an exhausted sequence, a store that is another authority or
-/// was switched): the one decision of [`ErrorKind::recourse`](gdid::engine::ErrorKind::recourse).
-pub(crate) fn is_bad_input(e: &Error) -> bool {
-    e.recourse().is_lasting()
-}
-
-/// Whether no retry will help a store's error (exit status 2), by the same decision: a URL, a
-/// number, a store that is another authority than asked, a strategy the store cannot keep, a
-/// bad name or layout, an agent setting, or a store to repair.
-pub(crate) fn is_bad_store_input(e: &StoreError) -> bool {
-    e.recourse().is_lasting()
-}
-
 impl Strategy {
     /// Whether it keeps anything in a store (the others make ids in this process).
     pub(crate) fn needs_store(self) -> bool {
@@ -306,8 +257,9 @@ impl Strategy {
             .map_or_else(String::new, |v| v.get_name().to_owned())
     }
 
-    fn unsuitable(self, reason: impl Into<String>) -> Unsuitable {
-        Unsuitable {
+    /// This strategy cannot run on the stores or settings given, for `reason`.
+    fn unsuitable(self, reason: impl Into<String>) -> Failure {
+        Failure::Unsuitable {
             strategy: self.name(),
             reason: reason.into(),
         }
@@ -319,13 +271,13 @@ impl Strategy {
         self,
         urls: &[String],
         settings: &Settings,
-    ) -> Result<Issuer, BuildError> {
+    ) -> Result<Issuer, Failure> {
         let first = urls.first().ok_or_else(|| self.unsuitable("no store"))?;
         if self != Strategy::Gdid && settings.authorities.iter().any(Option::is_some) {
             // Only GDIDs carry an authority number: no other strategy reads or records one.
-            return Err(self
-                .unsuitable("its ids carry no authority number: --authority is for --strategy gdid")
-                .into());
+            return Err(self.unsuitable(
+                "its ids carry no authority number: --authority is for --strategy gdid",
+            ));
         }
         // The counters are the store's whatever its number: none is read or recorded, so a
         // store used for them stays free to become any authority.
@@ -366,7 +318,7 @@ impl Strategy {
 async fn block_generator(
     urls: &[String],
     settings: &Settings,
-) -> Result<gdid::BlockGenerator, BuildError> {
+) -> Result<gdid::BlockGenerator, Failure> {
     let asked: Option<Vec<u8>> = settings.authorities.iter().copied().collect();
     let options = match asked {
         Some(numbers) => Store::options().authorities(&numbers),

@@ -8,6 +8,7 @@ mod agent;
 mod bench;
 mod check;
 mod convert;
+mod failure;
 mod form;
 mod inspect;
 mod issuer;
@@ -24,17 +25,18 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::agent::{AgentArgs, AgentFailure};
-use crate::bench::{BenchArgs, BenchFailure};
-use crate::check::{CheckArgs, CheckFailure};
-use crate::form::{BadValue, Format, InputForm, OutputForm};
+use crate::agent::AgentArgs;
+use crate::bench::BenchArgs;
+use crate::check::CheckArgs;
+use crate::failure::Failure;
+use crate::form::{Format, InputForm, OutputForm};
 use crate::inspect::Inspection;
-use crate::issuer::{BuildError, IssueArgs, Issuer, is_bad_input};
-use crate::next::{NextError, NoSuchForm, Printed};
-use crate::schema::{SchemaCommand, SchemaFailure};
-use crate::sequences::{SequencesCommand, SequencesFailure};
-use crate::serve::{ServeArgs, ServeFailure, TokenArgs};
-use crate::verify::{VerifyArgs, VerifyFailure};
+use crate::issuer::{IssueArgs, Issuer};
+use crate::next::{NoSuchForm, Printed};
+use crate::schema::SchemaCommand;
+use crate::sequences::SequencesCommand;
+use crate::serve::{ServeArgs, TokenArgs};
+use crate::verify::VerifyArgs;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -266,75 +268,9 @@ struct NextArgs {
     format: Format,
 }
 
-/// Why the command failed, and so its exit status.
-#[derive(Debug, thiserror::Error)]
-enum Failure {
-    #[error(transparent)]
-    BadValue(#[from] BadValue),
-    #[error("{0}")]
-    BadArguments(String),
-    #[error("{0} value(s) could not be converted")]
-    Refused(u64),
-    #[error(transparent)]
-    Build(#[from] BuildError),
-    #[error(transparent)]
-    Next(#[from] NextError),
-    #[error(transparent)]
-    Agent(#[from] AgentFailure),
-    #[error(transparent)]
-    Bench(#[from] BenchFailure),
-    #[error(transparent)]
-    Sequences(#[from] SequencesFailure),
-    #[error(transparent)]
-    Schema(#[from] SchemaFailure),
-    #[error(transparent)]
-    Serve(#[from] ServeFailure),
-    #[error(transparent)]
-    Verify(#[from] VerifyFailure),
-    #[error(transparent)]
-    Check(#[from] CheckFailure),
-    #[error("cannot write the output: {0}")]
-    Output(#[from] io::Error),
-}
-
 impl From<NoSuchForm> for Failure {
     fn from(e: NoSuchForm) -> Self {
         Failure::BadArguments(e.to_string())
-    }
-}
-
-impl Failure {
-    fn exit_code(&self) -> ExitCode {
-        let bad_input = match self {
-            Failure::BadValue(_) | Failure::BadArguments(_) | Failure::Refused(_) => true,
-            Failure::Build(e) => e.is_bad_input(),
-            Failure::Next(NextError::Generator(e)) => is_bad_input(e),
-            Failure::Agent(e) => e.is_bad_input(),
-            Failure::Sequences(e) => e.is_bad_input(),
-            Failure::Schema(e) => e.is_bad_input(),
-            Failure::Serve(e) => e.is_bad_input(),
-            Failure::Verify(e) => e.is_bad_input(),
-            Failure::Check(e) => e.is_bad_input(),
-            Failure::Bench(_) | Failure::Next(NextError::Output(_)) | Failure::Output(_) => false,
-        };
-        ExitCode::from(if bad_input { 2 } else { 1 })
-    }
-
-    /// A reader that went away (`gdid next | head`) is not a failure.
-    fn is_closed_pipe(&self) -> bool {
-        matches!(
-            self,
-            Failure::Output(e)
-                | Failure::Next(NextError::Output(e))
-                | Failure::Agent(AgentFailure::Output(e))
-                | Failure::Bench(BenchFailure::Output(e))
-                | Failure::Sequences(SequencesFailure::Output(e))
-                | Failure::Schema(SchemaFailure::Output(e))
-                | Failure::Serve(ServeFailure::Output(e))
-                | Failure::Verify(VerifyFailure::Output(e))
-                | Failure::Check(CheckFailure::Output(e))
-                if e.kind() == io::ErrorKind::BrokenPipe
-        )
     }
 }
 
@@ -343,7 +279,7 @@ async fn issuer(args: IssueArgs, sequence: String, needed: Option<u64>) -> Resul
     let settings = args
         .settings(sequence, needed)
         .map_err(Failure::BadArguments)?;
-    Ok(args.strategy.build(&args.stores, &settings).await?)
+    args.strategy.build(&args.stores, &settings).await
 }
 
 async fn next(args: NextArgs) -> Result<(), Failure> {
@@ -357,7 +293,7 @@ async fn next(args: NextArgs) -> Result<(), Failure> {
     if let Err(e) = issuer.close().await {
         eprintln!("gdid: the ids reserved and not issued could not be given back (lost): {e}");
     }
-    Ok(issued?)
+    issued
 }
 
 async fn bench(args: BenchArgs) -> Result<(), Failure> {
@@ -381,11 +317,12 @@ async fn bench(args: BenchArgs) -> Result<(), Failure> {
 }
 
 /// A runtime of `threads` worker threads.
-fn runtime(threads: usize) -> io::Result<tokio::runtime::Runtime> {
+fn runtime(threads: usize) -> Result<tokio::runtime::Runtime, Failure> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
         .enable_all()
         .build()
+        .map_err(Failure::Runtime)
 }
 
 /// Settles the store URLs of `command` (--store, --store-file, GDID_STORE, or the default)
@@ -416,14 +353,14 @@ fn run(mut cli: Cli) -> Result<(), Failure> {
     resolve_stores(&mut cli.command).map_err(Failure::BadArguments)?;
     match cli.command {
         Command::Next(args) => runtime(2)?.block_on(next(args)),
-        Command::Agent(args) => Ok(runtime(2)?.block_on(agent::run(args))?),
+        Command::Agent(args) => runtime(2)?.block_on(agent::run(args)),
         Command::Sequences { command } => {
             let mut out = io::stdout().lock();
-            Ok(runtime(2)?.block_on(sequences::run(command, &mut out))?)
+            runtime(2)?.block_on(sequences::run(command, &mut out))
         }
         Command::Schema { command } => {
             let mut out = io::stdout().lock();
-            Ok(runtime(2)?.block_on(schema::run(command, &mut out))?)
+            runtime(2)?.block_on(schema::run(command, &mut out))
         }
         Command::Completions { shell } => {
             // Into memory first: clap_complete panics on a write error, and a reader that went
@@ -444,13 +381,13 @@ fn run(mut cli: Cli) -> Result<(), Failure> {
         Command::Serve(args) => {
             let cores = std::thread::available_parallelism().map_or(2, usize::from);
             let threads = args.threads.map_or(cores, usize::from);
-            Ok(runtime(threads)?.block_on(serve::serve(args))?)
+            runtime(threads)?.block_on(serve::serve(args))
         }
-        Command::Token(args) => Ok(serve::token(&args, &mut io::stdout().lock())?),
-        Command::Verify(args) => Ok(verify::run(&args, &mut io::stdout().lock())?),
+        Command::Token(args) => serve::token(&args, &mut io::stdout().lock()),
+        Command::Verify(args) => verify::run(&args, &mut io::stdout().lock()),
         Command::Check(args) => {
             let mut out = io::stdout().lock();
-            Ok(runtime(2)?.block_on(check::run(&args, &mut out))?)
+            runtime(2)?.block_on(check::run(&args, &mut out))
         }
         Command::Bench(args) => {
             // `worker_threads(0)` would panic: a bad --threads is reported before.

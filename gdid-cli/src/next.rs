@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use serde_json::json;
 
+use crate::failure::Failure;
 use crate::form::{self, Format, OutputForm};
 use crate::inspect::Inspection;
 use crate::issuer::{Issued, Issuer, Strategy};
@@ -78,24 +79,13 @@ impl Printed {
     }
 }
 
-/// Why `gdid next` stopped.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum NextError {
-    /// The generator gave no id.
-    #[error(transparent)]
-    Generator(#[from] gdid::engine::Error),
-    /// The output could not be written.
-    #[error("cannot write the output: {0}")]
-    Output(#[from] io::Error),
-}
-
 /// Issues `count` ids from `issuer` and prints them to `out` as `printed` says.
 pub(crate) async fn issue(
     issuer: &Issuer,
     count: u64,
     printed: Printed,
     out: &mut impl Write,
-) -> Result<(), NextError> {
+) -> Result<(), Failure> {
     let mut left = count;
     while left > 0 {
         let n = left.min(BATCH);

@@ -4,15 +4,16 @@
 //! `skip-windows`). The rules are the engine's (`gdid_engine::backend::raise_floor`,
 //! `gdid::engine::sequences`); this module reads the command line and prints.
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::time::Duration;
 
 use clap::Subcommand;
 use gdid::engine::CounterState;
 use gdid::engine::sequences::Sequence;
-use gdid::{FenceScope, Store, StoreError};
+use gdid::{FenceScope, Store};
 use serde_json::json;
 
+use crate::failure::Failure;
 use crate::form::Format;
 use crate::store::OneStore;
 
@@ -152,40 +153,6 @@ pub(crate) struct WindowsArgs {
     sequence: String,
 }
 
-/// Why `gdid sequences` failed.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum SequencesFailure {
-    /// The store could not be opened, read or written.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// `show` of a sequence the store has no record of.
-    #[error("{url} has no counter record of scope {scope:?}, sequence {sequence:?}")]
-    NoSuchSequence {
-        /// The store, redacted.
-        url: String,
-        /// The scope.
-        scope: String,
-        /// The sequence.
-        sequence: String,
-    },
-    /// The output could not be written.
-    #[error("cannot write the output: {0}")]
-    Output(#[from] io::Error),
-}
-
-impl SequencesFailure {
-    /// Whether no retry will help (exit status 2): a name, a floor below the counter or outside
-    /// the counter space, a URL, a sequence that does not exist, a corrupt record.
-    pub(crate) fn is_bad_input(&self) -> bool {
-        match self {
-            SequencesFailure::NoSuchSequence { .. } => true,
-            // A floor below the counter, a bad name, a corrupt record: no retry helps.
-            SequencesFailure::Store(e) => crate::issuer::is_bad_store_input(e),
-            SequencesFailure::Output(_) => false,
-        }
-    }
-}
-
 /// The store of `url`, its authority number neither read nor recorded: moving counters, ranges
 /// and windows need none.
 async fn unnumbered(url: &str) -> Result<Store, gdid::StoreError> {
@@ -199,10 +166,7 @@ async fn to_read(url: &str) -> Result<Store, gdid::StoreError> {
 }
 
 /// Runs `command`, printing to `out`.
-pub(crate) async fn run(
-    command: SequencesCommand,
-    out: &mut impl Write,
-) -> Result<(), SequencesFailure> {
+pub(crate) async fn run(command: SequencesCommand, out: &mut impl Write) -> Result<(), Failure> {
     match command {
         SequencesCommand::List { store, format } => {
             let store = to_read(store.url()).await?;
@@ -221,7 +185,7 @@ pub(crate) async fn run(
                 .filter(|s| s.scope == name.scope && s.sequence == name.sequence)
                 .collect();
             if found.is_empty() {
-                return Err(SequencesFailure::NoSuchSequence {
+                return Err(Failure::NoSuchSequence {
                     url: store.label().to_owned(),
                     scope: name.scope,
                     sequence: name.sequence,
@@ -331,22 +295,13 @@ pub(crate) async fn run(
 }
 
 /// Prints `LABEL SEQUENCE: DONE`, what a change did to a sequence of `store`.
-fn say(
-    out: &mut impl Write,
-    store: &Store,
-    sequence: &str,
-    done: &str,
-) -> Result<(), SequencesFailure> {
+fn say(out: &mut impl Write, store: &Store, sequence: &str, done: &str) -> Result<(), Failure> {
     writeln!(out, "{} {sequence}: {done}", store.label())?;
     Ok(())
 }
 
 /// Prints `sequences` as a table or as JSON.
-fn print(
-    sequences: &[Sequence],
-    format: Format,
-    out: &mut impl Write,
-) -> Result<(), SequencesFailure> {
+fn print(sequences: &[Sequence], format: Format, out: &mut impl Write) -> Result<(), Failure> {
     if format == Format::Json {
         let rows: Vec<_> = sequences.iter().map(to_json).collect();
         writeln!(out, "{}", serde_json::Value::Array(rows))?;

@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use gdid::http::server::{self, Server, Tokens};
-use gdid::{Store, StoreError, StoreKind};
+use gdid::{Store, StoreKind};
 use metrics_util::MetricKindMask;
 
+use crate::failure::Failure;
 use crate::store::{DEFAULT_STORE, StoreUrl};
 
 impl ServeArgs {
@@ -123,35 +124,9 @@ pub(crate) struct TokenArgs {
     scopes: String,
 }
 
-/// Why `gdid serve` or `gdid token` stopped.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum ServeFailure {
-    #[error("{0}")]
-    BadInput(String),
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error("cannot listen on {address}: {source}")]
-    Listen {
-        address: SocketAddr,
-        source: io::Error,
-    },
-    #[error(transparent)]
-    Output(#[from] io::Error),
-}
-
-impl ServeFailure {
-    pub(crate) fn is_bad_input(&self) -> bool {
-        match self {
-            ServeFailure::BadInput(_) => true,
-            ServeFailure::Store(e) => crate::issuer::is_bad_store_input(e),
-            ServeFailure::Listen { .. } | ServeFailure::Output(_) => false,
-        }
-    }
-}
-
-fn read(what: &str, path: &Path) -> Result<Vec<u8>, ServeFailure> {
+fn read(what: &str, path: &Path) -> Result<Vec<u8>, Failure> {
     std::fs::read(path)
-        .map_err(|e| ServeFailure::BadInput(format!("{what} {}: {e}", path.display())))
+        .map_err(|e| Failure::BadArguments(format!("{what} {}: {e}", path.display())))
 }
 
 /// The server's log on stderr: warnings and errors unless `RUST_LOG` says otherwise (`info`
@@ -168,11 +143,11 @@ fn log_to_stderr() {
 }
 
 /// The tokens file at `path`, read and parsed, its exposures warned of.
-fn read_tokens(path: &Path) -> Result<Tokens, ServeFailure> {
+fn read_tokens(path: &Path) -> Result<Tokens, Failure> {
     let text = String::from_utf8(read("--tokens", path)?)
-        .map_err(|_| ServeFailure::BadInput(format!("--tokens {}: not UTF-8", path.display())))?;
+        .map_err(|_| Failure::BadArguments(format!("--tokens {}: not UTF-8", path.display())))?;
     let tokens = Tokens::parse(&text)
-        .map_err(|e| ServeFailure::BadInput(format!("--tokens {}: {e}", path.display())))?;
+        .map_err(|e| Failure::BadArguments(format!("--tokens {}: {e}", path.display())))?;
     warn_of_exposed_tokens(path, tokens.in_clear());
     Ok(tokens)
 }
@@ -215,7 +190,7 @@ fn reload_tokens_on_hangup(server: Server, path: PathBuf) {
     });
 }
 
-pub(crate) async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
+pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
     log_to_stderr();
     let tokens = read_tokens(&args.tokens)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -226,14 +201,14 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
                 Some(ca) => server::mutual_tls_config(&cert, &key, &read("--tls-client-ca", ca)?),
             };
             Some(config.map_err(|e| {
-                ServeFailure::BadInput(format!("--tls-cert/--tls-key/--tls-client-ca: {e}"))
+                Failure::BadArguments(format!("--tls-cert/--tls-key/--tls-client-ca: {e}"))
             })?)
         }
         _ => None,
     };
     match StoreKind::of(args.url())? {
         StoreKind::Memory | StoreKind::Http => {
-            return Err(ServeFailure::BadInput(format!(
+            return Err(Failure::BadArguments(format!(
                 "--store {}: an authority served to other processes keeps its counters in a \
                  database (sqlite:, mysql://, postgres:// or mongodb://)",
                 crate::store::label(args.url())
@@ -247,7 +222,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
         let handle = metrics_exporter_prometheus::PrometheusBuilder::new()
             .idle_timeout(MetricKindMask::ALL, Some(idle))
             .install_recorder()
-            .map_err(|e| ServeFailure::BadInput(format!("--metrics: {e}")))?;
+            .map_err(|e| Failure::BadArguments(format!("--metrics: {e}")))?;
         Some(Arc::new(move || handle.render()) as server::MetricsRender)
     } else {
         None
@@ -282,11 +257,14 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     reload_tokens_on_hangup(server.clone(), args.tokens.clone());
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
-        .map_err(|source| ServeFailure::Listen {
+        .map_err(|source| Failure::Listen {
             address: args.listen,
             source,
         })?;
-    let address = listener.local_addr()?;
+    let address = listener.local_addr().map_err(|source| Failure::Listen {
+        address: args.listen,
+        source,
+    })?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     if tls.is_none() && !address.ip().is_loopback() {
         eprintln!(
@@ -321,7 +299,10 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), ServeFailure> {
     let stop = async {
         let _ = stopped.await;
     };
-    let returned = server.serve(listener, tls, stop).await?;
+    let returned = server
+        .serve(listener, tls, stop)
+        .await
+        .map_err(Failure::Serving)?;
     eprintln!("gdid serve: stopped; {returned} unused ids of /v1/ids given back");
     Ok(())
 }
@@ -385,7 +366,7 @@ impl StopSignals {
 }
 
 /// A new random token on the first line, and its line for a tokens file on the second.
-pub(crate) fn token(args: &TokenArgs, out: &mut impl Write) -> Result<(), ServeFailure> {
+pub(crate) fn token(args: &TokenArgs, out: &mut impl Write) -> Result<(), Failure> {
     // A new line or a space would make the file line two lines, or three fields: a scope list
     // that smuggles in a token of its own.
     if let Some(c) = args
@@ -393,7 +374,7 @@ pub(crate) fn token(args: &TokenArgs, out: &mut impl Write) -> Result<(), ServeF
         .chars()
         .find(|c| c.is_whitespace() || c.is_control())
     {
-        return Err(ServeFailure::BadInput(format!(
+        return Err(Failure::BadArguments(format!(
             "--scopes holds {:?}: scopes are names separated by commas, without spaces or \
              control characters",
             c
@@ -402,7 +383,7 @@ pub(crate) fn token(args: &TokenArgs, out: &mut impl Write) -> Result<(), ServeF
     // Checked as the server will read it.
     let token = server::new_token();
     let line = server::hashed_line(&token, &args.scopes);
-    Tokens::parse(&line).map_err(|e| ServeFailure::BadInput(format!("--scopes: {}", e.reason)))?;
+    Tokens::parse(&line).map_err(|e| Failure::BadArguments(format!("--scopes: {}", e.reason)))?;
     writeln!(out, "{token}")?;
     writeln!(out, "{line}")?;
     Ok(())

@@ -8,6 +8,8 @@ use std::path::PathBuf;
 use gdid::Gdid;
 use gdid::verify::{Ledger, Report};
 
+use crate::failure::Failure;
+
 /// `gdid verify …`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct VerifyArgs {
@@ -23,49 +25,12 @@ pub(crate) struct VerifyArgs {
     ordered: bool,
 }
 
-/// Why `gdid verify` failed.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum VerifyFailure {
-    /// A line that is no id (exit status 2).
-    #[error("{place}: {reason}")]
-    BadLine {
-        /// `file:line`.
-        place: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// A file that cannot be read (exit status 2).
-    #[error("{file}: {source}")]
-    Unreadable {
-        /// The file.
-        file: String,
-        /// Why.
-        source: io::Error,
-    },
-    /// Ids repeated, or (with `--ordered`) gone backwards: the report says which (exit status 1).
-    #[error("{0}")]
-    Failed(String),
-    /// The output could not be written.
-    #[error("cannot write the output: {0}")]
-    Output(#[from] io::Error),
-}
-
-impl VerifyFailure {
-    /// Whether it is the input's fault (exit status 2).
-    pub(crate) fn is_bad_input(&self) -> bool {
-        matches!(
-            self,
-            VerifyFailure::BadLine { .. } | VerifyFailure::Unreadable { .. }
-        )
-    }
-}
-
 /// Reads every file of `args` (or stdin), prints the report to `out`.
 ///
 /// # Errors
 ///
-/// As [`VerifyFailure`].
-pub(crate) fn run(args: &VerifyArgs, out: &mut impl Write) -> Result<(), VerifyFailure> {
+/// As [`Failure`].
+pub(crate) fn run(args: &VerifyArgs, out: &mut impl Write) -> Result<(), Failure> {
     let mut ledger = Ledger::new();
     let stdin = [PathBuf::from("-")];
     let files = if args.files.is_empty() {
@@ -82,7 +47,7 @@ pub(crate) fn run(args: &VerifyArgs, out: &mut impl Write) -> Result<(), VerifyF
         let reader: Box<dyn BufRead> = if file.as_os_str() == "-" {
             Box::new(io::stdin().lock())
         } else {
-            let opened = File::open(file).map_err(|source| VerifyFailure::Unreadable {
+            let opened = File::open(file).map_err(|source| Failure::Unreadable {
                 file: name.clone(),
                 source,
             })?;
@@ -102,12 +67,12 @@ fn read(
     name: &str,
     labelled: bool,
     ledger: &mut Ledger,
-) -> Result<(), VerifyFailure> {
+) -> Result<(), Failure> {
     // The file is the writer, unless each line names its own.
     let whole_file = (!labelled).then(|| ledger.writer(name));
     for (number, line) in (1..).zip(reader.lines()) {
         let place = format!("{name}:{number}");
-        let line = line.map_err(|source| VerifyFailure::Unreadable {
+        let line = line.map_err(|source| Failure::Unreadable {
             file: name.to_owned(),
             source,
         })?;
@@ -115,7 +80,7 @@ fn read(
         if line.is_empty() {
             continue;
         }
-        let bad = |reason: String| VerifyFailure::BadLine {
+        let bad = |reason: String| Failure::BadLine {
             place: place.clone(),
             reason,
         };
@@ -135,15 +100,15 @@ fn read(
 }
 
 /// Exit status 1 for repeats, and with `ordered` for ids gone backwards.
-fn verdict(report: &Report, ordered: bool) -> Result<(), VerifyFailure> {
+fn verdict(report: &Report, ordered: bool) -> Result<(), Failure> {
     if !report.is_unique() {
-        return Err(VerifyFailure::Failed(format!(
+        return Err(Failure::Failed(format!(
             "{} id(s) issued more than once",
             report.repeated
         )));
     }
     if ordered && report.went_backwards > 0 {
-        return Err(VerifyFailure::Failed(format!(
+        return Err(Failure::Failed(format!(
             "{} id(s) went backwards within their writer",
             report.went_backwards
         )));
