@@ -7,6 +7,7 @@ mod engine;
 mod galera;
 mod machine;
 mod private;
+mod process;
 mod replication;
 
 use std::process::Child;

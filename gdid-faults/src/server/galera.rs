@@ -24,14 +24,17 @@ use std::ffi::OsString;
 use std::io::ErrorKind;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 
-use super::PrivateServers;
-use super::daemon::{Daemon, kill_group, output, wait_for};
+use super::daemon::{Daemon, output, wait_for};
 use super::engine::{Engine, Programs, RunAs, free_port};
 use super::private::RunFolder;
+use super::process::{self, Process};
+
+/// What a cluster calls its members, and itself, in messages.
+const NODE: (&str, &str) = ("node", "cluster");
 
 /// The Galera provider, as Debian's `galera-4` installs it.
 const PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";
@@ -49,22 +52,17 @@ const GCACHE: &str = "gcache.size=64M";
 // The run's folder, and running programs
 // ----------------------------------------------------------------------------------------------
 
-/// This process's folder of Galera nodes, `galera/run-PID` under [`PrivateServers::root`], made
-/// (and what killed runs left behind removed) on first use; its clean-up removes it when the
-/// process ends.
+/// This process's folder of Galera nodes, `galera/run-PID` ([`process::run_folder`]).
 fn run_folder() -> Result<&'static Path, String> {
     static RUN: OnceLock<Result<RunFolder, String>> = OnceLock::new();
-    RUN.get_or_init(|| RunFolder::make(&PrivateServers::root().join("galera")))
-        .as_ref()
-        .map(RunFolder::path)
-        .map_err(Clone::clone)
+    process::run_folder(&RUN, "galera")
 }
 
 /// A new name for a cluster in this process's run folder: `galera1`, `galera2`, …. (Its
 /// `wsrep_cluster_name` adds the process's id: clusters of two test processes never merge.)
 fn cluster_name() -> String {
     static CLUSTERS: AtomicU32 = AtomicU32::new(0);
-    format!("galera{}", CLUSTERS.fetch_add(1, Ordering::Relaxed) + 1)
+    process::set_name("galera", &CLUSTERS)
 }
 
 /// `name=` followed by a path, as one argument.
@@ -135,25 +133,23 @@ struct Ports {
     sst: u16,
 }
 
-/// One node of a cluster: its [`Daemon`] (folder, client port, launch) and its process. Dropped,
-/// it is killed with its whole process group and its folder is removed.
+/// One node of a cluster: its [`Process`] (folder, client port, launch; killed and its folder
+/// removed when dropped) and its other ports.
 #[derive(Debug)]
 struct Node {
-    daemon: Daemon,
+    process: Process,
     ports: Ports,
-    /// The running process (the leader of its own process group), `None` while down.
-    process: Option<Child>,
 }
 
 impl Node {
     /// `my.cnf` in its folder.
     fn config(&self) -> PathBuf {
-        self.daemon.folder.join("my.cnf")
+        self.process.daemon.folder.join("my.cnf")
     }
 
     /// Its data folder.
     fn data(&self) -> PathBuf {
-        self.daemon.folder.join("data")
+        self.process.daemon.folder.join("data")
     }
 
     /// Writes its `my.cnf`: a private server's settings, the cluster's (`cluster_address`), then
@@ -168,7 +164,7 @@ impl Node {
         run_as: RunAs,
         settings: &[&str],
     ) -> Result<(), String> {
-        let folder = &self.daemon.folder;
+        let folder = &self.process.daemon.folder;
         let Ports {
             client,
             group,
@@ -199,7 +195,10 @@ impl Node {
             format!("wsrep_cluster_name=gdid-{}-{cluster}", std::process::id()),
             format!("wsrep_cluster_address={cluster_address}"),
             "wsrep_node_address=127.0.0.1".to_owned(),
-            format!("wsrep_node_name={}", self.daemon.name.replace(' ', "-")),
+            format!(
+                "wsrep_node_name={}",
+                self.process.daemon.name.replace(' ', "-")
+            ),
             format!(
                 "wsrep_provider_options=\"gmcast.listen_addr=tcp://127.0.0.1:{group};\
                  ist.recv_addr=127.0.0.1:{ist};{GCACHE};{GROUP_TIMEOUTS}\""
@@ -217,40 +216,16 @@ impl Node {
     }
 
     /// Starts `mariadbd` with its `my.cnf` and `extra` arguments, and waits until it serves
-    /// clients ([`Daemon::spawn`]: a joining node only does once its state transfer is done).
+    /// clients ([`Process::start`]: a joining node only does once its state transfer is done).
     fn start(&mut self, extra: &[OsString]) -> Result<(), String> {
-        if self.process.is_some() {
-            return Err(format!("{} is running already", self.daemon.name));
+        if self.process.was_started() {
+            return Err(format!("{} is running already", self.process.daemon.name));
         }
         // `--defaults-file` first: nothing of the machine's /etc/mysql.
         let mut args = vec![path_arg("--defaults-file=", &self.config())];
         args.extend(extra.iter().cloned());
-        self.daemon.launch.args = args;
-        self.process = Some(self.daemon.spawn()?);
-        Ok(())
-    }
-
-    /// Kills it with SIGKILL, its whole process group at once (a state transfer's `rsync` with
-    /// it), as a crash of its machine would, and waits until it is gone.
-    fn kill(&mut self) -> Result<(), String> {
-        let mut child = self
-            .process
-            .take()
-            .ok_or_else(|| format!("{} is not running", self.daemon.name))?;
-        kill_group(&mut child);
-        Ok(())
-    }
-
-    /// Whether its process runs (one that exited by itself is reaped and counted as down).
-    fn running(&mut self) -> bool {
-        match self.process.as_mut().map(Child::try_wait) {
-            Some(Ok(None)) => true,
-            Some(_) => {
-                self.process = None;
-                false
-            }
-            None => false,
-        }
+        self.process.daemon.launch.args = args;
+        self.process.start()
     }
 
     /// `grastate.dat` of its data folder: the state it saved (`uuid`, `seqno`,
@@ -307,15 +282,19 @@ impl Node {
         if let Some(saved) = self.saved_position()? {
             return Ok(saved);
         }
-        let log = self.daemon.folder.join("recover.log");
+        let log = self.process.daemon.folder.join("recover.log");
         let _ = std::fs::remove_file(&log);
         let mut recover = Command::new(server);
         recover
             .arg(path_arg("--defaults-file=", &self.config()))
             .arg("--wsrep-recover")
             .arg(path_arg("--log-error=", &log));
-        output(&mut recover)
-            .map_err(|e| format!("{}: mariadbd --wsrep-recover: {e}", self.daemon.name))?;
+        output(&mut recover).map_err(|e| {
+            format!(
+                "{}: mariadbd --wsrep-recover: {e}",
+                self.process.daemon.name
+            )
+        })?;
         let text = std::fs::read_to_string(&log).map_err(|e| format!("{}: {e}", log.display()))?;
         text.lines()
             .rev()
@@ -324,24 +303,10 @@ impl Node {
             .ok_or_else(|| {
                 format!(
                     "{}: no position recovered; {}",
-                    self.daemon.name,
+                    self.process.daemon.name,
                     super::engine::tail(&log)
                 )
             })
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.process.take() {
-            kill_group(&mut child);
-        }
-        let folder = &self.daemon.folder;
-        if let Err(e) = std::fs::remove_dir_all(folder)
-            && e.kind() != ErrorKind::NotFound
-        {
-            eprintln!("gdid-faults: {}: {e}", folder.display());
-        }
     }
 }
 
@@ -434,9 +399,8 @@ impl GaleraCluster {
                         daemon.port = ports.client;
                         daemon.launch.url = format!("mysql://root@127.0.0.1:{}/test", ports.client);
                         Ok(Node {
-                            daemon,
+                            process: Process::new(daemon),
                             ports: *ports,
-                            process: None,
                         })
                     })
                 })
@@ -497,7 +461,7 @@ impl GaleraCluster {
     ///
     /// When there is no node `node`.
     pub fn folder(&self, node: usize) -> Result<&Path, String> {
-        Ok(&self.node(node)?.daemon.folder)
+        Ok(&self.node(node)?.process.daemon.folder)
     }
 
     /// Runs `sql` on node `node` with the `mariadb` client and returns what it printed
@@ -561,7 +525,7 @@ impl GaleraCluster {
     ///
     /// When there is no node `node`.
     pub fn is_running(&mut self, node: usize) -> Result<bool, String> {
-        Ok(self.node_mut(node)?.running())
+        Ok(self.node_mut(node)?.process.is_running())
     }
 
     /// Kills node `node` with SIGKILL (its whole process group), as a crash.
@@ -570,7 +534,7 @@ impl GaleraCluster {
     ///
     /// When it is not running.
     pub fn kill(&mut self, node: usize) -> Result<(), String> {
-        self.node_mut(node)?.kill()
+        self.node_mut(node)?.process.kill()
     }
 
     /// Starts node `node` again and waits until it has joined the cluster and is synced: it
@@ -592,8 +556,8 @@ impl GaleraCluster {
     /// Never, so far (a node already down is left as it is).
     pub fn kill_all(&mut self) -> Result<(), String> {
         for node in &mut self.nodes {
-            if node.running() {
-                node.kill()?;
+            if node.process.is_running() {
+                node.process.kill()?;
             }
         }
         Ok(())
@@ -608,7 +572,7 @@ impl GaleraCluster {
     /// When a node still runs, or a node does not start or sync.
     pub fn bootstrap_from(&mut self, node: usize) -> Result<(), String> {
         for i in 0..self.nodes.len() {
-            if self.nodes[i].running() {
+            if self.nodes[i].process.is_running() {
                 return Err(format!("node {i} still runs: kill every node first"));
             }
         }
@@ -674,7 +638,7 @@ impl GaleraCluster {
             || Ok((self.status(node, "wsrep_cluster_status")? != "Primary").then_some(())),
         )?;
         let others =
-            (0..self.nodes.len()).filter(|&i| i != node && self.nodes[i].process.is_some());
+            (0..self.nodes.len()).filter(|&i| i != node && self.nodes[i].process.was_started());
         for other in others {
             self.wait_cluster_size(other, size - 1)?;
         }
@@ -721,7 +685,11 @@ impl GaleraCluster {
     ///
     /// When a node does not come back.
     pub fn heal(&mut self) -> Result<(), String> {
-        let running: Vec<bool> = self.nodes.iter_mut().map(Node::running).collect();
+        let running: Vec<bool> = self
+            .nodes
+            .iter_mut()
+            .map(|node| node.process.is_running())
+            .collect();
         if !running.contains(&true) {
             let from = self.most_advanced()?;
             return self.bootstrap_from(from);
@@ -752,8 +720,8 @@ impl GaleraCluster {
     fn start_node(&mut self, i: usize, bootstrap: bool) -> Result<(), String> {
         let server = self.programs.server.clone();
         let node = self.node_mut(i)?;
-        if node.running() {
-            return Err(format!("{} is running already", node.daemon.name));
+        if node.process.is_running() {
+            return Err(format!("{} is running already", node.process.daemon.name));
         }
         let mut extra = Vec::new();
         // A node never started has no position: it gets everything by a state transfer.
@@ -775,8 +743,8 @@ impl GaleraCluster {
                 .nodes
                 .iter()
                 .map(|node| {
-                    scope.spawn(move || match node.process.is_some() {
-                        true => Err(format!("{} runs: kill it first", node.daemon.name)),
+                    scope.spawn(move || match node.process.was_started() {
+                        true => Err(format!("{} runs: kill it first", node.process.daemon.name)),
                         false => node.position(server),
                     })
                 })
@@ -790,18 +758,13 @@ impl GaleraCluster {
 
     /// Node `i`, or says there is none.
     fn node(&self, i: usize) -> Result<&Node, String> {
-        let count = self.nodes.len();
-        self.nodes
-            .get(i)
-            .ok_or_else(|| format!("no node {i}: the cluster has {count}"))
+        Ok(&self.nodes[process::member(self.nodes.len(), i, NODE)?])
     }
 
     /// Node `i`, to start or kill, or says there is none.
     fn node_mut(&mut self, i: usize) -> Result<&mut Node, String> {
-        let count = self.nodes.len();
-        self.nodes
-            .get_mut(i)
-            .ok_or_else(|| format!("no node {i}: the cluster has {count}"))
+        let i = process::member(self.nodes.len(), i, NODE)?;
+        Ok(&mut self.nodes[i])
     }
 }
 

@@ -15,106 +15,34 @@
 //! and `mariadb`): call it from a test's own thread, or from `spawn_blocking`.
 
 use std::ffi::OsString;
-use std::io::ErrorKind;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Command;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 
-use super::PrivateServers;
-use super::daemon::{Daemon, PATIENCE, kill_group, output, wait_for};
+use super::daemon::{Daemon, PATIENCE, output, wait_for};
 use super::engine::{Engine, Programs, RunAs, as_user, free_port, make_folder};
 use super::private::RunFolder;
+use super::process::{self, Process};
+
+/// What a set calls its members, and itself, in messages.
+const SERVER: (&str, &str) = ("server", "set");
 
 // ----------------------------------------------------------------------------------------------
 // The run's folder, and running programs
 // ----------------------------------------------------------------------------------------------
 
-/// This process's folder of replicated servers, `replication/run-PID` under
-/// [`PrivateServers::root`], made (and what killed runs left behind removed) on first use; its
-/// clean-up removes it when the process ends (never dropped, the folder's clean-up holds on
-/// until then).
+/// This process's folder of replicated servers, `replication/run-PID` ([`process::run_folder`]).
 fn run_folder() -> Result<&'static Path, String> {
     static RUN: OnceLock<Result<RunFolder, String>> = OnceLock::new();
-    RUN.get_or_init(|| RunFolder::make(&PrivateServers::root().join("replication")))
-        .as_ref()
-        .map(RunFolder::path)
-        .map_err(Clone::clone)
+    process::run_folder(&RUN, "replication")
 }
 
 /// A new name for a set of servers in this process's run folder: `pg1`, `mariadb2`, ….
 fn set_name(engine: &str) -> String {
     static SETS: AtomicU32 = AtomicU32::new(0);
-    format!("{engine}{}", SETS.fetch_add(1, Ordering::Relaxed) + 1)
-}
-
-// ----------------------------------------------------------------------------------------------
-// One server
-// ----------------------------------------------------------------------------------------------
-
-/// One server of a set: its [`Daemon`] (folder, port, launch) and its process. Dropped, it is
-/// killed with its whole process group and its folder is removed.
-#[derive(Debug)]
-struct Node {
-    daemon: Daemon,
-    /// The running process (the leader of its own process group), `None` while down.
-    process: Option<Child>,
-}
-
-impl Node {
-    /// Starts `daemon` ([`Node::start`]).
-    fn started(daemon: Daemon) -> Result<Node, String> {
-        let mut node = Node {
-            daemon,
-            process: None,
-        };
-        node.start()?;
-        Ok(node)
-    }
-
-    /// Starts the process and waits until it accepts clients on its port ([`Daemon::spawn`]).
-    fn start(&mut self) -> Result<(), String> {
-        if self.process.is_some() {
-            return Err(format!("{} is running already", self.daemon.name));
-        }
-        self.process = Some(self.daemon.spawn()?);
-        Ok(())
-    }
-
-    /// Stops it cleanly and waits until it is gone ([`Daemon::halt`]).
-    fn stop(&mut self) -> Result<(), String> {
-        let child = self.running()?;
-        self.daemon.halt(child)
-    }
-
-    /// Kills it with SIGKILL, the whole process group at once (a PostgreSQL server's backends
-    /// with it), as a crash of its machine would, and waits until it is gone.
-    fn kill(&mut self) -> Result<(), String> {
-        kill_group(&mut self.running()?);
-        Ok(())
-    }
-
-    /// Its process, taken: it is down from now on as far as this node knows.
-    fn running(&mut self) -> Result<Child, String> {
-        self.process
-            .take()
-            .ok_or_else(|| format!("{} is not running", self.daemon.name))
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.process.take() {
-            kill_group(&mut child);
-        }
-        let folder = &self.daemon.folder;
-        if let Err(e) = std::fs::remove_dir_all(folder)
-            && e.kind() != ErrorKind::NotFound
-        {
-            eprintln!("gdid-faults: {}: {e}", folder.display());
-        }
-    }
+    process::set_name(engine, &SETS)
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -130,7 +58,7 @@ pub struct Replicas<E> {
     /// The set's name in the run's folder: `pg1`, `mariadb2`, ….
     name: String,
     run_as: RunAs,
-    nodes: Vec<Node>,
+    nodes: Vec<Process>,
     /// Each server's upstream (the server it replicates from): `None` for a primary.
     upstream: Vec<Option<usize>>,
 }
@@ -201,26 +129,21 @@ impl<E> Replicas<E> {
     }
 
     /// Adds `node`, replicating from `upstream` (`None`: a primary); returns its index.
-    fn push(&mut self, node: Node, upstream: Option<usize>) -> usize {
+    fn push(&mut self, node: Process, upstream: Option<usize>) -> usize {
         self.nodes.push(node);
         self.upstream.push(upstream);
         self.nodes.len() - 1
     }
 
     /// Server `i`, or says there is none.
-    fn node(&self, i: usize) -> Result<&Node, String> {
-        let count = self.nodes.len();
-        self.nodes
-            .get(i)
-            .ok_or_else(|| format!("no server {i}: the set has {count}"))
+    fn node(&self, i: usize) -> Result<&Process, String> {
+        Ok(&self.nodes[process::member(self.nodes.len(), i, SERVER)?])
     }
 
     /// Server `i`, to start or stop, or says there is none.
-    fn node_mut(&mut self, i: usize) -> Result<&mut Node, String> {
-        let count = self.nodes.len();
-        self.nodes
-            .get_mut(i)
-            .ok_or_else(|| format!("no server {i}: the set has {count}"))
+    fn node_mut(&mut self, i: usize) -> Result<&mut Process, String> {
+        let i = process::member(self.nodes.len(), i, SERVER)?;
+        Ok(&mut self.nodes[i])
     }
 
     /// The port of server `i`.
@@ -385,7 +308,7 @@ impl Replicas<Postgres> {
             args.append(&mut launch.args);
             launch.args = args;
         }
-        replicas.push(Node::started(primary)?, None);
+        replicas.push(Process::started(primary)?, None);
         replicas.ready(0)?;
         Ok(replicas)
     }
@@ -525,7 +448,7 @@ impl Replicas<Postgres> {
             port,
             launch,
         };
-        let index = self.push(Node::started(standby)?, Some(upstream));
+        let index = self.push(Process::started(standby)?, Some(upstream));
         self.ready(index)?;
         self.wait_caught_up(index)?;
         Ok(index)
@@ -755,7 +678,7 @@ impl Replicas<MariaDb> {
         let (programs, client) = mariadb_programs()?;
         let mut replicas = Replicas::new(MariaDb { client }, "mariadb");
         let run_as = replicas.run_as;
-        let made: Vec<Result<Node, String>> = std::thread::scope(|scope| {
+        let made: Vec<Result<Process, String>> = std::thread::scope(|scope| {
             let threads: Vec<_> = [(1, "primary"), (2, "replica")]
                 .map(|(id, role)| {
                     let (programs, folder) = (&programs, replicas.folder(role));
@@ -877,7 +800,7 @@ fn mariadb_node(
     id: u32,
     role: &str,
     run_as: RunAs,
-) -> Result<Node, String> {
+) -> Result<Process, String> {
     let mut daemon = Daemon::init(programs, format!("MariaDB {role}"), folder, run_as)
         .map_err(|e| format!("making MariaDB's {role}: {e}"))?;
     daemon.launch.args.extend([
@@ -887,7 +810,7 @@ fn mariadb_node(
         "--log-slave-updates".into(),
         "--binlog-format=ROW".into(),
     ]);
-    Node::started(daemon)
+    Process::started(daemon)
 }
 
 /// MariaDB's programs, found as the private servers find them, and its command-line client
