@@ -6,8 +6,8 @@
 use gdid_engine::durability::{Durability, Setting, Verdict};
 use sqlx::{MySqlPool, Row};
 
-use super::{FAILOVER_COST, is_on};
 use super::galera::{self, GaleraNode};
+use super::{FAILOVER_COST, is_on};
 
 /// A semi-synchronous timeout this long (a day, in ms) is taken as "never falls back".
 const SEMI_SYNC_PATIENT_MS: u64 = 86_400_000;
