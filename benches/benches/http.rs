@@ -19,10 +19,10 @@ use std::time::Instant;
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
 use gdid::Store;
+use gdid_core::Form;
 use gdid_engine::{Authority, DynAuthority};
 use gdid_http::client::{RemoteAuthority, RemoteOptions};
 use gdid_http::server::{Server, Tokens};
-use gdid_http::wire::IdForm;
 use tokio::sync::oneshot;
 
 const TOKEN: &str = "bench-token-0123456789abcdef";
@@ -141,7 +141,7 @@ fn round_trip(c: &mut Criterion) {
         runtime,
         remote,
         |remote| async move {
-            let ids = remote.remote().ids("bench", "ids", 1, IdForm::Text).await;
+            let ids = remote.remote().ids("bench", "ids", 1, Form::Text).await;
             black_box(ids.unwrap());
         },
     );

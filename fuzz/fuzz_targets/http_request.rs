@@ -26,9 +26,9 @@
 
 use std::fmt::Debug;
 
-use gdid_core::COUNTER_MAX;
+use gdid_core::{COUNTER_MAX, Form};
 use gdid_engine::{Block, NameKind, backend::validate_name};
-use gdid_http::wire::{AllocateRequest, BadRequest, GiveBackRequest, IdForm, IdsRequest};
+use gdid_http::wire::{AllocateRequest, BadRequest, GiveBackRequest, IdsRequest};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -93,13 +93,9 @@ fn check_ids(data: &[u8], request: &IdsRequest) {
     assert!(request.count >= 1, "count 0 accepted from {body:?}");
 
     let object = object_of(data, request, &["scope", "sequence", "count"], &["form"]);
-    let form = match request.form {
-        IdForm::Text => "text",
-        IdForm::Hex => "hex",
-        IdForm::Elink => "elink",
-    };
+    let form = request.form.name();
     match object.get("form") {
-        None => assert_eq!(request.form, IdForm::Text, "{body:?}"),
+        None => assert_eq!(request.form, Form::Text, "{body:?}"),
         // serde_json also reads a unit variant written as `{"hex": null}`.
         Some(Value::Object(variant)) => {
             assert_eq!(variant.len(), 1, "{body:?}");

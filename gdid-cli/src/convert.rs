@@ -2,7 +2,9 @@
 
 use std::io::{self, BufRead, Write};
 
-use crate::form::{self, BadValue, InputForm, OutputForm};
+use gdid::Form;
+
+use crate::form::{self, BadValue, InputForm};
 
 /// What a conversion run did.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -18,7 +20,7 @@ pub(crate) struct Converted {
 pub(crate) fn convert(
     values: impl IntoIterator<Item = io::Result<String>>,
     from: InputForm,
-    to: OutputForm,
+    to: Form,
     out: &mut impl Write,
     errors: &mut impl Write,
 ) -> io::Result<Converted> {
@@ -30,7 +32,7 @@ pub(crate) fn convert(
         }
         match form::read(from, &value) {
             Ok(id) => {
-                writeln!(out, "{}", form::write(to, id))?;
+                writeln!(out, "{}", to.write(id))?;
                 done.written += 1;
             }
             Err(BadValue {
@@ -69,8 +71,8 @@ mod tests {
         let (mut out, mut errors) = (Vec::new(), Vec::new());
         let done = convert(
             input,
-            InputForm::Text,
-            OutputForm::Compact,
+            InputForm::Form(Form::Text),
+            Form::Compact,
             &mut out,
             &mut errors,
         );

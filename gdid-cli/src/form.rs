@@ -1,11 +1,14 @@
-//! The forms a GDID is written in (`--to`, `--form`) and read from (`--from`), and the output
-//! format of the commands that have a machine-readable one (`--format`): one set of names for
-//! every command.
+//! The forms a GDID is written in (`--to`, `--form`) and read from (`--from`): gdid's one list
+//! ([`Form`]), with `auto` for reading; and the output format of the commands that have a
+//! machine-readable one (`--format`): one set of names for every command.
 
+use std::ffi::OsStr;
 use std::fmt;
+use std::marker::PhantomData;
 
 use clap::ValueEnum;
-use gdid::Gdid;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use gdid::{Form, Gdid};
 
 /// How a command prints what it found: for people, or for programs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
@@ -17,75 +20,92 @@ pub(crate) enum Format {
     Json,
 }
 
-/// The forms a value on the command line can be given in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// The form a value on the command line is read in: one of gdid's forms, or any self-describing
+/// text form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum InputForm {
-    /// `era:authority:counter` (24 hex digits are read too).
-    Text,
-    /// The 12 bytes as 24 hex digits (optionally after `0x`).
-    Hex,
-    /// The `leb` form (LEB128 era, LEB128 id64), as hex digits.
-    Leb,
-    /// The `compact` form (LEB128 era, LEB128 counter<<4|authority), as hex digits.
-    Compact,
-    /// An ELink (NFX/Azos): two-letter syllables; case, `-` and spaces ignored.
-    Elink,
+    /// In this form.
+    Form(Form),
     /// Any self-describing text form: `era:authority:counter`, 24 hex digits or an ELink.
     Auto,
 }
 
 impl fmt::Display for InputForm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            InputForm::Text => "text",
-            InputForm::Hex => "hex",
-            InputForm::Leb => "leb",
-            InputForm::Compact => "compact",
-            InputForm::Elink => "elink",
-            InputForm::Auto => "auto",
-        })
+        match self {
+            InputForm::Form(form) => form.fmt(f),
+            InputForm::Auto => f.write_str("auto"),
+        }
     }
 }
 
-/// The forms an id can be written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum OutputForm {
-    /// `era:authority:counter`.
-    Text,
-    /// The 12 bytes as 24 lowercase hex digits.
-    Hex,
-    /// The `leb` form, as hex digits.
-    Leb,
-    /// The `compact` form, as hex digits.
-    Compact,
-    /// The ELink (NFX/Azos), spelled with seed 0 so that the output is reproducible.
-    Elink,
+/// Values a flag takes by name, each with a line of help.
+pub(crate) trait Named: Copy + Send + Sync + 'static {
+    /// Every value: its name, its help, the value.
+    fn named() -> Vec<(&'static str, &'static str, Self)>;
 }
 
-/// The name of `form` on the command line.
-pub(crate) fn name(form: OutputForm) -> String {
-    form.to_possible_value()
-        .map_or_else(String::new, |v| v.get_name().to_owned())
+impl Named for Form {
+    fn named() -> Vec<(&'static str, &'static str, Form)> {
+        Form::ALL
+            .into_iter()
+            .map(|form| (form.name(), form.description(), form))
+            .collect()
+    }
 }
 
-/// The seed `gdid` spells ELinks with: fixed, so that the same id always prints the same link.
-pub(crate) const ELINK_SEED: u8 = 0;
+impl Named for InputForm {
+    fn named() -> Vec<(&'static str, &'static str, InputForm)> {
+        let mut named: Vec<_> = Form::ALL
+            .into_iter()
+            .map(|form| (form.name(), form.description(), InputForm::Form(form)))
+            .collect();
+        named.push((
+            "auto",
+            "Any self-describing text form: `era:authority:counter`, 24 hex digits or an ELink",
+            InputForm::Auto,
+        ));
+        named
+    }
+}
 
-/// `id` in `form`, as `read` reads it back.
-pub(crate) fn write(form: OutputForm, id: Gdid) -> String {
-    match form {
-        OutputForm::Text => id.to_string(),
-        OutputForm::Hex => format!("{id:x}"),
-        OutputForm::Elink => id.to_elink(ELINK_SEED),
-        OutputForm::Leb | OutputForm::Compact => {
-            let mut bytes = Vec::with_capacity(Gdid::VARINT_MAX_LEN);
-            if form == OutputForm::Leb {
-                id.encode_leb(&mut bytes);
-            } else {
-                id.encode_compact(&mut bytes);
-            }
-            hex::encode(bytes)
-        }
+/// Reads a flag's value by its name (clap's list of possible values, and its message for a
+/// name that is none of them).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ByName<T>(PhantomData<T>);
+
+impl<T: Named> ByName<T> {
+    /// The parser of `T`'s names.
+    pub(crate) const fn new() -> Self {
+        ByName(PhantomData)
+    }
+
+    fn possible() -> Vec<PossibleValue> {
+        T::named()
+            .into_iter()
+            .map(|(name, help, _)| PossibleValue::new(name).help(help))
+            .collect()
+    }
+}
+
+impl<T: Named> TypedValueParser for ByName<T> {
+    type Value = T;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<T, clap::Error> {
+        let name = PossibleValuesParser::new(Self::possible()).parse_ref(command, arg, value)?;
+        T::named()
+            .into_iter()
+            .find_map(|(known, _, value)| (known == name).then_some(value))
+            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidValue).with_cmd(command))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(Self::possible().into_iter()))
     }
 }
 
@@ -103,49 +123,15 @@ pub(crate) struct BadValue {
 
 /// Reads `input` as a GDID in `form`.
 pub(crate) fn read(form: InputForm, input: &str) -> Result<Gdid, BadValue> {
-    let bad = |reason: String| BadValue {
+    let read = match form {
+        InputForm::Form(form) => form.read(input).map_err(|e| e.to_string()),
+        InputForm::Auto => Gdid::parse_any(input).map_err(|e| e.to_string()),
+    };
+    read.map_err(|reason| BadValue {
         form,
         input: input.to_owned(),
         reason,
-    };
-    match form {
-        InputForm::Text => input.parse().map_err(|e| bad(format!("{e}"))),
-        InputForm::Elink => Gdid::from_elink(input.trim()).map_err(|e| bad(e.to_string())),
-        InputForm::Auto => Gdid::parse_any(input).map_err(|e| bad(e.to_string())),
-        InputForm::Hex => {
-            let bytes = hex_bytes(input).map_err(bad)?;
-            Gdid::from_slice(&bytes).map_err(|e| bad(e.to_string()))
-        }
-        InputForm::Leb | InputForm::Compact => {
-            let bytes = hex_bytes(input).map_err(bad)?;
-            let decoded = if form == InputForm::Leb {
-                Gdid::decode_leb(&bytes)
-            } else {
-                Gdid::decode_compact(&bytes)
-            };
-            let (id, used) = decoded.map_err(|e| bad(e.to_string()))?;
-            if used != bytes.len() {
-                return Err(bad(format!(
-                    "{} bytes follow the encoding that ends at byte {used}",
-                    bytes.len() - used
-                )));
-            }
-            Ok(id)
-        }
-    }
-}
-
-/// Decodes hex digits (optionally after `0x`, surrounding whitespace ignored) into bytes.
-fn hex_bytes(input: &str) -> Result<Vec<u8>, String> {
-    let digits = input.trim();
-    let digits = digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-        .unwrap_or(digits);
-    if digits.is_empty() {
-        return Err("expected hex digits, found none".into());
-    }
-    hex::decode(digits).map_err(|e| format!("expected hex digits: {e}"))
+    })
 }
 
 #[cfg(test)]
@@ -153,78 +139,33 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_every_form_of_the_same_id() {
+    fn auto_reads_every_self_describing_form() {
         let id: Gdid = "1293:3:57".parse().unwrap();
-        assert_eq!(read(InputForm::Text, "1293:3:57").unwrap(), id);
-        assert_eq!(
-            read(InputForm::Text, "0000050d3000000000000039").unwrap(),
-            id
-        );
-        assert_eq!(
-            read(InputForm::Hex, "0x0000050D3000000000000039").unwrap(),
-            id
-        );
-        assert_eq!(read(InputForm::Compact, "8d0a9307").unwrap(), id);
-        let zero_authority: Gdid = "5:0:123".parse().unwrap();
-        assert_eq!(read(InputForm::Leb, "057b").unwrap(), zero_authority);
-        assert_eq!(read(InputForm::Elink, " AKCUGO-AQASEW ").unwrap(), id);
         for any in ["1293:3:57", "0x0000050d3000000000000039", "akcugo aqasew"] {
             assert_eq!(read(InputForm::Auto, any).unwrap(), id, "{any}");
         }
-        assert!(read(InputForm::Text, "AKCUGO-AQASEW").is_err());
-    }
-
-    #[test]
-    fn every_form_written_reads_back() {
-        let id: Gdid = "1293:3:57".parse().unwrap();
-        for (output, input) in [
-            (OutputForm::Text, InputForm::Text),
-            (OutputForm::Hex, InputForm::Text),
-            (OutputForm::Hex, InputForm::Hex),
-            (OutputForm::Leb, InputForm::Leb),
-            (OutputForm::Compact, InputForm::Compact),
-            (OutputForm::Elink, InputForm::Elink),
-            (OutputForm::Elink, InputForm::Auto),
-            (OutputForm::Text, InputForm::Auto),
-            (OutputForm::Hex, InputForm::Auto),
-        ] {
-            assert_eq!(read(input, &write(output, id)).unwrap(), id, "{output:?}");
+        for form in [Form::Text, Form::Hex, Form::Elink] {
+            assert_eq!(read(InputForm::Auto, &form.write(id)).unwrap(), id);
         }
-        assert_eq!(write(OutputForm::Compact, id), "8d0a9307");
     }
 
     #[test]
     fn says_what_is_wrong_with_the_value() {
         for (form, input, message) in [
             (
-                InputForm::Text,
+                InputForm::Form(Form::Text),
                 "1:18:3",
                 "invalid text value \"1:18:3\": the authority segment at byte 2 is out of range: the maximum is 15",
             ),
             (
-                InputForm::Hex,
+                InputForm::Form(Form::Hex),
                 "0102",
                 "invalid hex value \"0102\": expected 12 bytes, found 2",
             ),
             (
-                InputForm::Leb,
+                InputForm::Form(Form::Leb),
                 "057b00",
                 "invalid leb value \"057b00\": 1 bytes follow the encoding that ends at byte 2",
-            ),
-            (
-                InputForm::Compact,
-                "zz",
-                "invalid compact value \"zz\": expected hex digits: Invalid character 'z' at position 0",
-            ),
-            (
-                InputForm::Leb,
-                "",
-                "invalid leb value \"\": expected hex digits, found none",
-            ),
-            (
-                InputForm::Elink,
-                "TUSHEK-TOTV",
-                "invalid elink value \"TUSHEK-TOTV\": ELink checksum mismatch: the link says 242, its content sums to 136",
             ),
             (
                 InputForm::Auto,
@@ -234,5 +175,18 @@ mod tests {
         ] {
             assert_eq!(read(form, input).unwrap_err().to_string(), message);
         }
+    }
+
+    #[test]
+    fn every_name_is_read_back_as_its_value() {
+        let command = clap::Command::new("gdid");
+        for (name, _, value) in InputForm::named() {
+            let parsed = ByName::<InputForm>::new()
+                .parse_ref(&command, None, OsStr::new(name))
+                .unwrap();
+            assert_eq!(parsed, value);
+        }
+        let refused = ByName::<Form>::new().parse_ref(&command, None, OsStr::new("auto"));
+        assert!(refused.is_err(), "auto is a form to read in, not to write");
     }
 }

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use gdid::Gdid;
 use serde::Serialize;
 
-use crate::form::{self, OutputForm};
+use gdid::Form;
 
 /// Every field and form of an id, in the order `--format json` prints them.
 #[derive(Debug, Serialize)]
@@ -17,7 +17,7 @@ pub(crate) struct Inspection {
     hex: String,
     leb: String,
     compact: String,
-    /// Spelled with [`form::ELINK_SEED`]: the same id always shows the same link.
+    /// Spelled with [`Form::ELINK_SEED`]: the same id always shows the same link.
     elink: String,
 }
 
@@ -28,11 +28,11 @@ impl Inspection {
             era: id.era(),
             authority: id.authority(),
             counter: id.counter(),
-            text: form::write(OutputForm::Text, id),
-            hex: form::write(OutputForm::Hex, id),
-            leb: form::write(OutputForm::Leb, id),
-            compact: form::write(OutputForm::Compact, id),
-            elink: form::write(OutputForm::Elink, id),
+            text: Form::Text.write(id),
+            hex: Form::Hex.write(id),
+            leb: Form::Leb.write(id),
+            compact: Form::Compact.write(id),
+            elink: Form::Elink.write(id),
         }
     }
 
@@ -60,7 +60,7 @@ impl Inspection {
         for (name, hex) in [("leb", &self.leb), ("compact", &self.compact)] {
             writeln!(out, "{name:<10} {} ({} bytes)", spaced(hex), n(hex))?;
         }
-        writeln!(out, "elink      {} (seed {})", self.elink, form::ELINK_SEED)?;
+        writeln!(out, "elink      {} (seed {})", self.elink, Form::ELINK_SEED)?;
         Ok(())
     }
 }

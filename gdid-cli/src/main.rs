@@ -24,12 +24,13 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use gdid::Form;
 
 use crate::agent::AgentArgs;
 use crate::bench::BenchArgs;
 use crate::check::CheckArgs;
 use crate::failure::Failure;
-use crate::form::{Format, InputForm, OutputForm};
+use crate::form::{ByName, Format, InputForm};
 use crate::inspect::Inspection;
 use crate::issuer::{IssueArgs, Issuer};
 use crate::next::{NoSuchForm, Printed};
@@ -79,7 +80,7 @@ killed midway has printed only ids that will never be issued again.")]
     )]
     Inspect {
         /// The form VALUE is given in; hex, leb and compact take hex digits.
-        #[arg(long, value_enum, default_value_t = InputForm::Text)]
+        #[arg(long, value_parser = ByName::<InputForm>::new(), default_value_t = InputForm::Form(Form::Text))]
         from: InputForm,
         /// text: a table; json: one JSON object (every field and form).
         #[arg(long, value_enum, default_value_t)]
@@ -100,11 +101,11 @@ A bad value is reported on stderr with its line number; the others are still con
 exit status is then 2.")]
     Convert {
         /// The form the values are given in; hex, leb and compact take hex digits.
-        #[arg(long, value_enum, default_value_t = InputForm::Text)]
+        #[arg(long, value_parser = ByName::<InputForm>::new(), default_value_t = InputForm::Form(Form::Text))]
         from: InputForm,
         /// The form to write; hex, leb and compact as hex digits.
-        #[arg(long, value_enum)]
-        to: OutputForm,
+        #[arg(long, value_parser = ByName::<Form>::new())]
+        to: Form,
         /// The ids; none: read stdin.
         values: Vec<String>,
     },
@@ -212,7 +213,7 @@ TABLE would use when none does).")]
 
 Routes: GET /v1/health (no token), GET /v1/ready, GET /v1/authority, POST /v1/blocks
 {scope, sequence, size}, POST /v1/blocks/give-back (tokens allowed `SCOPE:give-back`), POST /v1/ids {scope,
-sequence, count, form: text|hex|elink}, GET /v1/metrics (tokens allowed `SCOPE:metrics`, each
+sequence, count, form: text|hex|leb|compact|elink}, GET /v1/metrics (tokens allowed `SCOPE:metrics`, each
 seeing its scopes' series), GET /v1/openapi.json (no token: these
 routes as an OpenAPI 3.1 document). Every other request carries `Authorization: Bearer TOKEN`
 with a token of the tokens file allowed the scope. The URL served is
@@ -260,8 +261,8 @@ struct NextArgs {
     /// How each id is spelled: text (GDIDs era:authority:counter, numbers in decimal, UUIDs
     /// hyphenated, ObjectIds in hex); hex (GDIDs as 24 hex digits, numbers as 16, UUIDs as 32,
     /// ObjectIds as 24); leb, compact (as hex digits) and elink: GDIDs only.
-    #[arg(long, value_enum, default_value_t = OutputForm::Text, conflicts_with = "format")]
-    form: OutputForm,
+    #[arg(long, value_parser = ByName::<Form>::new(), default_value_t = Form::Text, conflicts_with = "format")]
+    form: Form,
     /// text: one id a line, in --form; json: one JSON object a line (a GDID with every field
     /// and form, as `gdid inspect --format json`; another id as {"id": …}).
     #[arg(long, value_enum, default_value_t)]

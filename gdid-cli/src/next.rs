@@ -5,7 +5,9 @@ use std::io::{self, Write};
 use serde_json::json;
 
 use crate::failure::Failure;
-use crate::form::{self, Format, OutputForm};
+use gdid::Form;
+
+use crate::form::Format;
 use crate::inspect::Inspection;
 use crate::issuer::{Issued, Issuer, Strategy};
 
@@ -17,7 +19,7 @@ const BATCH: u64 = 1_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Printed {
     /// Each id in a form (`--form`, `--format text`).
-    Form(OutputForm),
+    Form(Form),
     /// One JSON object a line (`--format json`): for GDIDs every field and form (as
     /// `gdid inspect --format json`), for other ids `{"id": …}`.
     Json,
@@ -36,7 +38,7 @@ pub(crate) struct NoSuchForm {
 
 impl Printed {
     /// What `--form` and `--format` ask for.
-    pub(crate) fn of(form: OutputForm, format: Format) -> Self {
+    pub(crate) fn of(form: Form, format: Format) -> Self {
         match format {
             Format::Text => Printed::Form(form),
             Format::Json => Printed::Json,
@@ -46,11 +48,11 @@ impl Printed {
     /// Checks, before anything is issued, that ids of `strategy` can be printed so.
     pub(crate) fn check(self, strategy: Strategy) -> Result<(), NoSuchForm> {
         match self {
-            Printed::Form(form @ (OutputForm::Leb | OutputForm::Compact | OutputForm::Elink))
+            Printed::Form(form @ (Form::Leb | Form::Compact | Form::Elink))
                 if strategy != Strategy::Gdid =>
             {
                 Err(NoSuchForm {
-                    form: form::name(form),
+                    form: form.name().to_owned(),
                     strategy,
                 })
             }
@@ -61,12 +63,12 @@ impl Printed {
     /// Writes `id` and a newline.
     pub(crate) fn write(self, id: Issued, out: &mut impl Write) -> io::Result<()> {
         match (self, id) {
-            (Printed::Form(form), Issued::Gdid(id)) => writeln!(out, "{}", form::write(form, id)),
-            (Printed::Form(OutputForm::Hex), Issued::Number(id)) => writeln!(out, "{id:016x}"),
-            (Printed::Form(OutputForm::Hex), Issued::Uuid(id)) => {
+            (Printed::Form(form), Issued::Gdid(id)) => writeln!(out, "{}", form.write(id)),
+            (Printed::Form(Form::Hex), Issued::Number(id)) => writeln!(out, "{id:016x}"),
+            (Printed::Form(Form::Hex), Issued::Uuid(id)) => {
                 writeln!(out, "{}", id.simple())
             }
-            (Printed::Form(OutputForm::Hex), Issued::ObjectId(id)) => {
+            (Printed::Form(Form::Hex), Issued::ObjectId(id)) => {
                 writeln!(out, "{}", id.to_hex())
             }
             // Text; the GDID forms are refused by `check` before anything is issued: the text
@@ -112,22 +114,16 @@ mod tests {
 
     #[test]
     fn each_form_of_each_kind_of_id() {
-        let (text, hex) = (
-            Printed::Form(OutputForm::Text),
-            Printed::Form(OutputForm::Hex),
-        );
+        let (text, hex) = (Printed::Form(Form::Text), Printed::Form(Form::Hex));
         let gdid = Issued::Gdid(Gdid::from_parts(1293, 3, 57).unwrap());
         assert_eq!(line(text, gdid), "1293:3:57\n");
         assert_eq!(line(hex, gdid), "0000050d3000000000000039\n");
-        assert_eq!(line(Printed::Form(OutputForm::Compact), gdid), "8d0a9307\n");
+        assert_eq!(line(Printed::Form(Form::Compact), gdid), "8d0a9307\n");
         assert_eq!(
-            line(Printed::Form(OutputForm::Leb), gdid),
+            line(Printed::Form(Form::Leb), gdid),
             "8d0ab98080808080808030\n"
         );
-        assert_eq!(
-            line(Printed::Form(OutputForm::Elink), gdid),
-            "AKCUGO-AQASEW\n"
-        );
+        assert_eq!(line(Printed::Form(Form::Elink), gdid), "AKCUGO-AQASEW\n");
         assert!(
             line(Printed::Json, gdid).starts_with(r#"{"era":1293,"authority":3,"counter":57,"#)
         );
@@ -144,7 +140,7 @@ mod tests {
             line(Printed::Json, uuid),
             "{\"id\":\"a1a2a3a4-b1b2-c1c2-d1d2-d3d4d5d6d7d8\"}\n"
         );
-        for gdid_only in [OutputForm::Leb, OutputForm::Compact, OutputForm::Elink] {
+        for gdid_only in [Form::Leb, Form::Compact, Form::Elink] {
             assert!(Printed::Form(gdid_only).check(Strategy::UuidV7).is_err());
             assert!(Printed::Form(gdid_only).check(Strategy::Gdid).is_ok());
         }

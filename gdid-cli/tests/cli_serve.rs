@@ -292,7 +292,7 @@ fn ids(url: &str, sequence: &str, count: u64) -> Vec<String> {
         .enable_all()
         .build()
         .unwrap();
-    let form = gdid::http::wire::IdForm::Text;
+    let form = gdid::Form::Text;
     runtime
         .block_on(client.ids("shop", sequence, count, form))
         .unwrap()

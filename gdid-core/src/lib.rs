@@ -30,6 +30,7 @@
 //! | `leb` (NFX "Slim") | [`Gdid::encode_leb`], [`Gdid::decode_leb`] | 2-15 bytes |
 //! | `compact` | [`Gdid::encode_compact`], [`Gdid::decode_compact`] | 2-15 bytes |
 //! | ELink (NFX/Azos) | [`Gdid::to_elink`], [`Gdid::from_elink`], [`ELink`] (with metadata), [`GdidSymbol::parse_any`] | 9-32 chars |
+//! | any text form by name (`text`, `hex`, `leb`, `compact`, `elink`) | [`Form::write`], [`Form::read`], `Form: FromStr` (the `gdid` command, `gdid serve` and the PostgreSQL extension name forms by it) | |
 //! | serde (feature `serde`) | readable: colon text; binary: 12 bytes; `serde` module helpers (`Option<Gdid>`: `::option`) | |
 //! | BSON (feature `bson`) | `Binary` subtype `0x80` by every path, plain fields included; `bson::binary` | 12 bytes |
 //! | SQL (features `sqlx-mysql`, `sqlx-postgres`, `sqlx-sqlite`) | sqlx `Type`/`Encode`/`Decode` | `BINARY(12)`/`BYTEA`/`BLOB` |
@@ -60,6 +61,7 @@ extern crate alloc;
 
 mod elink;
 mod error;
+mod form;
 mod gdid;
 mod symbol;
 mod text;
@@ -71,6 +73,7 @@ pub use elink::{ELink, ELinkError};
 pub use error::{BufferTooSmall, DecodeError, Field, InvalidLength, InvalidParts, ParseError};
 #[cfg(any(feature = "sqlx-postgres", feature = "postgres-types"))]
 pub use external::native_postgres::PgGdid;
+pub use form::{Form, ReadError, UnknownForm};
 pub use gdid::{AUTHORITY_MAX, COUNTER_MAX, Gdid};
 pub use symbol::{GdidSymbol, ParseAnyError};
 

@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use gdid_core::Form;
 use gdid_engine::backend::numbering::NumberRecord;
 use gdid_engine::{
     Authority, AuthorityError, Block, NameKind,
@@ -42,7 +43,7 @@ use serde::de::DeserializeOwned;
 use crate::pem::certificates;
 use crate::wire::{
     self, AllocateRequest, AuthorityInfo, BlockReply, ErrorReply, GiveBackReply, GiveBackRequest,
-    IdForm, IdsReply, IdsRequest,
+    IdsReply, IdsRequest,
 };
 
 /// The largest reply read: the largest `/v1/ids` reply (10,000 ELinks) is well under it.
@@ -288,7 +289,7 @@ impl Remote {
         scope: &str,
         sequence: &str,
         count: u64,
-        form: IdForm,
+        form: Form,
     ) -> Result<Vec<String>, RemoteError> {
         let request = IdsRequest {
             scope: scope.to_owned(),

@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-use gdid_core::Gdid;
+use gdid_core::Form;
 use gdid_engine::{AuthorityError, Block, NameKind, backend::validate_name};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -231,7 +231,7 @@ pub struct IdsRequest {
     pub count: u64,
     /// How each id is spelled; `text` when left out.
     #[serde(default)]
-    pub form: IdForm,
+    pub form: Form,
 }
 
 impl IdsRequest {
@@ -250,58 +250,11 @@ impl IdsRequest {
     }
 }
 
-/// How the ids of an [`IdsReply`] are spelled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IdForm {
-    /// `era:authority:counter`, as `Gdid`'s `Display` (`0:1:42`).
-    #[default]
-    Text,
-    /// 24 lower-case hex digits of the 12 big-endian bytes.
-    Hex,
-    /// The NFX/Azos ELink, spelled with seed 0 (the same id always gives the same link).
-    Elink,
-}
-
-impl IdForm {
-    /// The longest id spelled in this form, in bytes.
-    pub const fn longest(self) -> usize {
-        match self {
-            IdForm::Text => Gdid::TEXT_MAX_LEN,
-            IdForm::Hex => Gdid::HEX_LEN,
-            IdForm::Elink => Gdid::ELINK_MAX_LEN,
-        }
-    }
-
-    /// `id` spelled in this form.
-    ///
-    /// ```
-    /// use gdid_core::Gdid;
-    /// use gdid_http::wire::IdForm;
-    ///
-    /// let id: Gdid = "0:1:42".parse()?;
-    /// assert_eq!(IdForm::Text.spell(id), "0:1:42");
-    /// assert_eq!(IdForm::Hex.spell(id), "00000000100000000000002a");
-    /// assert_eq!(Gdid::from_elink(&IdForm::Elink.spell(id))?, id);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn spell(self, id: Gdid) -> String {
-        match self {
-            IdForm::Text => id.to_string(),
-            IdForm::Hex => {
-                let mut buf = [0; Gdid::HEX_LEN];
-                id.encode_hex_lower(&mut buf).to_owned()
-            }
-            IdForm::Elink => id.to_elink(0),
-        }
-    }
-}
-
 /// The reply to `POST /v1/ids`: the ids in the order they were issued.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IdsReply {
     /// How they are spelled.
-    pub form: IdForm,
+    pub form: Form,
     /// The ids.
     pub ids: Vec<String>,
 }
@@ -310,14 +263,15 @@ impl IdsReply {
     /// The most bytes the JSON of a reply of `count` ids in `form` takes.
     ///
     /// ```
-    /// use gdid_http::wire::{IdForm, IdsReply};
+    /// use gdid_core::Form;
+    /// use gdid_http::wire::IdsReply;
     ///
-    /// let reply = IdsReply { form: IdForm::Hex, ids: vec!["f".repeat(24); 3] };
-    /// assert!(serde_json::to_vec(&reply)?.len() <= IdsReply::size(IdForm::Hex, 3));
+    /// let reply = IdsReply { form: Form::Hex, ids: vec!["f".repeat(24); 3] };
+    /// assert!(serde_json::to_vec(&reply)?.len() <= IdsReply::size(Form::Hex, 3));
     /// # Ok::<(), serde_json::Error>(())
     /// ```
-    pub fn size(form: IdForm, count: u64) -> usize {
-        // `{"form":"elink","ids":[` and `]}`; each id quoted, with a comma.
+    pub fn size(form: Form, count: u64) -> usize {
+        // `{"form":"compact","ids":[` and `]}`; each id quoted, with a comma.
         const FRAME: usize = 32;
         usize::try_from(count)
             .unwrap_or(usize::MAX)
@@ -327,7 +281,7 @@ impl IdsReply {
 
     /// The most bytes a reply of `count` ids takes, whatever its form.
     pub fn largest_size(count: u64) -> usize {
-        [IdForm::Text, IdForm::Hex, IdForm::Elink]
+        Form::ALL
             .into_iter()
             .map(|form| IdsReply::size(form, count))
             .max()
@@ -417,7 +371,7 @@ mod tests {
         assert_eq!(request.vicinity, Some(COUNTER_MAX));
         let ids = IdsRequest::decode(br#"{"scope":"s","sequence":"q","count":3,"form":"elink"}"#)
             .unwrap();
-        assert_eq!((ids.count, ids.form), (3, IdForm::Elink));
+        assert_eq!((ids.count, ids.form), (3, Form::Elink));
     }
 
     #[test]

@@ -1,13 +1,17 @@
 //! The parts and the other forms of a `gdid`: `gdid_era`, `gdid_authority`, `gdid_counter`,
-//! `gdid_hex`, `gdid_elink`, and the casts from and to `bytea` and from `text`.
+//! `gdid_hex`, `gdid_elink`, any form by its name (`gdid_to_form`, `gdid_from_form`: the names
+//! of `gdid convert` and `gdid serve`), and the casts from and to `bytea` and from `text`.
 //!
 //! ```sql
-//! SELECT gdid_era(id), gdid_authority(id), gdid_counter(id), gdid_hex(id), gdid_elink(id)
+//! SELECT gdid_era(id), gdid_authority(id), gdid_counter(id), gdid_hex(id), gdid_elink(id),
+//!        gdid_to_form(id, 'compact')
 //! FROM (VALUES ('1293:3:57'::gdid)) AS t (id);
-//! -- 1293 | 3 | 57 | 0000050d3000000000000039 | …
+//! -- 1293 | 3 | 57 | 0000050d3000000000000039 | … | 8d0a9307
+//! SELECT gdid_from_form('8d0a9307', 'compact');   -- 1293:3:57
 //! ALTER TABLE orders ALTER COLUMN id TYPE gdid USING id::gdid;   -- a BYTEA column of GDIDs
 //! ```
 
+use gdid::Form;
 use pgrx::prelude::*;
 
 use crate::error::raise;
@@ -35,7 +39,38 @@ fn gdid_counter(id: Gdid) -> i64 {
 /// The 24 lowercase hex digits of the 12 bytes.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn gdid_hex(id: Gdid) -> String {
-    format!("{:x}", id.0)
+    Form::Hex.write(id.0)
+}
+
+/// The id written in `form`: `text`, `hex`, `leb`, `compact` (the encodings as hex digits) or
+/// `elink` (seed 0), as `gdid convert --to` and `gdid serve` name them.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn gdid_to_form(id: Gdid, form: &str) -> String {
+    form_named(form).write(id.0)
+}
+
+/// The id `value` written in `form` (as [`gdid_to_form`] names it).
+#[pg_extern(immutable, parallel_safe, strict)]
+fn gdid_from_form(value: &str, form: &str) -> Gdid {
+    let form = form_named(form);
+    form.read(value).map(Gdid).unwrap_or_else(|e| {
+        raise(
+            PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
+            format!("invalid {form} value {value:?}: {e}"),
+            None,
+        )
+    })
+}
+
+/// The form named `name`, or an error that lists the names.
+fn form_named(name: &str) -> Form {
+    name.parse().unwrap_or_else(|e| {
+        raise(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("{name:?}: {e}"),
+            None,
+        )
+    })
 }
 
 /// The ELink (NFX/Azos) of the id, spelled with `seed` (0 to 255; 0 by default, so that the same

@@ -72,6 +72,18 @@ mod tests {
         one::<Gdid>("SELECT '\\x0000000010000000000000'::bytea::gdid");
     }
 
+    #[pg_test(error = "\"base64\": no such form: expected text, hex, leb, compact or elink")]
+    fn a_form_of_no_name_is_refused() {
+        one::<String>("SELECT gdid_to_form('1:1:1', 'base64')");
+    }
+
+    #[pg_test(
+        error = "invalid compact value \"zz\": expected hex digits: Invalid character 'z' at position 0"
+    )]
+    fn a_value_not_in_its_form_is_refused() {
+        one::<Gdid>("SELECT gdid_from_form('zz', 'compact')");
+    }
+
     #[pg_test]
     fn parts_and_forms() {
         assert_eq!(one::<i64>("SELECT gdid_era('1293:3:57')"), 1293);
@@ -83,8 +95,19 @@ mod tests {
         );
         assert_eq!(
             one::<String>("SELECT gdid_elink('1293:3:57')"),
-            gdid::Gdid::from_parts(1293, 3, 57).unwrap().to_elink(0)
+            gdid::Form::Elink.write(gdid::Gdid::from_parts(1293, 3, 57).unwrap())
         );
+        // Every form by its name, as the command and the server write and read it.
+        let id = gdid::Gdid::from_parts(1293, 3, 57).unwrap();
+        for form in gdid::Form::ALL {
+            let written = one::<String>(&format!("SELECT gdid_to_form('1293:3:57', '{form}')"));
+            assert_eq!(written, form.write(id), "{form}");
+            let read = one::<String>(&format!(
+                "SELECT gdid_from_form('{written}', '{}')::text",
+                form.name().to_uppercase()
+            ));
+            assert_eq!(read, "1293:3:57", "{form}");
+        }
         assert_eq!(
             one::<Vec<u8>>("SELECT '1293:3:57'::gdid::bytea"),
             gdid::Gdid::from_parts(1293, 3, 57).unwrap().to_bytes()

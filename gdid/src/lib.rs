@@ -149,8 +149,8 @@ pub mod verify;
 #[cfg(any(feature = "postgres", feature = "postgres-types"))]
 pub use gdid_core::PgGdid;
 pub use gdid_core::{
-    AUTHORITY_MAX, BufferTooSmall, COUNTER_MAX, DecodeError, ELink, ELinkError, Field, Gdid,
-    GdidSymbol, InvalidLength, InvalidParts, ParseAnyError, ParseError,
+    AUTHORITY_MAX, BufferTooSmall, COUNTER_MAX, DecodeError, ELink, ELinkError, Field, Form, Gdid,
+    GdidSymbol, InvalidLength, InvalidParts, ParseAnyError, ParseError, ReadError, UnknownForm,
 };
 
 /// A `Gdid` literal, parsed at compile time (gdid-core's `gdid!`).

@@ -5,18 +5,18 @@
 use axum::body::{Body, Bytes};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use gdid_core::Gdid;
+use gdid_core::{Form, Gdid};
 use gdid_engine::IdBatch;
 use http_body_util::{BodyExt, Full};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use super::ApiError;
 use super::memory::Held;
-use crate::wire::{IdForm, IdsReply};
+use crate::wire::IdsReply;
 
 /// An [`IdsReply`] of `ids`, spelled as it is written.
 struct Spelled<'a> {
-    form: IdForm,
+    form: Form,
     ids: &'a IdBatch<Gdid>,
 }
 
@@ -35,16 +35,12 @@ impl Serialize for Spelled<'_> {
 impl Serialize for Each<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let form = self.0.form;
-        serializer.collect_seq(self.0.ids.iter().map(|id| form.spell(id)))
+        serializer.collect_seq(self.0.ids.iter().map(|id| form.write(id)))
     }
 }
 
 /// The reply of `ids` in `form`, whose body keeps `held` until it is dropped.
-pub(crate) fn ids_reply(
-    form: IdForm,
-    ids: &IdBatch<Gdid>,
-    held: Held,
-) -> Result<Response, ApiError> {
+pub(crate) fn ids_reply(form: Form, ids: &IdBatch<Gdid>, held: Held) -> Result<Response, ApiError> {
     // The reply's size, as held for it (a hint only, so capped).
     let mut json = Vec::with_capacity(IdsReply::size(form, ids.len()).min(64 << 20));
     serde_json::to_writer(&mut json, &Spelled { form, ids }).map_err(|error| {
@@ -78,10 +74,10 @@ mod tests {
             3,
         );
         ids.push_run(Gdid::from_parts(7, 1, 1).unwrap(), 2);
-        for form in [IdForm::Text, IdForm::Hex, IdForm::Elink] {
+        for form in Form::ALL {
             let json = serde_json::to_vec(&Spelled { form, ids: &ids }).unwrap();
             let reply: IdsReply = serde_json::from_slice(&json).unwrap();
-            let expected: Vec<String> = ids.iter().map(|id| form.spell(id)).collect();
+            let expected: Vec<String> = ids.iter().map(|id| form.write(id)).collect();
             assert_eq!(
                 reply,
                 IdsReply {
