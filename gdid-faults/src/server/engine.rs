@@ -334,6 +334,16 @@ pub(crate) fn tail(log: &Path) -> String {
     )
 }
 
+/// MariaDB's programs, found as the private servers find them, and its command-line client
+/// (`mariadb`, or `mysql`) on the `PATH`: what the replica sets and the Galera clusters run.
+pub(crate) fn mariadb_programs() -> Result<(Programs, PathBuf), String> {
+    let programs = Engine::MariaDb.find()?;
+    let client = program("mariadb", &[])
+        .or_else(|_| program("mysql", &[]))
+        .map_err(|_| "the mariadb client is not installed".to_owned())?;
+    Ok((programs, client))
+}
+
 /// `name` on the `PATH`, or the first of `elsewhere` that exists.
 fn program(name: &str, elsewhere: &[&str]) -> Result<PathBuf, String> {
     let path = std::env::var_os("PATH").unwrap_or_default();

@@ -29,7 +29,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::AtomicU32;
 
 use super::daemon::{Daemon, output, wait_for};
-use super::engine::{Engine, Programs, RunAs, free_port};
+use super::engine::{Programs, RunAs, free_port, mariadb_programs};
 use super::private::RunFolder;
 use super::process::{self, Process};
 
@@ -89,17 +89,12 @@ impl MariaDbPrograms {
                 "the Galera provider {PROVIDER} is not installed (apt-get install galera-4)"
             ));
         }
-        let programs = Engine::MariaDb.find()?;
+        let (programs, client) = mariadb_programs()?;
         let Programs::MariaDb { server, .. } = &programs else {
             return Err("MariaDB's programs were not found".into());
         };
         let server = server.clone();
         let path = std::env::var_os("PATH").unwrap_or_default();
-        let client = ["mariadb", "mysql"]
-            .into_iter()
-            .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
-            .find(|candidate| candidate.is_file())
-            .ok_or("the mariadb client is not installed")?;
         for (tool, why) in [
             ("rsync", "state transfers"),
             ("wsrep_sst_rsync", "rsync SST"),

@@ -22,7 +22,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::AtomicU32;
 
 use super::daemon::{Daemon, PATIENCE, output, wait_for};
-use super::engine::{Engine, Programs, RunAs, as_user, free_port, make_folder};
+use super::engine::{Engine, Programs, RunAs, as_user, free_port, make_folder, mariadb_programs};
 use super::private::RunFolder;
 use super::process::{self, Process};
 
@@ -811,17 +811,4 @@ fn mariadb_node(
         "--binlog-format=ROW".into(),
     ]);
     Process::started(daemon)
-}
-
-/// MariaDB's programs, found as the private servers find them, and its command-line client
-/// (`mariadb`, or `mysql`) on the `PATH`.
-fn mariadb_programs() -> Result<(Programs, PathBuf), String> {
-    let programs = Engine::MariaDb.find()?;
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let client = ["mariadb", "mysql"]
-        .into_iter()
-        .flat_map(|name| std::env::split_paths(&path).map(move |dir| dir.join(name)))
-        .find(|candidate| candidate.is_file())
-        .ok_or("the mariadb client is not installed")?;
-    Ok((programs, client))
 }
