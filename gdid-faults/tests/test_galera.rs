@@ -15,9 +15,9 @@
 //! `cargo test -p gdid-faults --test test_galera`. Without Galera (`galera-4`, `rsync`) or
 //! MariaDB the tests are skipped, and fail under `CI=true`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use gdid::verify::Ledger;
@@ -789,44 +789,35 @@ async fn give_backs_survive_certification_conflicts() {
 // The conformance suite, through each node
 // ----------------------------------------------------------------------------------------------
 
-/// Runs raw SQL on a store (set-up only: values are formatted in), again when Galera aborts it
-/// for a conflict with another node's write or schema change (ERROR 1213), as any client of a
-/// Galera cluster must.
-async fn execute(store: &gdid_sql::SqlStore, sql: String) {
-    for attempt in 1.. {
-        let statement = sqlx::AssertSqlSafe(sql.clone());
-        let done = gdid_sql::with_pool!(store, pool => {
-            sqlx::query(statement).execute(pool).await.map(drop)
-        });
-        match done {
-            Ok(()) => return,
-            Err(sqlx::Error::Database(e))
-                if e.code().as_deref() == Some("40001") && attempt < 20 =>
-            {
-                tokio::time::sleep(Duration::from_millis(20)).await;
+/// Raw SQL on a store, for the conformance suite's set-up (`common/adapter.rs` of gdid-sql's
+/// tests asks for these): a write is run again when Galera aborts it for a conflict with another
+/// node's write or schema change (ERROR 1213), as any client of a Galera cluster must.
+mod common {
+    use std::time::Duration;
+
+    use gdid_sql::SqlStore;
+
+    /// Runs `sql` (set-up only: values are formatted in), again after a certification conflict.
+    pub(crate) async fn execute(store: &SqlStore, sql: String) {
+        for attempt in 1.. {
+            let statement = sqlx::AssertSqlSafe(sql.clone());
+            let done = gdid_sql::with_pool!(store, pool => {
+                sqlx::query(statement).execute(pool).await.map(drop)
+            });
+            match done {
+                Ok(()) => return,
+                Err(sqlx::Error::Database(e))
+                    if e.code().as_deref() == Some("40001") && attempt < 20 =>
+                {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(e) => panic!("{sql}: {e}"),
             }
-            Err(e) => panic!("{sql}: {e}"),
         }
     }
-}
 
-/// The conformance suite's dialect for a node of the cluster: `gdid-sql`'s MariaDB one, each
-/// node on databases of its own (`gN_…`), so that the nodes' runs do not meet.
-mod conformance {
-    use super::*;
-    use gdid_engine::{Pick, RangeLayout};
-    use gdid_sql::{SqlAuthority, SqlShardedCounter, SqlStore};
-    use gdid_testkit::conformance::{Counters, GoingDown, Ranges, Setup, StoreUnderTest, Windows};
-
-    /// Node `node`'s server URL (database `test`), with the cluster held shared for as long as a
-    /// backend lives.
-    async fn node_url(node: usize) -> Option<(String, Arc<OwnedRwLockReadGuard<Bench>>)> {
-        let bench = shared().await?;
-        Some((bench.cluster.url(node), Arc::new(bench)))
-    }
-
-    /// Rows of three text columns, formatted.
-    async fn text_rows(store: &SqlStore, select: String) -> String {
+    /// The rows of a `SELECT` of three columns cast to text, formatted.
+    pub(crate) async fn text_rows(store: &SqlStore, select: String) -> String {
         let select = sqlx::AssertSqlSafe(select);
         let rows: Vec<(Option<String>, Option<String>, Option<String>)> =
             gdid_sql::with_pool!(store, pool => sqlx::query_as(select).fetch_all(pool).await)
@@ -834,372 +825,77 @@ mod conformance {
         format!("{rows:?}")
     }
 
-    /// Authorities and counters: a database per authority number, node N's own.
-    #[derive(Clone)]
-    pub(crate) struct Sql {
-        node: usize,
-        server: String,
-        places: Arc<Mutex<HashMap<u8, String>>>,
-        _cluster: Arc<OwnedRwLockReadGuard<Bench>>,
-    }
-
-    impl Sql {
-        pub(crate) async fn open(node: usize) -> Option<Sql> {
-            let (server, cluster) = node_url(node).await?;
-            Some(Sql {
-                node,
-                server,
-                places: Arc::default(),
-                _cluster: cluster,
-            })
-        }
-    }
-
-    impl StoreUnderTest for Sql {
-        type Authority = SqlAuthority;
-        type Place = String;
-
-        fn store(&self) -> &str {
-            STORE
-        }
-
-        async fn place(&self, number: u8) -> String {
-            if let Some(place) = self.places.lock().unwrap().get(&number) {
-                return place.clone();
-            }
-            let name = format!("g{}_authority_{number}", self.node);
-            let url = gdid_testkit::database(&self.server, &name).await;
-            let mut places = self.places.lock().unwrap();
-            places.entry(number).or_insert(url).clone()
-        }
-
-        async fn connect(&self, place: &String, number: u8) -> SqlAuthority {
-            SqlAuthority::connect(place, number)
-                .await
-                .unwrap_or_else(|e| panic!("node {}: {e}", self.node))
-        }
-    }
-
-    impl Counters for Sql {
-        async fn set_counter(
-            &self,
-            authority: &SqlAuthority,
-            scope: &str,
-            sequence: &str,
-            era: i64,
-            next: i64,
-        ) {
-            let update = format!(
-                "UPDATE gdid_counters SET era = {era}, next_counter = {next} \
-                 WHERE scope_name = '{scope}' AND sequence_name = '{sequence}'"
-            );
-            execute(authority.store(), update).await;
-        }
-
-        fn counter_corruptions(&self) -> Vec<&'static str> {
-            vec!["negative-next", "above-range", "negative-era"]
-        }
-
-        async fn corrupt_counter(
-            &self,
-            authority: &SqlAuthority,
-            scope: &str,
-            sequence: &str,
-            case: &str,
-        ) -> Vec<String> {
-            let (field, value) = match case {
-                "negative-next" => ("next_counter", "-1"),
-                "above-range" => ("next_counter", "4611686018427387904"),
-                "negative-era" => ("era", "-1"),
-                other => panic!("no such corruption: {other}"),
-            };
-            let update = format!(
-                "UPDATE gdid_counters SET {field} = {value} \
-                 WHERE scope_name = '{scope}' AND sequence_name = '{sequence}'"
-            );
-            execute(authority.store(), update).await;
-            vec![format!("sequence {sequence:?}"), format!("{field} ")]
-        }
-
-        async fn counter_text(
-            &self,
-            authority: &SqlAuthority,
-            scope: &str,
-            sequence: &str,
-        ) -> String {
-            let select = format!(
-                "SELECT CAST(authority AS CHAR), CAST(era AS CHAR), CAST(next_counter AS CHAR) \
-                 FROM gdid_counters WHERE scope_name = '{scope}' AND sequence_name = '{sequence}'"
-            );
-            text_rows(authority.store(), select).await
-        }
-
-        async fn empty_place(&self) -> String {
-            let name = format!("g{}_numbering", self.node);
-            let url = gdid_testkit::database(&self.server, &name).await;
-            let store = SqlStore::connect(&url).await.unwrap();
-            execute(&store, "DROP TABLE IF EXISTS gdid_authority".into()).await;
-            execute(&store, "DROP TABLE IF EXISTS gdid_counters".into()).await;
-            url
-        }
-
-        async fn open(&self, place: &String) -> SqlAuthority {
-            SqlAuthority::open(place)
-                .await
-                .unwrap_or_else(|e| panic!("node {}: {e}", self.node))
-        }
-
-        async fn unchecked(&self, place: &String, number: u8) -> SqlAuthority {
-            let store = SqlStore::connect(place).await.unwrap();
-            SqlAuthority::new(store, number, "unchecked").unwrap()
-        }
-
-        async fn counters_of(&self, authority: &SqlAuthority, number: u8) -> u64 {
-            let count = format!("SELECT COUNT(*) FROM gdid_counters WHERE authority = {number}");
-            let count: i64 = gdid_sql::with_pool!(authority.store(), pool => {
-                sqlx::query_scalar(sqlx::AssertSqlSafe(count)).fetch_one(pool).await
-            })
-            .unwrap();
-            u64::try_from(count).unwrap()
-        }
-
-        async fn forget_number(&self, authority: &SqlAuthority, number: u8) {
-            let store = authority.store();
-            execute(store, "DROP TABLE gdid_authority".into()).await;
-            let update = format!("UPDATE gdid_counters SET authority = {number}");
-            execute(store, update).await;
-        }
-
-        async fn insert_counter(
-            &self,
-            authority: &SqlAuthority,
-            number: u8,
-            scope: &str,
-            sequence: &str,
-            next: i64,
-        ) {
-            let insert = format!(
-                "INSERT INTO gdid_counters (authority, scope_name, sequence_name, era, \
-                 next_counter) VALUES ({number}, '{scope}', '{sequence}', 0, {next})"
-            );
-            execute(authority.store(), insert).await;
-        }
-    }
-
-    /// Sharded counters in node N's database `gN_sharded`.
-    #[derive(Clone)]
-    pub(crate) struct Sharded {
-        url: String,
-        connection: SqlStore,
-        _cluster: Arc<OwnedRwLockReadGuard<Bench>>,
-    }
-
-    impl Sharded {
-        pub(crate) async fn open(node: usize) -> Option<Sharded> {
-            let (server, cluster) = node_url(node).await?;
-            let url = gdid_testkit::database(&server, &format!("g{node}_sharded")).await;
-            let connection = SqlStore::connect(&url).await.unwrap();
-            Some(Sharded {
-                url,
-                connection,
-                _cluster: cluster,
-            })
-        }
-    }
-
-    impl Ranges for Sharded {
-        type Counter = SqlShardedCounter;
-
-        async fn reconnect(&self) -> Sharded {
-            let connection = SqlStore::connect(&self.url).await.unwrap();
-            Sharded {
-                connection,
-                ..self.clone()
-            }
-        }
-
-        fn store(&self) -> &str {
-            STORE
-        }
-
-        async fn sharded(
-            &self,
-            sequence: &str,
-            layout: RangeLayout,
-            pick: Pick,
-        ) -> Result<SqlShardedCounter, Setup> {
-            SqlShardedCounter::create(self.connection.clone(), sequence, layout, pick)
-                .await
-                .map_err(|e| match e {
-                    gdid_sql::Error::Layout { .. } => Setup::Layout(e.to_string()),
-                    other => Setup::Other(other.to_string()),
-                })
-        }
-
-        async fn stored_ranges(&self, sequence: &str) -> Vec<(i64, i64, i64)> {
-            let select = sqlx::AssertSqlSafe(format!(
-                "SELECT CAST(shard AS SIGNED), next_value, max_value FROM gdid_ranges \
-                 WHERE sequence_name = '{sequence}' ORDER BY shard"
-            ));
-            gdid_sql::with_pool!(&self.connection, pool => {
-                sqlx::query_as(select).fetch_all(pool).await
-            })
+    /// The one integer a `SELECT COUNT(*) …` returns.
+    pub(crate) async fn count(store: &SqlStore, select: String) -> i64 {
+        let select = sqlx::AssertSqlSafe(select);
+        gdid_sql::with_pool!(store, pool => sqlx::query_scalar(select).fetch_one(pool).await)
             .unwrap()
-        }
-
-        async fn forget_layout(&self, sequence: &str, k: i64) {
-            let store = &self.connection;
-            let layout =
-                format!("DELETE FROM gdid_range_layouts WHERE sequence_name = '{sequence}'");
-            execute(store, layout).await;
-            let range = format!(
-                "DELETE FROM gdid_ranges WHERE sequence_name = '{sequence}' AND shard = {k}"
-            );
-            execute(store, range).await;
-        }
-
-        async fn add_stray_range(&self, sequence: &str, range: i64) -> Vec<String> {
-            let store = &self.connection;
-            let used_up = format!(
-                "UPDATE gdid_ranges SET next_value = max_value + 1 \
-                 WHERE sequence_name = '{sequence}'"
-            );
-            execute(store, used_up).await;
-            let insert = format!(
-                "INSERT INTO gdid_ranges (sequence_name, shard, next_value, max_value) \
-                 VALUES ('{sequence}', {range}, 1, 5)"
-            );
-            execute(store, insert).await;
-            vec![
-                format!("sequence {sequence:?}, shard {range}"),
-                format!("field shard is {range}"),
-            ]
-        }
-
-        fn range_corruptions(&self) -> Vec<&'static str> {
-            vec!["negative", "beyond-end"]
-        }
-
-        async fn corrupt_range(&self, sequence: &str, case: &str) -> Vec<String> {
-            let value = match case {
-                "negative" => "-1",
-                "beyond-end" => "max_value + 10",
-                other => panic!("no such corruption: {other}"),
-            };
-            let update = format!(
-                "UPDATE gdid_ranges SET next_value = {value} WHERE sequence_name = '{sequence}'"
-            );
-            execute(&self.connection, update).await;
-            vec![format!("sequence {sequence:?}"), "next_value".to_owned()]
-        }
     }
 
-    /// Window shards: node N's databases `gN_windows_K`.
-    pub(crate) struct Shards {
-        node: usize,
-        server: String,
-        _cluster: Arc<OwnedRwLockReadGuard<Bench>>,
+    /// The rows of a `SELECT` of three integers.
+    pub(crate) async fn ranges(store: &SqlStore, select: String) -> Vec<(i64, i64, i64)> {
+        let select = sqlx::AssertSqlSafe(select);
+        gdid_sql::with_pool!(store, pool => sqlx::query_as(select).fetch_all(pool).await).unwrap()
     }
 
-    impl Shards {
-        pub(crate) async fn open(node: usize) -> Option<Shards> {
-            let (server, cluster) = node_url(node).await?;
-            Some(Shards {
-                node,
-                server,
-                _cluster: cluster,
-            })
-        }
+    /// Closes the store's pool.
+    pub(crate) async fn close(store: &SqlStore) {
+        gdid_sql::with_pool!(store, pool => pool.close().await);
+    }
+}
 
-        /// The URL of shard `k`.
-        async fn url(&self, k: usize) -> String {
-            let name = format!("g{}_windows_{k}", self.node);
-            gdid_testkit::database(&self.server, &name).await
-        }
+/// The SQL stores' dialect of the suite, written once in gdid-sql's tests.
+#[path = "../../gdid-sql/tests/common/adapter.rs"]
+mod adapter;
+
+/// The conformance suite through node `node` of the shared cluster: gdid-sql's MariaDB dialect,
+/// each node on databases of its own (`gN_…`) so that the nodes' runs do not meet, with the
+/// cluster held shared for as long as a site is used.
+mod conformance {
+    use std::sync::Arc;
+
+    use super::adapter::{Sharded, Shards, Site, Sql};
+    use super::{STORE, shared};
+
+    /// Node `node`'s site, or `None` (no cluster here: skipped).
+    async fn site(node: usize) -> Option<Site> {
+        let bench = shared().await?;
+        Some(Site {
+            label: STORE,
+            server: bench.cluster.url(node),
+            prefix: format!("g{node}_"),
+            keep: Some(Arc::new(bench)),
+        })
     }
 
-    impl Windows for Shards {
-        type Shard = SqlStore;
+    /// Authorities and counters through node `node`.
+    async fn sql(node: usize) -> Option<Sql> {
+        Some(Sql::at(site(node).await?))
+    }
 
-        fn store(&self) -> &str {
-            STORE
-        }
+    /// Sharded counters through node `node`.
+    async fn sharded(node: usize) -> Option<Sharded> {
+        Some(Sharded::at(site(node).await?).await)
+    }
 
-        async fn shards(&self, n: usize) -> Vec<(String, SqlStore)> {
-            let mut shards = Vec::new();
-            for k in 0..n {
-                let url = self.url(k).await;
-                shards.push((url.clone(), SqlStore::connect(&url).await.unwrap()));
-            }
-            shards
-        }
-
-        async fn respelled(&self, n: usize) -> Vec<(String, SqlStore)> {
-            let mut shards = Vec::new();
-            for k in 0..n {
-                let url = self.url(k).await.replacen("127.0.0.1", "localhost", 1);
-                shards.push((url.clone(), SqlStore::connect(&url).await.unwrap()));
-            }
-            shards
-        }
-
-        async fn unreachable(&self) -> SqlStore {
-            SqlStore::connect_lazy("mysql://root@127.0.0.1:1/test").unwrap()
-        }
-
-        async fn going_down(&self) -> GoingDown<SqlStore> {
-            let url = self.url(99).await;
-            let store = SqlStore::connect(&url).await.unwrap();
-            let closing = store.clone();
-            GoingDown {
-                shard: store,
-                stop: Box::pin(async move {
-                    gdid_sql::with_pool!(&closing, pool => pool.close().await)
-                }),
-            }
-        }
-
-        async fn start_after_end(&self, sequence: &str, case: usize) -> Vec<String> {
-            // `window_end` first in the second: MariaDB assigns left to right.
-            let assignment = [
-                "window_start = window_end + 100",
-                "window_end = window_start + 5, window_start = window_start + 50",
-            ][case];
-            let store = SqlStore::connect(&self.url(0).await).await.unwrap();
-            let update =
-                format!("UPDATE gdid_windows SET {assignment} WHERE sequence_name = '{sequence}'");
-            execute(&store, update).await;
-            vec![
-                "corrupt row".to_owned(),
-                format!("sequence {sequence:?}"),
-                "window_start is after window_end".to_owned(),
-            ]
-        }
-
-        async fn windows_text(&self, sequence: &str) -> String {
-            let store = SqlStore::connect(&self.url(0).await).await.unwrap();
-            let select = format!(
-                "SELECT CAST(window_start AS CHAR), CAST(window_end AS CHAR), \
-                 CAST(next_hi AS CHAR) FROM gdid_windows WHERE sequence_name = '{sequence}' \
-                 ORDER BY window_start"
-            );
-            text_rows(&store, select).await
-        }
+    /// Window shards through node `node`.
+    async fn shards(node: usize) -> Option<Shards> {
+        Some(Shards::at(site(node).await?))
     }
 
     gdid_testkit::conformance!(node0 {
-        authority, counters, counter, numbers, sequences => Sql::open(0).await;
-        sharded => Sharded::open(0).await;
-        windows => Shards::open(0).await;
+        authority, counters, counter, numbers, sequences => sql(0).await;
+        sharded => sharded(0).await;
+        windows => shards(0).await;
     });
     gdid_testkit::conformance!(node1 {
-        authority, counters, counter, numbers, sequences => Sql::open(1).await;
-        sharded => Sharded::open(1).await;
-        windows => Shards::open(1).await;
+        authority, counters, counter, numbers, sequences => sql(1).await;
+        sharded => sharded(1).await;
+        windows => shards(1).await;
     });
     gdid_testkit::conformance!(node2 {
-        authority, counters, counter, numbers, sequences => Sql::open(2).await;
-        sharded => Sharded::open(2).await;
-        windows => Shards::open(2).await;
+        authority, counters, counter, numbers, sequences => sql(2).await;
+        sharded => sharded(2).await;
+        windows => shards(2).await;
     });
 }

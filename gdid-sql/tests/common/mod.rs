@@ -71,6 +71,32 @@ pub(crate) async fn execute(store: &SqlStore, sql: String) {
     with_pool!(store, pool => sqlx::query(sql).execute(pool).await.map(drop)).unwrap();
 }
 
+/// The rows of a `SELECT` of three columns cast to text, formatted (the gdid tables qualified
+/// with the store's schema).
+pub(crate) async fn text_rows(store: &SqlStore, select: String) -> String {
+    let select = sqlx::AssertSqlSafe(store.qualify(&select));
+    let rows: Vec<(Option<String>, Option<String>, Option<String>)> =
+        with_pool!(store, pool => sqlx::query_as(select).fetch_all(pool).await).unwrap();
+    format!("{rows:?}")
+}
+
+/// The one integer a `SELECT COUNT(*) …` returns.
+pub(crate) async fn count(store: &SqlStore, select: String) -> i64 {
+    let select = sqlx::AssertSqlSafe(store.qualify(&select));
+    with_pool!(store, pool => sqlx::query_scalar(select).fetch_one(pool).await).unwrap()
+}
+
+/// The rows of a `SELECT` of three integers.
+pub(crate) async fn ranges(store: &SqlStore, select: String) -> Vec<(i64, i64, i64)> {
+    let select = sqlx::AssertSqlSafe(store.qualify(&select));
+    with_pool!(store, pool => sqlx::query_as(select).fetch_all(pool).await).unwrap()
+}
+
+/// Closes the store's pool: its connections end, and it opens none again.
+pub(crate) async fn close(store: &SqlStore) {
+    with_pool!(store, pool => pool.close().await);
+}
+
 /// Runs `$body` with `$pool` bound to a store's pool, for the drivers this build has:
 /// `gdid_sql::with_pool!` is there only with all three (a macro of another crate cannot ask
 /// which features are on; these tests are built with the crate's own).
