@@ -70,7 +70,7 @@ impl AgentArgs {
         let mut kind = None;
         for (k, url) in self.stores.iter().enumerate() {
             let label = crate::store::label(url);
-            let this = match StoreKind::of(url)? {
+            let this = match gdid::store_kind(url)? {
                 StoreKind::Memory => {
                     return bad(format!(
                         "--store {label}: the agent opens windows in database stores (an \

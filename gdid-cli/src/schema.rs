@@ -41,7 +41,7 @@ pub(crate) async fn run(command: SchemaCommand, out: &mut impl Write) -> Result<
     let url = args.store.url();
     let label = crate::store::label(url);
     if !matches!(
-        StoreKind::of(url),
+        gdid::store_kind(url),
         Ok(StoreKind::Sqlite | StoreKind::MySql | StoreKind::Postgres)
     ) {
         return Err(Failure::NoDdl(label));

@@ -206,7 +206,7 @@ pub(crate) async fn serve(args: ServeArgs) -> Result<(), Failure> {
         }
         _ => None,
     };
-    match StoreKind::of(args.url())? {
+    match gdid::store_kind(args.url())? {
         StoreKind::Memory | StoreKind::Http => {
             return Err(Failure::BadArguments(format!(
                 "--store {}: an authority served to other processes keeps its counters in a \

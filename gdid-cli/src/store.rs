@@ -85,7 +85,7 @@ pub(crate) fn one(given: Option<&String>, file: Option<&Path>) -> Result<String,
 ///
 /// The `gdid` crate's error, without the URL's password.
 pub(crate) fn parse(url: &str) -> Result<String, gdid::StoreError> {
-    gdid::StoreKind::of(url)?;
+    gdid::store_kind(url)?;
     Ok(url.trim().to_owned())
 }
 

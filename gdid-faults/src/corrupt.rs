@@ -99,7 +99,7 @@ fn count(answers: &[Answer], which: impl Fn(&Answer) -> bool) -> u64 {
 ///
 /// When the store cannot be reached or a case cannot be set up or corrupted.
 pub async fn cases(url: &str) -> Result<Vec<CaseOutcome>, SetupError> {
-    match gdid::StoreKind::of(url)? {
+    match gdid::store_kind(url)? {
         gdid::StoreKind::MongoDb => mongo::cases(url).await,
         kind if kind.is_sql() => sql::cases(url).await,
         kind => Err(format!(

@@ -112,6 +112,7 @@ pub use crate::{
     shard::{ShardError, StoreShard},
     store::Store,
     stores::Stores,
+    url::store_kind,
 };
 #[cfg(feature = "engine")]
 pub use gdid_engine::durability::{Durability, Setting, Verdict};

@@ -68,7 +68,7 @@ impl Stores {
             },
         );
         let remote =
-            |store: &Store| StoreKind::of(store.label()).is_ok_and(|k| k == StoreKind::Http);
+            |store: &Store| crate::store_kind(store.label()).is_ok_and(|k| k == StoreKind::Http);
         if self.stores().next().is_some() && self.stores().all(remote) {
             builder.prefer_fastest()
         } else {

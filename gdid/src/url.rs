@@ -6,24 +6,14 @@ use crate::scheme::StoreKind;
 use gdid_engine::plumbing::redact;
 use gdid_engine::plumbing::scheme::Scheme;
 
-impl StoreKind {
-    /// The scheme of `url`, checked against the features of this build.
-    ///
-    /// # Errors
-    ///
-    /// [`StoreError::UnsupportedScheme`], [`StoreError::FeatureDisabled`], or
-    /// [`StoreError::InvalidUrl`] for `sqlite:` without a path.
-    pub fn of(url: &str) -> Result<StoreKind, StoreError> {
-        scheme_of(url).map(|(scheme, _)| StoreKind::of_scheme(scheme))
-    }
-
-    /// Whether it is a SQL store (SQLite, MySQL/MariaDB or PostgreSQL).
-    pub fn is_sql(self) -> bool {
-        matches!(
-            self,
-            StoreKind::Sqlite | StoreKind::MySql | StoreKind::Postgres
-        )
-    }
+/// The kind of store `url` names, checked against the features of this build.
+///
+/// # Errors
+///
+/// [`StoreError::UnsupportedScheme`], [`StoreError::FeatureDisabled`], or
+/// [`StoreError::InvalidUrl`] for `sqlite:` without a path.
+pub fn store_kind(url: &str) -> Result<StoreKind, StoreError> {
+    scheme_of(url).map(|(scheme, _)| scheme)
 }
 
 /// The scheme of `url` ([`Scheme::split`], the one list), checked against the features of this
@@ -78,7 +68,7 @@ mod tests {
             "",
             "memoryx",
         ] {
-            let error = StoreKind::of(url).unwrap_err();
+            let error = store_kind(url).unwrap_err();
             assert!(
                 matches!(error, StoreError::UnsupportedScheme { .. }),
                 "{url}: {error:?}"
@@ -91,8 +81,8 @@ mod tests {
     fn every_scheme_is_known_and_needs_its_feature() {
         for (prefix, scheme) in SCHEMES {
             let url = format!("{prefix}u:hunter2@h/db");
-            match StoreKind::of(&url) {
-                Ok(found) => assert_eq!(found, StoreKind::of_scheme(scheme)),
+            match store_kind(&url) {
+                Ok(found) => assert_eq!(found, scheme),
                 Err(StoreError::FeatureDisabled { feature, url }) => {
                     assert_eq!(feature, scheme.feature());
                     // A file path has no password to hide.
@@ -104,17 +94,13 @@ mod tests {
             }
         }
         for memory in ["memory", "memory:", "memory:tests", " memory "] {
-            assert_eq!(
-                StoreKind::of(memory).unwrap(),
-                StoreKind::Memory,
-                "{memory:?}"
-            );
+            assert_eq!(store_kind(memory).unwrap(), StoreKind::Memory, "{memory:?}");
         }
     }
 
     #[test]
     fn the_refusal_lists_every_scheme_of_the_one_list() {
-        let message = StoreKind::of("redis://127.0.0.1").unwrap_err().to_string();
+        let message = store_kind("redis://127.0.0.1").unwrap_err().to_string();
         assert_eq!(
             message,
             "unsupported store URL \"redis://127.0.0.1\": expected sqlite:PATH, mysql://, \

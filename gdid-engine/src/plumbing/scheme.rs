@@ -1,7 +1,7 @@
 //! The one list of store URL schemes: which kind of store a URL names, read from its scheme. The
-//! `gdid` crate's `StoreKind` and `Store::open` build on it, and gdid-sql's `SqlStore` opens the
-//! SQL schemes of it, so that a URL is read once per open and every crate knows the same
-//! schemes.
+//! `gdid` crate re-exports it as `StoreKind` and `Store::open` builds on it, and gdid-sql's
+//! `SqlStore` opens the SQL schemes of it, so that a URL is read once per open and every crate
+//! knows the same schemes.
 //!
 //! ```
 //! use gdid_engine::plumbing::scheme::Scheme;
