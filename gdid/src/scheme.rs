@@ -1,12 +1,13 @@
 //! The kind of store a URL names: [`StoreKind`], the one list of store URL schemes
 //! (`gdid_engine::plumbing::scheme::Scheme`, which gdid-sql opens its URLs by too), and
-//! [`store_kind`], which reads it from a URL checked against this build's features.
+//! [`store_kind`](crate::store_kind), which reads it from a URL checked against this build's
+//! features.
 #![cfg(feature = "engine")]
 
 use gdid_engine::plumbing::scheme::listed;
 
 /// The kind of store a URL names, from its scheme: what [`Store::open`](crate::Store::open)
-/// would open, found without opening it ([`store_kind`]). The engine's one list of schemes.
+/// would open, found without opening it ([`store_kind`](crate::store_kind)). The engine's one list of schemes.
 ///
 /// ```
 /// use gdid::{StoreKind, store_kind};
