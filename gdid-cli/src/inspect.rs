@@ -2,10 +2,8 @@
 
 use std::io::{self, Write};
 
-use gdid::Gdid;
+use gdid::{Form, Gdid};
 use serde::Serialize;
-
-use gdid::Form;
 
 /// Every field and form of an id, in the order `--format json` prints them.
 #[derive(Debug, Serialize)]

@@ -6,12 +6,11 @@ use std::sync::Arc;
 
 use bson::oid::ObjectId;
 use clap::ValueEnum;
-use gdid::Gdid;
-use gdid::Store;
 use gdid::engine::{Error, GeneratorConfig, IdGenerator, Pick, RangeLayout, SharedIdGenerator};
 use gdid::mongo::ObjectIdGenerator;
 use gdid::random::{IdRange, RandomIdGenerator};
 use gdid::uuid::{Uuid, UuidV7Generator};
+use gdid::{Gdid, Store};
 
 use crate::failure::Failure;
 

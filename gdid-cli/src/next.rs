@@ -2,11 +2,10 @@
 
 use std::io::{self, Write};
 
+use gdid::Form;
 use serde_json::json;
 
 use crate::failure::Failure;
-use gdid::Form;
-
 use crate::form::Format;
 use crate::inspect::Inspection;
 use crate::issuer::{Issued, Issuer, Strategy};
