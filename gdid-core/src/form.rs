@@ -267,6 +267,17 @@ mod tests {
     }
 
     #[test]
+    fn the_refusal_of_an_unknown_name_lists_every_form() {
+        let names: alloc::vec::Vec<&str> = Form::ALL.iter().map(|form| form.name()).collect();
+        let (last, rest) = names.split_last().unwrap();
+        let listed = alloc::format!("{} or {last}", rest.join(", "));
+        assert_eq!(
+            UnknownForm.to_string(),
+            alloc::format!("no such form: expected {listed}")
+        );
+    }
+
+    #[test]
     fn says_what_is_wrong_with_the_text() {
         for (form, input, message) in [
             (
